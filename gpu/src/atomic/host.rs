@@ -1,0 +1,146 @@
+//! The simulator backend: each operation is the `core::sync::atomic` operation with the same
+//! ordering. The scope is accepted and ignored — a CPU's caches are coherent, every atomic here
+//! is as strong as a system-scoped one — so the simulator checks a kernel's logic, never whether
+//! its scopes are wide enough.
+
+use super::{LoadOrder, Order, Scope, StoreOrder};
+use core::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering};
+
+fn rmw(order: Order) -> Ordering {
+    match order {
+        Order::Relaxed => Ordering::Relaxed,
+        Order::Acquire => Ordering::Acquire,
+        Order::Release => Ordering::Release,
+        Order::AcqRel => Ordering::AcqRel,
+    }
+}
+
+/// The ordering of a failed compare-exchange: the load part of `order`.
+fn failure(order: Order) -> Ordering {
+    match order {
+        Order::Relaxed | Order::Release => Ordering::Relaxed,
+        Order::Acquire | Order::AcqRel => Ordering::Acquire,
+    }
+}
+
+fn load_order(order: LoadOrder) -> Ordering {
+    match order {
+        LoadOrder::Relaxed => Ordering::Relaxed,
+        LoadOrder::Acquire => Ordering::Acquire,
+    }
+}
+
+fn store_order(order: StoreOrder) -> Ordering {
+    match order {
+        StoreOrder::Relaxed => Ordering::Relaxed,
+        StoreOrder::Release => Ordering::Release,
+    }
+}
+
+macro_rules! native_fns {
+    ($($name:ident: $atomic:ident . $method:ident, $bits:ty as $val:ty;)*) => {$(
+        #[inline]
+        pub(super) unsafe fn $name(addr: *mut $bits, val: $bits, _scope: Scope, order: Order) -> $bits {
+            // SAFETY: the caller upholds the atomic module's contract: `addr` is valid, aligned
+            // and only accessed atomically while the kernel runs.
+            let a = unsafe { $atomic::from_ptr(addr.cast()) };
+            a.$method(val as $val, rmw(order)) as $bits
+        }
+    )*};
+}
+
+native_fns! {
+    add_u32: AtomicU32.fetch_add, u32 as u32;
+    add_s32: AtomicI32.fetch_add, u32 as i32;
+    add_u64: AtomicU64.fetch_add, u64 as u64;
+    exch_b32: AtomicU32.swap, u32 as u32;
+    exch_b64: AtomicU64.swap, u64 as u64;
+    min_u32: AtomicU32.fetch_min, u32 as u32;
+    min_s32: AtomicI32.fetch_min, u32 as i32;
+    min_u64: AtomicU64.fetch_min, u64 as u64;
+    min_s64: AtomicI64.fetch_min, u64 as i64;
+    max_u32: AtomicU32.fetch_max, u32 as u32;
+    max_s32: AtomicI32.fetch_max, u32 as i32;
+    max_u64: AtomicU64.fetch_max, u64 as u64;
+    max_s64: AtomicI64.fetch_max, u64 as i64;
+    and_b32: AtomicU32.fetch_and, u32 as u32;
+    and_b64: AtomicU64.fetch_and, u64 as u64;
+    or_b32: AtomicU32.fetch_or, u32 as u32;
+    or_b64: AtomicU64.fetch_or, u64 as u64;
+    xor_b32: AtomicU32.fetch_xor, u32 as u32;
+    xor_b64: AtomicU64.fetch_xor, u64 as u64;
+}
+
+macro_rules! cas_loop_fns {
+    ($($name:ident: $atomic:ident, $bits:ty, |$old:ident, $val:ident| $new:expr;)*) => {$(
+        #[inline]
+        pub(super) unsafe fn $name(addr: *mut $bits, $val: $bits, _scope: Scope, order: Order) -> $bits {
+            // SAFETY: as in `native_fns`.
+            let a = unsafe { $atomic::from_ptr(addr) };
+            match a.fetch_update(rmw(order), failure(order), |$old| Some($new)) {
+                Ok(old) | Err(old) => old,
+            }
+        }
+    )*};
+}
+
+cas_loop_fns! {
+    add_f32: AtomicU32, u32, |old, val| (f32::from_bits(old) + f32::from_bits(val)).to_bits();
+    add_f64: AtomicU64, u64, |old, val| (f64::from_bits(old) + f64::from_bits(val)).to_bits();
+    inc: AtomicU32, u32, |old, val| if old >= val { 0 } else { old + 1 };
+    dec: AtomicU32, u32, |old, val| if old == 0 || old > val { val } else { old - 1 };
+}
+
+macro_rules! width_fns {
+    ($($cas:ident, $ld:ident, $st:ident: $atomic:ident, $bits:ty;)*) => {$(
+        #[inline]
+        pub(super) unsafe fn $cas(addr: *mut $bits, cmp: $bits, val: $bits, _scope: Scope, order: Order) -> $bits {
+            // SAFETY: as in `native_fns`.
+            let a = unsafe { $atomic::from_ptr(addr) };
+            match a.compare_exchange(cmp, val, rmw(order), failure(order)) {
+                Ok(old) | Err(old) => old,
+            }
+        }
+
+        #[inline]
+        pub(super) unsafe fn $ld(addr: *const $bits, _scope: Scope, order: LoadOrder) -> $bits {
+            // SAFETY: as in `native_fns`; the load does not write through the pointer.
+            let a = unsafe { $atomic::from_ptr(addr.cast_mut()) };
+            a.load(load_order(order))
+        }
+
+        #[inline]
+        pub(super) unsafe fn $st(addr: *mut $bits, val: $bits, _scope: Scope, order: StoreOrder) {
+            // SAFETY: as in `native_fns`.
+            let a = unsafe { $atomic::from_ptr(addr) };
+            a.store(val, store_order(order))
+        }
+    )*};
+}
+
+width_fns! {
+    cas_b32, ld_b32, st_b32: AtomicU32, u32;
+    cas_b64, ld_b64, st_b64: AtomicU64, u64;
+}
+
+macro_rules! red_fns {
+    ($($name:ident => $rmw:ident, $bits:ty;)*) => {$(
+        #[inline]
+        pub(super) unsafe fn $name(addr: *mut $bits, val: $bits, scope: Scope, order: StoreOrder) {
+            let order = match order {
+                StoreOrder::Relaxed => Order::Relaxed,
+                StoreOrder::Release => Order::Release,
+            };
+            // SAFETY: the caller upholds the contract `$rmw` needs.
+            unsafe { $rmw(addr, val, scope, order) };
+        }
+    )*};
+}
+
+red_fns! {
+    red_add_u32 => add_u32, u32;
+    red_add_s32 => add_s32, u32;
+    red_add_u64 => add_u64, u64;
+    red_add_f32 => add_f32, u32;
+    red_add_f64 => add_f64, u64;
+}

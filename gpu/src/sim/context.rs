@@ -1,0 +1,200 @@
+//! What each simulated thread knows about itself, and the block and warp state it shares.
+
+use super::barrier::SimBarrier;
+use super::{Abort, Launch, SimError};
+use crate::LaunchConfig;
+use std::cell::{Cell, UnsafeCell};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::time::Instant;
+
+/// A simulated thread's `threadIdx`, `blockIdx`, `blockDim` and `gridDim`, as `[x, y, z]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ids {
+    /// `threadIdx`.
+    pub thread: [u32; 3],
+    /// `blockIdx`.
+    pub block: [u32; 3],
+    /// `blockDim`.
+    pub block_dim: [u32; 3],
+    /// `gridDim`.
+    pub grid_dim: [u32; 3],
+}
+
+/// What one lane sees of a warp operation: every lane's value, and which lanes are running.
+#[derive(Clone, Copy, Debug)]
+pub struct WarpView {
+    /// The value each lane contributed (0 for lanes that do not exist or have exited).
+    pub values: [u64; 32],
+    /// A bit per lane still running.
+    pub live: u32,
+}
+
+pub(super) struct WarpState {
+    barrier: SimBarrier,
+    slots: [AtomicU64; 32],
+    live: AtomicU32,
+}
+
+pub(super) struct BlockState {
+    barrier: SimBarrier,
+    warps: Vec<WarpState>,
+    /// 16-byte units, so the base is 16-byte aligned; written through raw pointers by the
+    /// block's threads, hence `UnsafeCell`.
+    shared: Box<[UnsafeCell<u128>]>,
+    shared_bytes: u32,
+}
+
+impl BlockState {
+    pub(super) fn new(cfg: &LaunchConfig) -> BlockState {
+        let threads = cfg.block.count() as u32;
+        let warps = threads.div_ceil(32);
+        BlockState {
+            barrier: SimBarrier::new(threads),
+            warps: (0..warps)
+                .map(|w| {
+                    let lanes = (threads - w * 32).min(32);
+                    WarpState {
+                        barrier: SimBarrier::new(lanes),
+                        slots: std::array::from_fn(|_| AtomicU64::new(0)),
+                        live: AtomicU32::new(if lanes == 32 { u32::MAX } else { (1 << lanes) - 1 }),
+                    }
+                })
+                .collect(),
+            shared: (0..(cfg.shared_bytes as usize).div_ceil(16)).map(|_| UnsafeCell::new(0)).collect(),
+            shared_bytes: cfg.shared_bytes,
+        }
+    }
+}
+
+// SAFETY: the barriers and warp slots are synchronized; the shared-memory cells are only
+// reached through raw pointers handed to kernel code, whose own contract (barriers or atomics
+// between conflicting accesses) is the GPU's.
+unsafe impl Sync for BlockState {}
+
+#[derive(Clone, Copy)]
+pub(super) struct ThreadCtx {
+    ids: Ids,
+    launch: *const Launch,
+    block: u32,
+    warp: u32,
+    lane: u32,
+}
+
+impl ThreadCtx {
+    pub(super) fn new(launch: &Launch, block: u32, rank: u32) -> ThreadCtx {
+        let cfg = &launch.cfg;
+        let (bx, by) = (cfg.block.x, cfg.block.y);
+        let (gx, gy) = (cfg.grid.x, cfg.grid.y);
+        ThreadCtx {
+            ids: Ids {
+                thread: [rank % bx, (rank / bx) % by, rank / (bx * by)],
+                block: [block % gx, (block / gx) % gy, block / (gx * gy)],
+                block_dim: [cfg.block.x, cfg.block.y, cfg.block.z],
+                grid_dim: [cfg.grid.x, cfg.grid.y, cfg.grid.z],
+            },
+            launch,
+            block,
+            warp: rank / 32,
+            lane: rank % 32,
+        }
+    }
+}
+
+// SAFETY: the pointer is to the `Launch` that outlives every thread of its scope.
+unsafe impl Send for ThreadCtx {}
+
+thread_local! {
+    static CTX: Cell<Option<ThreadCtx>> = const { Cell::new(None) };
+}
+
+fn ctx() -> ThreadCtx {
+    CTX.get().expect("gridsync device code called outside a kernel (no simulated thread here)")
+}
+
+fn with_launch<R>(f: impl FnOnce(&ThreadCtx, &Launch, &BlockState) -> R) -> R {
+    let c = ctx();
+    // SAFETY: `launch` points to the launch this thread belongs to, alive until it returns.
+    let launch = unsafe { &*c.launch };
+    f(&c, launch, &launch.blocks[c.block as usize])
+}
+
+/// The calling simulated thread's ids.
+///
+/// # Panics
+/// Outside a simulated kernel, where there are no ids to read.
+pub fn ids() -> Ids {
+    ctx().ids
+}
+
+/// The calling simulated thread's lane in its warp.
+pub fn lane() -> u32 {
+    ctx().lane
+}
+
+pub(crate) fn block_barrier() {
+    with_launch(|_, launch, block| block.barrier.wait(launch, "sync_threads"));
+}
+
+pub(crate) fn shared_base() -> *mut u8 {
+    with_launch(|_, _, block| UnsafeCell::raw_get(block.shared.as_ptr()).cast())
+}
+
+pub(crate) fn shared_len() -> u32 {
+    with_launch(|_, _, block| block.shared_bytes)
+}
+
+/// The rendezvous behind every warp operation: each running lane of the warp deposits `value`,
+/// and all see every lane's.
+pub fn warp_exchange(value: u64) -> WarpView {
+    with_launch(|c, launch, block| {
+        let warp = &block.warps[c.warp as usize];
+        warp.slots[c.lane as usize].store(value, Ordering::Relaxed);
+        warp.barrier.wait(launch, "a warp operation");
+        let view = WarpView {
+            values: std::array::from_fn(|l| warp.slots[l].load(Ordering::Relaxed)),
+            live: warp.live.load(Ordering::Relaxed),
+        };
+        // Nobody may overwrite a slot until every lane has read them all.
+        warp.barrier.wait(launch, "a warp operation");
+        view
+    })
+}
+
+pub(crate) fn host_clock_ns() -> u64 {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    EPOCH.get_or_init(Instant::now).elapsed().as_nanos() as u64
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic with a non-string payload".to_string()
+    }
+}
+
+/// The body of one simulated thread: wait for the whole grid, run the kernel, then leave every
+/// barrier so that the threads still running do not wait for this one.
+pub(super) fn run_thread<F: Fn() + Sync>(launch: &Launch, ctx: ThreadCtx, kernel: &F) {
+    CTX.set(Some(ctx));
+    let block = &launch.blocks[ctx.block as usize];
+    let warp = &block.warps[ctx.warp as usize];
+    let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        launch.start.wait(launch, "the start of the launch");
+        if !launch.aborted() {
+            kernel();
+        }
+    }));
+    if let Err(payload) = ran {
+        if !payload.is::<Abort>() {
+            launch.fail(SimError::Panicked(panic_message(payload.as_ref())));
+        }
+    }
+    warp.live.fetch_and(!(1 << ctx.lane), Ordering::Relaxed);
+    warp.barrier.leave();
+    block.barrier.leave();
+    CTX.set(None);
+}

@@ -1,0 +1,182 @@
+//! The CPU simulator: runs a kernel body as a real grid of OS threads.
+//!
+//! [`launch`] starts one OS thread per GPU thread — every block of the grid at once, all released
+//! together — with what the primitives need:
+//!
+//! - indices: each thread's `threadIdx`, `blockIdx`, `blockDim`, `gridDim`;
+//! - per-block dynamic shared memory, zeroed, 16-byte aligned;
+//! - `sync_threads` as a real barrier over the block's running threads;
+//! - warp operations as a rendezvous of the warp's running lanes (see [`crate::warp`]);
+//! - atomics as `core::sync::atomic` operations, fences as `core::sync::atomic::fence`.
+//!
+//! The same kernel source runs here and on the GPU. What the simulator cannot show: the
+//! lockstep execution of a warp (a naive spinlock that deadlocks a pre-Volta warp runs fine
+//! here), scope bugs (CPU atomics are all coherent), and performance. Grids are limited to
+//! [`MAX_THREADS`] threads: enough for every test shape, and every source's demo shape.
+
+mod barrier;
+mod context;
+
+pub use context::{Ids, WarpView, ids, lane, warp_exchange};
+pub(crate) use context::{block_barrier, host_clock_ns, shared_base, shared_len};
+
+use crate::LaunchConfig;
+use barrier::SimBarrier;
+use context::{BlockState, ThreadCtx};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// The most threads one simulated launch may have.
+pub const MAX_THREADS: u64 = 4096;
+/// The most threads one block may have (CUDA's limit).
+pub const MAX_BLOCK_THREADS: u64 = 1024;
+/// The most dynamic shared memory a block may ask for without opting in (CUDA's default limit).
+pub const MAX_SHARED_BYTES: u32 = 48 * 1024;
+/// How long a thread may wait at a barrier before the launch is declared deadlocked.
+pub const WAIT_LIMIT: Duration = Duration::from_secs(20);
+/// Stack of each simulated thread: kernels are small, and thousands of threads must fit.
+const STACK_BYTES: usize = 256 * 1024;
+
+/// Why a simulated launch failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SimError {
+    /// The launch shape is not one a GPU would accept.
+    Config(String),
+    /// The grid has more threads than the simulator runs at once.
+    TooManyThreads {
+        /// Threads asked for.
+        threads: u64,
+        /// [`MAX_THREADS`].
+        max: u64,
+    },
+    /// Threads waited at a barrier or warp operation for longer than [`WAIT_LIMIT`].
+    Deadlock(&'static str),
+    /// The kernel panicked (on the GPU: a trap).
+    Panicked(String),
+    /// The operating system refused to start a thread.
+    Spawn(String),
+}
+
+impl std::fmt::Display for SimError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SimError::Config(why) => write!(f, "invalid launch shape: {why}"),
+            SimError::TooManyThreads { threads, max } => write!(
+                f,
+                "the simulator runs at most {max} threads at once (one OS thread each); this grid has {threads}"
+            ),
+            SimError::Deadlock(what) => write!(
+                f,
+                "deadlock: threads waited at {what} for over {} s (a barrier some threads never reach?)",
+                WAIT_LIMIT.as_secs()
+            ),
+            SimError::Panicked(msg) => write!(f, "the kernel panicked: {msg}"),
+            SimError::Spawn(why) => write!(f, "could not start a simulator thread: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for SimError {}
+
+/// The payload a simulated thread unwinds with when the launch is abandoned.
+struct Abort;
+
+/// State shared by every thread of one launch.
+pub(crate) struct Launch {
+    cfg: LaunchConfig,
+    start: SimBarrier,
+    blocks: Vec<BlockState>,
+    aborted: AtomicBool,
+    error: Mutex<Option<SimError>>,
+}
+
+impl Launch {
+    fn aborted(&self) -> bool {
+        self.aborted.load(Ordering::Acquire)
+    }
+
+    /// Records the first error and tells every thread to stop.
+    fn fail(&self, e: SimError) {
+        let mut slot = self.error.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        slot.get_or_insert(e);
+        self.aborted.store(true, Ordering::Release);
+    }
+}
+
+/// Checks a launch shape as the driver would, plus the simulator's own size limit.
+///
+/// # Errors
+/// [`SimError::Config`] for an empty grid or block, a block over 1024 threads or shared memory
+/// over [`MAX_SHARED_BYTES`]; [`SimError::TooManyThreads`] past [`MAX_THREADS`].
+pub fn check_config(cfg: &LaunchConfig) -> Result<(), SimError> {
+    if cfg.grid.count() == 0 || cfg.block.count() == 0 {
+        return Err(SimError::Config(format!(
+            "grid {:?} and block {:?} must both be non-empty",
+            cfg.grid, cfg.block
+        )));
+    }
+    if cfg.block.count() > MAX_BLOCK_THREADS || cfg.block.z > 64 {
+        return Err(SimError::Config(format!(
+            "a block has at most {MAX_BLOCK_THREADS} threads (z at most 64); asked for {:?}",
+            cfg.block
+        )));
+    }
+    if cfg.shared_bytes > MAX_SHARED_BYTES {
+        return Err(SimError::Config(format!(
+            "{} bytes of dynamic shared memory per block; the limit is {MAX_SHARED_BYTES}",
+            cfg.shared_bytes
+        )));
+    }
+    if cfg.threads() > MAX_THREADS {
+        return Err(SimError::TooManyThreads { threads: cfg.threads(), max: MAX_THREADS });
+    }
+    Ok(())
+}
+
+/// Runs `kernel` once per thread of `cfg`'s grid, every thread on its own OS thread, and returns
+/// when all have finished.
+///
+/// `kernel` is the body every GPU thread runs (typically a closure calling a [`kernel!`]
+/// function with the launch's arguments); inside it the primitives see the thread's ids.
+///
+/// # Errors
+/// What [`check_config`] refuses; [`SimError::Deadlock`] when threads wait at a barrier past
+/// [`WAIT_LIMIT`]; [`SimError::Panicked`] when the kernel panics; [`SimError::Spawn`] when the OS
+/// refuses a thread.
+pub fn launch<F: Fn() + Sync>(cfg: &LaunchConfig, kernel: F) -> Result<(), SimError> {
+    check_config(cfg)?;
+    let total = cfg.threads() as u32;
+    let per_block = cfg.block.count() as u32;
+    let launch = Launch {
+        cfg: *cfg,
+        start: SimBarrier::new(total),
+        blocks: (0..cfg.grid.count()).map(|_| BlockState::new(cfg)).collect(),
+        aborted: AtomicBool::new(false),
+        error: Mutex::new(None),
+    };
+    let launch = &launch;
+    let kernel = &kernel;
+    std::thread::scope(|scope| {
+        for rank in 0..total {
+            let ctx = ThreadCtx::new(launch, rank / per_block, rank % per_block);
+            let spawned = std::thread::Builder::new()
+                .name(format!("sim-thread-{rank}"))
+                .stack_size(STACK_BYTES)
+                .spawn_scoped(scope, move || context::run_thread(launch, ctx, kernel));
+            if let Err(e) = spawned {
+                // The threads already started must not run a partial grid, nor wait for
+                // threads that will never come.
+                launch.fail(SimError::Spawn(e.to_string()));
+                for _ in rank..total {
+                    launch.start.leave();
+                }
+                break;
+            }
+        }
+    });
+    match launch.error.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take() {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}

@@ -1,0 +1,125 @@
+//! Barriers and memory fences.
+//!
+//! The two are different things, and most synchronization bugs come from mixing them up:
+//!
+//! - a **barrier** ([`sync_threads`]) makes threads *wait* for each other: no thread of the block
+//!   passes it until all have reached it. It also orders their memory accesses at block scope.
+//! - a **fence** ([`threadfence`] and friends) makes nobody wait. It only orders *this thread's*
+//!   own memory accesses: writes before the fence become visible, to observers in the fence's
+//!   scope, before writes after it. A fence is how a block publishes data and then a flag; the
+//!   reader still has to wait for the flag itself.
+
+use crate::atomic::Scope;
+
+/// Waits until every thread of the block has reached this point; memory accesses before it are
+/// visible to the whole block after it.
+///
+/// Scope: block. Ordering: acts as a block-scope acquire-release fence for the block's threads.
+/// CUDA: `__syncthreads()`. PTX: `bar.sync 0`.
+///
+/// Not a grid barrier: other blocks do not wait. Every thread of the block must reach the same
+/// call (threads that have exited count as arrived); in a branch only some threads take, the
+/// others never arrive and the block deadlocks.
+#[inline(always)]
+pub fn sync_threads() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: `bar.sync 0` is the block barrier; the caller keeps the call uniform (above).
+    unsafe {
+        core::arch::nvptx::_syncthreads()
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::sim::block_barrier();
+}
+
+macro_rules! fence_fn {
+    ($(#[$doc:meta])* $name:ident, $ptx:literal, $host:ident) => {
+        $(#[$doc])*
+        #[inline(always)]
+        pub fn $name() {
+            #[cfg(target_arch = "nvptx64")]
+            // SAFETY: a fence only constrains the order of this thread's memory accesses.
+            unsafe {
+                core::arch::asm!($ptx, options(nostack));
+            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            core::sync::atomic::fence(core::sync::atomic::Ordering::$host);
+        }
+    };
+}
+
+fence_fn!(
+    /// Orders this thread's memory accesses as seen by the threads of its block.
+    ///
+    /// Scope: block. Ordering: sequentially consistent fence. CUDA: `__threadfence_block()`.
+    /// PTX: `membar.cta` (the same as `fence.sc.cta` on sm_70+).
+    ///
+    /// A fence, not a barrier: no thread waits.
+    threadfence_block, "membar.cta;", SeqCst
+);
+fence_fn!(
+    /// Orders this thread's memory accesses as seen by every thread of the GPU.
+    ///
+    /// Scope: device. Ordering: sequentially consistent fence. CUDA: `__threadfence()`.
+    /// PTX: `membar.gl` (the same as `fence.sc.gpu` on sm_70+).
+    ///
+    /// A fence, not a barrier: no thread waits. Without it, a block that writes a partial sum
+    /// and then raises a flag (or releases a lock) can have the flag seen first, and the reader
+    /// sums a stale value.
+    threadfence, "membar.gl;", SeqCst
+);
+fence_fn!(
+    /// Orders this thread's memory accesses as seen by the GPU, other GPUs and the host.
+    ///
+    /// Scope: system. Ordering: sequentially consistent fence. CUDA: `__threadfence_system()`.
+    /// PTX: `membar.sys` (the same as `fence.sc.sys` on sm_70+). The most expensive fence; use it
+    /// only when the host or a peer GPU reads the data while the kernel runs.
+    threadfence_system, "membar.sys;", SeqCst
+);
+fence_fn!(
+    /// Acquire-release fence at block scope. PTX: `fence.acq_rel.cta`. Cheaper than
+    /// [`threadfence_block`]; enough to pair with a relaxed flag in the release/acquire pattern.
+    fence_acq_rel_block, "fence.acq_rel.cta;", AcqRel
+);
+fence_fn!(
+    /// Acquire-release fence at device scope. PTX: `fence.acq_rel.gpu`. The fence to pair with a
+    /// relaxed flag or lock word shared between blocks.
+    fence_acq_rel_device, "fence.acq_rel.gpu;", AcqRel
+);
+fence_fn!(
+    /// Acquire-release fence at system scope. PTX: `fence.acq_rel.sys`.
+    fence_acq_rel_system, "fence.acq_rel.sys;", AcqRel
+);
+fence_fn!(
+    /// Sequentially consistent fence at block scope. PTX: `fence.sc.cta`.
+    fence_sc_block, "fence.sc.cta;", SeqCst
+);
+fence_fn!(
+    /// Sequentially consistent fence at device scope. PTX: `fence.sc.gpu`.
+    fence_sc_device, "fence.sc.gpu;", SeqCst
+);
+fence_fn!(
+    /// Sequentially consistent fence at system scope. PTX: `fence.sc.sys`.
+    fence_sc_system, "fence.sc.sys;", SeqCst
+);
+
+/// Acquire-release fence at `scope`: [`fence_acq_rel_block`], [`fence_acq_rel_device`] or
+/// [`fence_acq_rel_system`]. With a constant `scope` this folds to one instruction.
+#[inline(always)]
+pub fn fence_acq_rel(scope: Scope) {
+    match scope {
+        Scope::Block => fence_acq_rel_block(),
+        Scope::Device => fence_acq_rel_device(),
+        Scope::System => fence_acq_rel_system(),
+    }
+}
+
+/// Sequentially consistent fence at `scope`: [`fence_sc_block`], [`fence_sc_device`] or
+/// [`fence_sc_system`].
+#[inline(always)]
+pub fn fence_sc(scope: Scope) {
+    match scope {
+        Scope::Block => fence_sc_block(),
+        Scope::Device => fence_sc_device(),
+        Scope::System => fence_sc_system(),
+    }
+}

@@ -1,0 +1,198 @@
+//! Typed buffers that live where the kernels run: device memory on a GPU, host memory on the
+//! simulator.
+
+use crate::error::{Error, Result, check};
+use crate::launch::Target;
+use cust::sys as cu;
+use std::cell::UnsafeCell;
+
+/// Plain data that may be copied to and from a device byte for byte, and for which every bit
+/// pattern — all zeros included — is a valid value.
+///
+/// # Safety
+/// No padding, no pointers to host memory, every bit pattern valid.
+pub unsafe trait Plain: Copy + Send + Sync + 'static {}
+
+macro_rules! plain {
+    ($($t:ty),*) => {$(
+        // SAFETY: primitive numbers: no padding, every bit pattern valid.
+        unsafe impl Plain for $t {}
+    )*};
+}
+plain!(u8, u16, u32, i32, u64, i64, f32, f64);
+
+enum Memory<T> {
+    /// A device allocation (`ptr` is 0 for an empty buffer, which allocates nothing).
+    Device { ptr: cu::CUdeviceptr },
+    /// Host memory the simulated threads reach through raw pointers.
+    Host(Box<[UnsafeCell<T>]>),
+}
+
+/// `len` values of `T` on a [`Target`]. Freed on drop.
+pub struct Buffer<T: Plain> {
+    memory: Memory<T>,
+    len: usize,
+}
+
+impl<T: Plain> Buffer<T> {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the buffer has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The address kernels use: a device address on the GPU, a host address on the simulator.
+    /// Passing it to a kernel is what [`Target::launch`]'s safety contract is about.
+    pub fn ptr(&self) -> *mut T {
+        match &self.memory {
+            Memory::Device { ptr } => *ptr as *mut T,
+            Memory::Host(cells) => UnsafeCell::raw_get(cells.as_ptr()),
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        self.len * size_of::<T>()
+    }
+}
+
+impl<T: Plain> Drop for Buffer<T> {
+    fn drop(&mut self) {
+        if let Memory::Device { ptr } = self.memory {
+            if ptr != 0 {
+                // SAFETY: `ptr` came from `cuMemAlloc_v2` and is freed once. An error (the
+                // context already gone) cannot be reported from `drop`, and the context's
+                // teardown frees the memory anyway.
+                unsafe {
+                    cu::cuMemFree_v2(ptr);
+                }
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for Buffer<u8> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Buffer({} bytes)", self.len)
+    }
+}
+
+impl Target {
+    /// A buffer of `len` zeroed values.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] if the size overflows; a driver error (out of memory, …).
+    pub fn zeros<T: Plain>(&self, len: usize) -> Result<Buffer<T>> {
+        let bytes = len
+            .checked_mul(size_of::<T>())
+            .ok_or_else(|| Error::InvalidInput(format!("{len} elements overflow the address space")))?;
+        match self {
+            Target::Sim => Ok(Buffer {
+                // SAFETY: all-zero bytes are a valid `T` (`Plain`).
+                memory: Memory::Host((0..len).map(|_| UnsafeCell::new(unsafe { std::mem::zeroed() })).collect()),
+                len,
+            }),
+            Target::Gpu(gpu) => {
+                gpu.make_current()?;
+                let mut ptr = 0;
+                if bytes > 0 {
+                    // SAFETY: valid out-pointer; the context is current.
+                    check(unsafe { cu::cuMemAlloc_v2(&mut ptr, bytes) }, || format!("cuMemAlloc({bytes} bytes)"))?;
+                }
+                let buf = Buffer { memory: Memory::Device { ptr }, len };
+                if bytes > 0 {
+                    // SAFETY: `ptr` owns `bytes` bytes.
+                    let code = unsafe { cu::cuMemsetD8Async(ptr, 0, bytes, gpu.stream().as_raw()) };
+                    check(code, || "cuMemsetD8Async".into())?;
+                    gpu.synchronize()?;
+                }
+                Ok(buf)
+            }
+        }
+    }
+
+    /// A buffer holding a copy of `data`.
+    ///
+    /// # Errors
+    /// As [`Target::zeros`].
+    pub fn upload<T: Plain>(&self, data: &[T]) -> Result<Buffer<T>> {
+        let buf = self.zeros::<T>(data.len())?;
+        self.write(&buf, data)?;
+        Ok(buf)
+    }
+
+    /// Overwrites `buf` with `data`, which must have the same length.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] on a length mismatch; a driver error.
+    pub fn write<T: Plain>(&self, buf: &Buffer<T>, data: &[T]) -> Result<()> {
+        if data.len() != buf.len {
+            return Err(Error::InvalidInput(format!(
+                "writing {} elements into a buffer of {}",
+                data.len(),
+                buf.len
+            )));
+        }
+        match (&buf.memory, self) {
+            (Memory::Host(cells), _) => {
+                for (cell, v) in cells.iter().zip(data) {
+                    // SAFETY: no kernel runs while the host holds `&Buffer` here (the simulator's
+                    // launches return only when done).
+                    unsafe { *cell.get() = *v };
+                }
+                Ok(())
+            }
+            (Memory::Device { ptr }, Target::Gpu(gpu)) => {
+                if buf.bytes() == 0 {
+                    return Ok(());
+                }
+                gpu.make_current()?;
+                // SAFETY: `ptr` owns `bytes` bytes; `data` is that many readable bytes and
+                // outlives the copy, which completes before `synchronize` returns.
+                let code = unsafe {
+                    cu::cuMemcpyHtoDAsync_v2(*ptr, data.as_ptr().cast(), buf.bytes(), gpu.stream().as_raw())
+                };
+                check(code, || format!("cuMemcpyHtoDAsync({} bytes)", buf.bytes()))?;
+                gpu.synchronize()
+            }
+            (Memory::Device { .. }, Target::Sim) => {
+                Err(Error::InvalidInput("a device buffer cannot be written through the simulator".into()))
+            }
+        }
+    }
+
+    /// Copies `buf` back to the host.
+    ///
+    /// # Errors
+    /// A driver error (including a fault of a kernel that wrote the buffer).
+    pub fn download<T: Plain>(&self, buf: &Buffer<T>) -> Result<Vec<T>> {
+        match (&buf.memory, self) {
+            // SAFETY: as in `write`: no simulated kernel is running.
+            (Memory::Host(cells), _) => Ok(cells.iter().map(|c| unsafe { *c.get() }).collect()),
+            (Memory::Device { ptr }, Target::Gpu(gpu)) => {
+                let mut out = Vec::<T>::with_capacity(buf.len);
+                if buf.bytes() > 0 {
+                    gpu.make_current()?;
+                    // Wait for the kernels that write the buffer before reading it.
+                    gpu.synchronize()?;
+                    // SAFETY: `out` has room for `bytes` bytes; the copy completes before
+                    // `synchronize` returns.
+                    let code = unsafe {
+                        cu::cuMemcpyDtoHAsync_v2(out.as_mut_ptr().cast(), *ptr, buf.bytes(), gpu.stream().as_raw())
+                    };
+                    check(code, || format!("cuMemcpyDtoHAsync({} bytes)", buf.bytes()))?;
+                    gpu.synchronize()?;
+                }
+                // SAFETY: the copy initialized all `len` elements, and any bits are a valid `T`.
+                unsafe { out.set_len(buf.len) };
+                Ok(out)
+            }
+            (Memory::Device { .. }, Target::Sim) => {
+                Err(Error::InvalidInput("a device buffer cannot be read through the simulator".into()))
+            }
+        }
+    }
+}

@@ -1,0 +1,119 @@
+//! The one error type of the host library.
+
+use std::fmt;
+
+/// Everything that can go wrong in gridsync. Nothing in the library panics on bad input; it
+/// returns one of these.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// No NVIDIA driver on this machine: the stub `libcuda` answered (`CUDA_ERROR_STUB_LIBRARY`),
+    /// or the driver reported no device.
+    NoGpu(String),
+    /// A driver call failed.
+    Driver {
+        /// What was being done, e.g. `"cuLaunchKernel(add_one)"`.
+        op: String,
+        /// The `CUresult` code.
+        code: u32,
+    },
+    /// The caller's input cannot be used; says what and why.
+    InvalidInput(String),
+    /// The device cannot run this (too old, or lacks a feature).
+    Unsupported(String),
+    /// A simulated launch failed.
+    Sim(gpu::sim::SimError),
+    /// Reading or writing a file failed.
+    Io {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// An event timer was read before its end event completed.
+    TimerNotReady,
+    /// A result did not match its CPU reference.
+    Mismatch(String),
+}
+
+/// `Result<T, gridsync::Error>`.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The driver's name for a `CUresult`, for messages.
+pub fn driver_error_name(code: u32) -> &'static str {
+    match code {
+        1 => "CUDA_ERROR_INVALID_VALUE",
+        2 => "CUDA_ERROR_OUT_OF_MEMORY",
+        3 => "CUDA_ERROR_NOT_INITIALIZED",
+        34 => "CUDA_ERROR_STUB_LIBRARY",
+        35 => "CUDA_ERROR_INSUFFICIENT_DRIVER",
+        100 => "CUDA_ERROR_NO_DEVICE",
+        101 => "CUDA_ERROR_INVALID_DEVICE",
+        200 => "CUDA_ERROR_INVALID_IMAGE",
+        201 => "CUDA_ERROR_INVALID_CONTEXT",
+        209 => "CUDA_ERROR_NO_BINARY_FOR_GPU",
+        218 => "CUDA_ERROR_INVALID_PTX",
+        222 => "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+        400 => "CUDA_ERROR_INVALID_HANDLE",
+        500 => "CUDA_ERROR_NOT_FOUND",
+        600 => "CUDA_ERROR_NOT_READY",
+        700 => "CUDA_ERROR_ILLEGAL_ADDRESS",
+        701 => "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+        702 => "CUDA_ERROR_LAUNCH_TIMEOUT",
+        715 => "CUDA_ERROR_ILLEGAL_INSTRUCTION",
+        716 => "CUDA_ERROR_MISALIGNED_ADDRESS",
+        719 => "CUDA_ERROR_LAUNCH_FAILED",
+        720 => "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE",
+        801 => "CUDA_ERROR_NOT_SUPPORTED",
+        _ => "CUDA error",
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::NoGpu(why) => write!(f, "no GPU: {why}"),
+            Error::Driver { op, code } => {
+                write!(f, "{op} failed: {} ({code})", driver_error_name(*code))
+            }
+            Error::InvalidInput(why) => write!(f, "invalid input: {why}"),
+            Error::Unsupported(why) => write!(f, "unsupported: {why}"),
+            Error::Sim(e) => write!(f, "simulator: {e}"),
+            Error::Io { path, source } => write!(f, "{}: {source}", path.display()),
+            Error::TimerNotReady => {
+                write!(f, "the timer's end event has not completed yet (stop it and synchronize first)")
+            }
+            Error::Mismatch(what) => write!(f, "result does not match the CPU reference: {what}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Sim(e) => Some(e),
+            Error::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+impl From<gpu::sim::SimError> for Error {
+    fn from(e: gpu::sim::SimError) -> Error {
+        Error::Sim(e)
+    }
+}
+
+/// Turns a raw `CUresult` into a `Result`, naming the operation.
+pub(crate) fn check(code: cust::sys::CUresult, op: impl FnOnce() -> String) -> Result<()> {
+    if code == cust::sys::CUresult::CUDA_SUCCESS {
+        Ok(())
+    } else {
+        Err(Error::Driver { op: op(), code: code as u32 })
+    }
+}
+
+/// Adds the operation to an error from one of `cust`'s safe calls.
+pub(crate) fn cust_err(op: &str) -> impl FnOnce(cust::error::CudaError) -> Error + '_ {
+    move |e| Error::Driver { op: op.to_string(), code: e as u32 }
+}

@@ -1,0 +1,251 @@
+//! Running a kernel: on the GPU through the driver, or on the simulator — one call for both.
+//!
+//! The [`launch!`](crate::launch!) macro names the kernel by its path in the device crate,
+//! `gpu::race::add_one`, and passes its arguments as a tuple. The same path gives both the PTX
+//! entry-point name (the kernel is `#[no_mangle]`) and the host function the simulator runs; the
+//! simulator branch takes the arguments through that function's own signature, so argument
+//! types that do not match the kernel fail to compile.
+
+use crate::device::Gpu;
+use crate::error::{Error, Result, check};
+use crate::stream::Stream;
+use cust::sys as cu;
+use gpu::LaunchConfig;
+use std::ffi::c_void;
+
+/// A value that can be passed to a kernel: the same bytes mean the same thing on the host and
+/// the device (integers, floats, raw pointers).
+///
+/// # Safety
+/// The type is plain data whose layout is identical on `x86_64` and `nvptx64`.
+pub unsafe trait KernelParam: Copy {}
+
+macro_rules! kernel_params {
+    ($($t:ty),*) => {$(
+        // SAFETY: primitive numbers have the same layout on both targets.
+        unsafe impl KernelParam for $t {}
+    )*};
+}
+kernel_params!(u8, u16, u32, i32, u64, i64, f32, f64);
+// SAFETY: pointers are 64-bit addresses on both targets.
+unsafe impl<T> KernelParam for *mut T {}
+// SAFETY: as above.
+unsafe impl<T> KernelParam for *const T {}
+
+/// A kernel's argument list, as a tuple of [`KernelParam`]s.
+pub trait KernelArgs: Copy {
+    /// The host-side signature of a kernel taking these arguments.
+    type Fn: Copy;
+    /// Calls `f` with a pointer to each argument, as `cuLaunchKernel` wants them.
+    fn with_params<R>(&self, f: impl FnOnce(&mut [*mut c_void]) -> R) -> R;
+    /// Calls the kernel body with these arguments (one simulated thread's work).
+    ///
+    /// # Safety
+    /// The kernel's own contract for its arguments.
+    unsafe fn call(self, kernel: Self::Fn);
+}
+
+macro_rules! kernel_args {
+    ($(($($t:ident $i:tt),*))*) => {$(
+        impl<$($t: KernelParam),*> KernelArgs for ($($t,)*) {
+            type Fn = unsafe fn($($t),*);
+            fn with_params<R>(&self, f: impl FnOnce(&mut [*mut c_void]) -> R) -> R {
+                let mut params: [*mut c_void; 0 $(+ { let _ = $i; 1 })*] =
+                    [$(&self.$i as *const $t as *mut c_void),*];
+                f(&mut params)
+            }
+            unsafe fn call(self, kernel: Self::Fn) {
+                // SAFETY: forwarded to the caller.
+                unsafe { kernel($(self.$i),*) }
+            }
+        }
+    )*};
+}
+
+kernel_args! {
+    ()
+    (A 0)
+    (A 0, B 1)
+    (A 0, B 1, C 2)
+    (A 0, B 1, C 2, D 3)
+    (A 0, B 1, C 2, D 3, E 4)
+    (A 0, B 1, C 2, D 3, E 4, F 5)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9)
+}
+
+/// Where kernels run: a GPU, or the CPU simulator.
+#[derive(Debug)]
+pub enum Target {
+    /// A real GPU.
+    Gpu(Gpu),
+    /// The CPU simulator ([`gpu::sim`]): every kernel's logic, no GPU needed, small grids only.
+    Sim,
+}
+
+/// Lets the simulator's threads share the arguments: kernel arguments are plain data
+/// ([`KernelParam`]) whose pointers the kernel's own contract makes safe to use from every
+/// thread of the grid.
+struct Shared<T>(T);
+// SAFETY: see above; the launch returns only after every simulated thread has finished.
+unsafe impl<T> Sync for Shared<T> {}
+impl<T: Copy> Shared<T> {
+    fn get(&self) -> T {
+        self.0
+    }
+}
+
+/// The last segment of a kernel's path: `"gpu :: race :: add_one"` → `"add_one"`.
+pub fn kernel_name(path: &'static str) -> &'static str {
+    path.rsplit("::").next().unwrap_or(path).trim()
+}
+
+impl Target {
+    /// The GPU `ordinal`, or the simulator when `simulate` is set.
+    ///
+    /// # Errors
+    /// What [`Gpu::new`] returns.
+    pub fn open(ordinal: u32, simulate: bool) -> Result<Target> {
+        if simulate { Ok(Target::Sim) } else { Gpu::new(ordinal).map(Target::Gpu) }
+    }
+
+    /// `"GPU 0 (NVIDIA H100 …)"` or `"simulator"`.
+    pub fn describe(&self) -> String {
+        match self {
+            Target::Gpu(g) => format!("GPU {} ({})", g.info().ordinal, g.info().name),
+            Target::Sim => "simulator (CPU threads)".into(),
+        }
+    }
+
+    /// Whether this is the simulator.
+    pub fn is_sim(&self) -> bool {
+        matches!(self, Target::Sim)
+    }
+
+    /// Launches `kernel` over `cfg` with `args` and, on the GPU, returns once it is queued on the
+    /// library's stream (call [`Target::synchronize`] to wait); the simulator returns when the
+    /// grid has finished. Use the [`launch!`](crate::launch!) macro, which fills in `name`.
+    ///
+    /// # Safety
+    /// The kernel's contract for its arguments holds: every pointer is valid for every access the
+    /// kernel makes through it over this grid, and nothing else touches that memory meanwhile
+    /// except as the kernel allows.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for a launch shape the device cannot run; a driver error; on the
+    /// simulator, [`Error::Sim`].
+    pub unsafe fn launch<A: KernelArgs>(
+        &self,
+        name: &'static str,
+        cfg: LaunchConfig,
+        args: A,
+        kernel: A::Fn,
+    ) -> Result<()> {
+        match self {
+            Target::Gpu(gpu) => {
+                // SAFETY: forwarded to the caller.
+                unsafe { launch_on(gpu, gpu.stream(), name, &cfg, args) }
+            }
+            Target::Sim => {
+                let shared = Shared((args, kernel));
+                gpu::sim::launch(&cfg, || {
+                    let (args, kernel) = shared.get();
+                    // SAFETY: forwarded to the caller.
+                    unsafe { args.call(kernel) }
+                })
+                .map_err(Error::Sim)
+            }
+        }
+    }
+
+    /// Waits for all launched work (nothing to wait for on the simulator).
+    ///
+    /// # Errors
+    /// A driver error, including a fault of a kernel that ran.
+    pub fn synchronize(&self) -> Result<()> {
+        match self {
+            Target::Gpu(gpu) => gpu.synchronize(),
+            Target::Sim => Ok(()),
+        }
+    }
+}
+
+/// Checks a launch shape against the device's limits, so that a bad shape is an
+/// [`Error::InvalidInput`] that says why rather than a bare driver code.
+fn check_shape(gpu: &Gpu, name: &str, cfg: &LaunchConfig) -> Result<()> {
+    let info = gpu.info();
+    let block = cfg.block.count();
+    let bad = |why: String| Err(Error::InvalidInput(format!("launch of {name} with {cfg:?}: {why}")));
+    if cfg.grid.count() == 0 || block == 0 {
+        return bad("the grid and the block must both be non-empty".into());
+    }
+    if block > info.max_threads_per_block as u64 || cfg.block.z > 64 {
+        return bad(format!("a block has at most {} threads (z at most 64)", info.max_threads_per_block));
+    }
+    if cfg.grid.y > 65_535 || cfg.grid.z > 65_535 || cfg.grid.x > i32::MAX as u32 {
+        return bad("grid.x is at most 2^31-1, grid.y and grid.z at most 65535".into());
+    }
+    if cfg.shared_bytes > info.shared_bytes_per_block_optin {
+        return bad(format!("at most {} bytes of shared memory per block", info.shared_bytes_per_block_optin));
+    }
+    Ok(())
+}
+
+/// The one place the host launches a kernel on the GPU.
+///
+/// # Safety
+/// As [`Target::launch`].
+pub(crate) unsafe fn launch_on<A: KernelArgs>(
+    gpu: &Gpu,
+    stream: &Stream,
+    name: &'static str,
+    cfg: &LaunchConfig,
+    args: A,
+) -> Result<()> {
+    check_shape(gpu, name, cfg)?;
+    gpu.make_current()?;
+    let f = gpu.function(name)?;
+    if cfg.shared_bytes > gpu.info().shared_bytes_per_block {
+        // Past 48 KiB a kernel must opt in to more dynamic shared memory.
+        let attr = cu::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+        // SAFETY: `f` is a live function of the current context.
+        let code = unsafe { cu::cuFuncSetAttribute(f, attr, cfg.shared_bytes as i32) };
+        check(code, || format!("cuFuncSetAttribute({name}, max dynamic shared memory)"))?;
+    }
+    args.with_params(|params| {
+        // SAFETY: `f` and the stream are live; `params` holds one pointer per kernel parameter,
+        // in order, each to a value of the parameter's type (the tuple's types are the kernel's,
+        // checked by the simulator branch of `launch!`); the caller vouches for the pointers the
+        // kernel will dereference.
+        let code = unsafe {
+            cu::cuLaunchKernel(
+                f,
+                cfg.grid.x,
+                cfg.grid.y,
+                cfg.grid.z,
+                cfg.block.x,
+                cfg.block.y,
+                cfg.block.z,
+                cfg.shared_bytes,
+                stream.as_raw(),
+                params.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        };
+        check(code, || format!("cuLaunchKernel({name})"))
+    })
+}
+
+/// Launches a kernel of the device crate by its path:
+/// `launch!(target, gpu::race::add_one, cfg, (x.ptr(),))`.
+///
+/// Expands to [`Target::launch`] with the kernel's PTX name; it is `unsafe` for the same
+/// reason, so it must be used inside an `unsafe` block that says why the pointers are valid.
+#[macro_export]
+macro_rules! launch {
+    ($target:expr, $kernel:path, $cfg:expr, ($($arg:expr),* $(,)?)) => {
+        $target.launch($crate::launch::kernel_name(stringify!($kernel)), $cfg, ($($arg,)*), $kernel)
+    };
+}
