@@ -14,6 +14,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod atomics;
 pub mod bench;
 pub mod buffer;
 pub mod device;

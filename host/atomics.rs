@@ -1,0 +1,1 @@
+//! Every atomic operation, type, scope and ordering, checked against a sequential model.
