@@ -61,14 +61,14 @@ impl<T: Plain> Buffer<T> {
 
 impl<T: Plain> Drop for Buffer<T> {
     fn drop(&mut self) {
-        if let Memory::Device { ptr } = self.memory {
-            if ptr != 0 {
-                // SAFETY: `ptr` came from `cuMemAlloc_v2` and is freed once. An error (the
-                // context already gone) cannot be reported from `drop`, and the context's
-                // teardown frees the memory anyway.
-                unsafe {
-                    cu::cuMemFree_v2(ptr);
-                }
+        if let Memory::Device { ptr } = self.memory
+            && ptr != 0
+        {
+            // SAFETY: `ptr` came from `cuMemAlloc_v2` and is freed once. An error (the context
+            // already gone) cannot be reported from `drop`, and the context's teardown frees the
+            // memory anyway.
+            unsafe {
+                cu::cuMemFree_v2(ptr);
             }
         }
     }

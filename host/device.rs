@@ -7,7 +7,7 @@ use cust::device::{Device, DeviceAttribute};
 use cust::sys as cu;
 use serde::Serialize;
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// What the device is and what it can do.
 #[derive(Clone, Debug, Serialize)]
@@ -48,19 +48,42 @@ pub struct DeviceInfo {
     pub driver_version: u32,
 }
 
+/// FNV-1a: kernel names are short and trusted, and the launch path should not pay for SipHash.
+#[derive(Default)]
+struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 { 0xcbf2_9ce4_8422_2325 } else { self.0 };
+        for b in bytes {
+            h = (h ^ *b as u64).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+type FunctionTable = HashMap<&'static str, RawFunction, BuildHasherDefault<Fnv>>;
+
 struct RawFunction(cu::CUfunction);
-// SAFETY: a CUfunction handle is an opaque driver object usable from any thread whose current
-// context owns it; `Gpu` makes its context current before every use.
+// SAFETY: a CUfunction handle is an opaque, immutable driver object usable from any thread
+// whose current context owns it; `Gpu` makes its context current before every use.
 unsafe impl Send for RawFunction {}
+// SAFETY: as above; the table is never written after `Gpu::new`.
+unsafe impl Sync for RawFunction {}
 
 /// One GPU, ready to run gridsync's kernels: its primary context, the best PTX module for its
 /// compute capability, and a non-blocking stream for the library's own work.
 pub struct Gpu {
     // Fields drop in order: the functions and stream before the module, the module before the
-    // context.
-    functions: Mutex<HashMap<&'static str, RawFunction>>,
+    // context. Every kernel of `gpu::Kernel` is looked up once, when the module loads, so the
+    // launch path reads an immutable table.
+    functions: FunctionTable,
     stream: Stream,
-    module: cust::module::Module,
+    /// Held, not read: the functions in the table live as long as the module.
+    _module: cust::module::Module,
     context: cust::context::Context,
     info: DeviceInfo,
 }
@@ -152,8 +175,15 @@ impl Gpu {
         let context = cust::context::Context::new(device).map_err(cust_err("cuDevicePrimaryCtxRetain"))?;
         let module = cust::module::Module::from_ptx(ptx_text, &[])
             .map_err(cust_err(&format!("loading the {arch} PTX (cuModuleLoadData)")))?;
+        let mut functions = FunctionTable::default();
+        for kernel in gpu::Kernel::ALL {
+            let f = module
+                .get_function(kernel.name())
+                .map_err(cust_err(&format!("cuModuleGetFunction({})", kernel.name())))?;
+            functions.insert(kernel.name(), RawFunction(f.to_raw()));
+        }
         let stream = Stream::new()?;
-        Ok(Gpu { functions: Mutex::new(HashMap::new()), stream, module, context, info })
+        Ok(Gpu { functions, stream, _module: module, context, info })
     }
 
     /// The device's report.
@@ -183,19 +213,15 @@ impl Gpu {
         Ok(())
     }
 
-    /// The kernel `name` in the loaded module (looked up once, then cached).
-    pub(crate) fn function(&self, name: &'static str) -> Result<cu::CUfunction> {
-        let mut cache = self.functions.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(f) = cache.get(name) {
-            return Ok(f.0);
-        }
-        let f = self
-            .module
-            .get_function(name)
-            .map_err(cust_err(&format!("cuModuleGetFunction({name})")))?
-            .to_raw();
-        cache.insert(name, RawFunction(f));
-        Ok(f)
+    /// The kernel `name` in the loaded module.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] if no kernel of that name is in [`gpu::Kernel`].
+    pub(crate) fn function(&self, name: &str) -> Result<cu::CUfunction> {
+        self.functions
+            .get(name)
+            .map(|f| f.0)
+            .ok_or_else(|| Error::InvalidInput(format!("no kernel named {name} in the device crate")))
     }
 
     /// Waits for all work on the library's stream.

@@ -18,6 +18,5 @@ pub fn best_for(cc: (u32, u32)) -> Option<(&'static str, &'static str)> {
     BUILDS
         .iter()
         .copied()
-        .filter(|(arch, _)| arch_capability(arch).is_some_and(|a| a <= cc))
-        .next_back()
+        .rfind(|(arch, _)| arch_capability(arch).is_some_and(|a| a <= cc))
 }

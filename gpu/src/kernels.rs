@@ -38,4 +38,7 @@ kernel_list! {
     AtomicsCheckI64 => atomics_check_i64,
     AtomicsCheckF32 => atomics_check_f32,
     AtomicsCheckF64 => atomics_check_f64,
+    WarpCheck => warp_check,
+    FenceCheck => fence_check,
+    TimerCheck => timer_check,
 }

@@ -14,7 +14,7 @@
 //! | memory model | [`atomic`], [`sync`] |
 //! | block | [`shared`], [`sync::sync_threads`] |
 //! | warp | [`warp`] |
-//! | kernels | [`race`], [`bench`], [`atomics_check`] |
+//! | kernels | [`race`], [`bench`], [`atomics_check`], [`primitives_check`] |
 //!
 //! Every kernel is declared with [`kernel!`], listed once in [`Kernel`], and says which source
 //! it comes from.
@@ -45,6 +45,7 @@ pub mod warp;
 
 pub mod atomics_check;
 pub mod bench;
+pub mod primitives_check;
 pub mod race;
 
 mod config;

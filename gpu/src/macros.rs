@@ -19,12 +19,25 @@
 macro_rules! kernel {
     ($(#[$attr:meta])* pub unsafe fn $name:ident($($arg:ident : $ty:ty),* $(,)?) $body:block) => {
         $(#[$attr])*
+        ///
+        /// # Safety
+        ///
+        /// A kernel: launch it (`gridsync::launch!`), do not call it. Every pointer argument must
+        /// be valid, for the whole grid, for the accesses the paragraphs above describe.
         #[cfg(target_arch = "nvptx64")]
         #[unsafe(no_mangle)]
+        #[allow(clippy::too_many_arguments)]
         pub unsafe extern "ptx-kernel" fn $name($($arg: $ty),*) $body
 
         $(#[$attr])*
+        ///
+        /// # Safety
+        ///
+        /// A kernel: launch it (`gridsync::launch!`) or run it under [`sim::launch`](crate::sim::launch),
+        /// where the simulated thread's ids exist. Every pointer argument must be valid, for the
+        /// whole grid, for the accesses the paragraphs above describe.
         #[cfg(not(target_arch = "nvptx64"))]
+        #[allow(clippy::too_many_arguments)]
         pub unsafe fn $name($($arg: $ty),*) $body
     };
 }

@@ -188,10 +188,10 @@ pub(super) fn run_thread<F: Fn() + Sync>(launch: &Launch, ctx: ThreadCtx, kernel
             kernel();
         }
     }));
-    if let Err(payload) = ran {
-        if !payload.is::<Abort>() {
-            launch.fail(SimError::Panicked(panic_message(payload.as_ref())));
-        }
+    if let Err(payload) = ran
+        && !payload.is::<Abort>()
+    {
+        launch.fail(SimError::Panicked(panic_message(payload.as_ref())));
     }
     warp.live.fetch_and(!(1 << ctx.lane), Ordering::Relaxed);
     warp.barrier.leave();

@@ -1,0 +1,27 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use gridsync::Target;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+/// A generator seeded from the clock; the seed is printed so a failure can be replayed with
+/// `GRIDSYNC_TEST_SEED`.
+pub fn rng() -> SmallRng {
+    let seed = std::env::var("GRIDSYNC_TEST_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
+    });
+    eprintln!("GRIDSYNC_TEST_SEED={seed}");
+    SmallRng::seed_from_u64(seed)
+}
+
+/// `n` random words.
+pub fn random_u32(rng: &mut SmallRng, n: usize) -> Vec<u32> {
+    (0..n).map(|_| rng.random()).collect()
+}
+
+/// The GPU; GPU tests are compiled with `ignore` where no driver was found at build time, so
+/// reaching this without one is a real failure.
+pub fn gpu() -> Target {
+    Target::open(0, false).expect("a GPU test ran, so a GPU must be present")
+}

@@ -1,0 +1,190 @@
+//! Tests of the PTX the build script embedded: every kernel in every build, the intended
+//! scope and ordering qualifiers in the instructions, and `ptxas` accepting every build with no
+//! local-memory spills.
+
+use gpu::Kernel;
+use gpu::atomic::{Order, Scope};
+use gridsync::ptx::{BUILDS, arch_capability, best_for};
+use std::collections::BTreeSet;
+
+fn entries(ptx: &str) -> BTreeSet<&str> {
+    ptx.lines()
+        .filter_map(|l| l.trim().strip_prefix(".visible .entry "))
+        .map(|rest| rest.split(['(', ' ']).next().unwrap_or(rest))
+        .collect()
+}
+
+#[test]
+fn builds_cover_sm70_sm80_sm90() {
+    let arches: Vec<&str> = BUILDS.iter().map(|(a, _)| *a).collect();
+    assert_eq!(arches, ["sm_70", "sm_80", "sm_90"]);
+    for (arch, ptx) in BUILDS {
+        assert!(ptx.contains(&format!(".target {arch}")), "{arch}: wrong .target");
+        assert!(ptx.contains(".address_size 64"));
+    }
+}
+
+#[test]
+fn every_kernel_is_in_every_build_and_nothing_else() {
+    let listed: BTreeSet<&str> = Kernel::ALL.iter().map(|k| k.name()).collect();
+    assert_eq!(listed.len(), Kernel::ALL.len(), "duplicate kernel names");
+    for (arch, ptx) in BUILDS {
+        assert_eq!(entries(ptx), listed, "{arch}: the PTX entry points and gpu::Kernel differ");
+    }
+}
+
+#[test]
+fn best_build_is_the_newest_not_above_the_device() {
+    assert_eq!(best_for((6, 1)), None);
+    assert_eq!(best_for((7, 0)).map(|b| b.0), Some("sm_70"));
+    assert_eq!(best_for((7, 5)).map(|b| b.0), Some("sm_70"));
+    assert_eq!(best_for((8, 6)).map(|b| b.0), Some("sm_80"));
+    assert_eq!(best_for((9, 0)).map(|b| b.0), Some("sm_90"));
+    assert_eq!(best_for((12, 0)).map(|b| b.0), Some("sm_90"));
+    assert_eq!(arch_capability("sm_86"), Some((8, 6)));
+    assert_eq!(arch_capability("compute_90"), None);
+}
+
+/// Every (ordering, scope) pair a read-modify-write can take, as PTX spells it.
+fn rmw_qualifiers() -> Vec<String> {
+    Order::ALL
+        .iter()
+        .flat_map(|o| Scope::ALL.iter().map(move |s| format!("{}.{}", o.ptx(), s.ptx())))
+        .collect()
+}
+
+#[test]
+fn atomics_emit_every_scope_and_ordering() {
+    let ops: &[(&str, &[&str])] = &[
+        ("add", &["u32", "s32", "u64", "f32", "f64"]),
+        ("exch", &["b32", "b64"]),
+        ("cas", &["b32", "b64"]),
+        ("min", &["u32", "s32", "u64", "s64"]),
+        ("max", &["u32", "s32", "u64", "s64"]),
+        ("and", &["b32", "b64"]),
+        ("or", &["b32", "b64"]),
+        ("xor", &["b32", "b64"]),
+        ("inc", &["u32"]),
+        ("dec", &["u32"]),
+    ];
+    for (arch, ptx) in BUILDS {
+        for q in rmw_qualifiers() {
+            for (op, types) in ops {
+                for ty in *types {
+                    let insn = format!("atom.{q}.{op}.{ty} ");
+                    assert!(ptx.contains(&insn), "{arch}: no `{insn}` in the PTX");
+                }
+            }
+        }
+        for s in Scope::ALL {
+            let s = s.ptx();
+            for w in ["b32", "b64"] {
+                for insn in [
+                    format!("ld.relaxed.{s}.{w} "),
+                    format!("ld.acquire.{s}.{w} "),
+                    format!("st.relaxed.{s}.{w} "),
+                    format!("st.release.{s}.{w} "),
+                ] {
+                    assert!(ptx.contains(&insn), "{arch}: no `{insn}`");
+                }
+            }
+            for ty in ["u32", "s32", "u64", "f32", "f64"] {
+                for sem in ["relaxed", "release"] {
+                    let insn = format!("red.{sem}.{s}.add.{ty} ");
+                    assert!(ptx.contains(&insn), "{arch}: no `{insn}`");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn cuda_named_atomics_are_relaxed_at_their_scope() {
+    // `add_one_atomic` uses `atomic_add_device`: CUDA's atomicAdd is relaxed, device scope.
+    for (arch, ptx) in BUILDS {
+        let body = kernel_body(ptx, "add_one_atomic");
+        assert!(body.contains("atom.relaxed.gpu.add.u32"), "{arch}: {body}");
+        assert!(!body.contains(".sys"), "{arch}: a system-scoped instruction in add_one_atomic");
+    }
+}
+
+#[test]
+fn fences_and_warp_primitives_emit_their_instructions() {
+    for (arch, ptx) in BUILDS {
+        let fences = kernel_body(ptx, "fence_check");
+        for insn in [
+            "membar.cta;", "membar.gl;", "membar.sys;",
+            "fence.acq_rel.cta;", "fence.acq_rel.gpu;", "fence.acq_rel.sys;",
+            "fence.sc.cta;", "fence.sc.gpu;", "fence.sc.sys;",
+            "st.release.gpu.b32",
+        ] {
+            assert!(fences.contains(insn), "{arch}: fence_check lacks `{insn}`");
+        }
+        let warp = kernel_body(ptx, "warp_check");
+        for insn in [
+            "activemask.b32", "shfl.sync.idx.b32", "shfl.sync.up.b32", "shfl.sync.down.b32",
+            "shfl.sync.bfly.b32", "vote.sync.ballot.b32", "bar.warp.sync", "bar.sync",
+            "%dynamic_smem_size", "%laneid",
+        ] {
+            assert!(warp.contains(insn), "{arch}: warp_check lacks `{insn}`");
+        }
+        let timers = kernel_body(ptx, "timer_check");
+        for insn in ["%globaltimer", "%clock64", "nanosleep.u32"] {
+            assert!(timers.contains(insn), "{arch}: timer_check lacks `{insn}`");
+        }
+    }
+}
+
+/// The text of one `.entry` up to the next one.
+fn kernel_body<'a>(ptx: &'a str, name: &str) -> &'a str {
+    let start = ptx.find(&format!(".entry {name}(")).unwrap_or_else(|| panic!("no kernel {name}"));
+    let rest = &ptx[start..];
+    let end = rest[1..].find(".entry ").map(|e| e + 1).unwrap_or(rest.len());
+    &rest[..end]
+}
+
+#[cfg(not(gridsync_no_ptxas))]
+fn ptxas(arch: &str, ptx: &str) -> String {
+    let path = env!("GRIDSYNC_PTXAS");
+    let dir = std::env::temp_dir().join(format!("gridsync-ptxas-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join(format!("{arch}-{}.ptx", ptx.len()));
+    std::fs::write(&src, ptx).unwrap();
+    let out = std::process::Command::new(path)
+        .args(["--gpu-name", arch, "-v", "-o"])
+        .arg(dir.join("out.cubin"))
+        .arg(&src)
+        .output()
+        .unwrap_or_else(|e| panic!("running {path}: {e}"));
+    let log = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "ptxas --gpu-name {arch} rejected the PTX:\n{log}");
+    log
+}
+
+#[test]
+#[cfg_attr(gridsync_no_ptxas, ignore = "ptxas not found at build time (pip install nvidia-cuda-nvcc-cu12)")]
+fn ptxas_accepts_every_build_without_spills() {
+    #[cfg(not(gridsync_no_ptxas))]
+    for (arch, ptx) in BUILDS {
+        // Each build on its own architecture, and the sm_70 build (what newer devices JIT from
+        // when no closer build exists) on sm_80 and sm_90 too.
+        let mut targets = vec![*arch];
+        if *arch == "sm_70" {
+            targets.extend(["sm_80", "sm_90"]);
+        }
+        for target in targets {
+            let log = ptxas(target, ptx);
+            let functions = log.matches("Function properties for").count();
+            assert_eq!(functions, Kernel::ALL.len(), "{arch} on {target}: ptxas saw {functions} kernels\n{log}");
+            for line in log.lines().filter(|l| l.contains("spill")) {
+                assert!(
+                    line.contains("0 bytes spill stores, 0 bytes spill loads"),
+                    "{arch} on {target}: local-memory spills: {line}\n{log}"
+                );
+            }
+            for line in log.lines().filter(|l| l.contains("stack frame")) {
+                assert!(line.trim_start().starts_with("0 bytes stack frame"), "{arch} on {target}: {line}");
+            }
+        }
+    }
+}

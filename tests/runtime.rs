@@ -1,0 +1,186 @@
+//! The host runtime and the race demo: simulator, no-GPU behavior, CLI, and the GPU.
+
+mod common;
+
+use gridsync::{Error, Gpu, LaunchConfig, Target, Timer, bench, race};
+
+#[test]
+fn race_on_the_simulator_counts_exactly_with_atomics() {
+    let r = race::run(&Target::Sim).unwrap();
+    assert_eq!((r.blocks, r.threads_per_block, r.expected), (10, 16, 160));
+    assert_eq!(r.atomic, 160);
+    assert!(r.racy >= 1 && r.racy <= 160, "the racy count is {}", r.racy);
+}
+
+#[test]
+fn race_shapes_are_validated() {
+    assert!(matches!(race::run_shape(&Target::Sim, 0, 16), Err(Error::Sim(_))));
+    assert!(matches!(race::run_shape(&Target::Sim, u32::MAX, 2), Err(Error::InvalidInput(_))));
+    let r = race::run_shape(&Target::Sim, 3, 33).unwrap();
+    assert_eq!(r.atomic, 99);
+}
+
+#[test]
+fn buffers_round_trip_and_check_lengths() {
+    let t = Target::Sim;
+    let mut rng = common::rng();
+    for n in [0, 1, 7, 1000] {
+        let data = common::random_u32(&mut rng, n);
+        let b = t.upload(&data).unwrap();
+        assert_eq!(t.download(&b).unwrap(), data);
+    }
+    let b = t.zeros::<f64>(3).unwrap();
+    assert!(matches!(t.write(&b, &[1.0]), Err(Error::InvalidInput(_))));
+    assert!(matches!(t.zeros::<u64>(usize::MAX / 4), Err(Error::InvalidInput(_))));
+}
+
+#[test]
+fn benchmarks_refuse_the_simulator() {
+    let e = bench::launch::run(&Target::Sim, Default::default(), |_, _| {}).unwrap_err();
+    assert!(matches!(e, Error::Unsupported(_)), "{e}");
+}
+
+#[test]
+fn stats_take_the_median() {
+    let s = bench::Stats::of(&[5.0, 1.0, f64::NAN, 3.0]).unwrap();
+    assert_eq!((s.median, s.min, s.max, s.samples), (3.0, 1.0, 5.0, 3));
+    assert_eq!(bench::Stats::of(&[4.0, 2.0]).unwrap().median, 3.0);
+    assert!(bench::Stats::of(&[]).is_err());
+}
+
+/// Whether the dynamic loader gave this process a real driver (a binary built without one
+/// may run where one is installed).
+fn driver_at_run_time() -> bool {
+    !matches!(gridsync::device::init_driver(), Err(Error::NoGpu(_)))
+}
+
+#[test]
+#[cfg_attr(not(gridsync_no_driver), ignore = "a driver is installed: this checks the driverless path")]
+fn without_a_driver_opening_a_gpu_says_so() {
+    if driver_at_run_time() {
+        assert!(Gpu::new(0).is_ok(), "a driver is loaded, so device 0 must open");
+        return;
+    }
+    match Gpu::new(0) {
+        Err(Error::NoGpu(why)) => assert!(why.contains("no NVIDIA driver"), "{why}"),
+        other => panic!("expected NoGpu, got {other:?}"),
+    }
+}
+
+/// Runs the `gridsync` binary (`GRIDSYNC_BIN` overrides the path cargo built it at, for test
+/// binaries copied to another machine).
+fn cli(args: &[&str]) -> std::process::Output {
+    let bin = std::env::var("GRIDSYNC_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_gridsync").to_string());
+    std::process::Command::new(bin).args(args).output().unwrap()
+}
+
+#[test]
+fn cli_race_on_the_simulator_prints_json() {
+    let out = cli(&["race", "--simulate", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["atomic"], 160);
+    assert_eq!(v["expected"], 160);
+}
+
+#[test]
+fn cli_rejects_bad_input_with_an_error_not_a_panic() {
+    let out = cli(&["race", "--simulate", "--blocks", "1000", "--threads", "1000"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.starts_with("gridsync: ") && !err.contains("panicked"), "{err}");
+    let out = cli(&["bench", "copy", "--simulate"]);
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+#[cfg_attr(not(gridsync_no_driver), ignore = "a driver is installed: this checks the driverless path")]
+fn cli_tour_without_a_gpu_runs_the_simulator() {
+    let out = cli(&[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("x[0] =    160"), "{text}");
+    if driver_at_run_time() {
+        assert!(text.contains("compute capability"), "{text}");
+        return;
+    }
+    assert!(text.contains("no NVIDIA driver"), "{text}");
+    assert!(text.contains("simulator"), "{text}");
+    assert!(text.contains("x[0] =    160"), "{text}");
+}
+
+#[test]
+#[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
+fn gpu_reports_itself() {
+    let Target::Gpu(gpu) = common::gpu() else { unreachable!() };
+    let i = gpu.info();
+    assert!(i.compute_capability >= (7, 0));
+    assert!(i.sm_count > 0 && i.total_memory_bytes > 0 && i.max_threads_per_block >= 1024);
+    assert!(matches!(Gpu::new(999), Err(Error::InvalidInput(_))));
+}
+
+#[test]
+#[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
+fn race_on_the_gpu() {
+    let gpu = common::gpu();
+    let r = race::run(&gpu).unwrap();
+    assert_eq!(r.atomic, 160);
+    assert!(r.racy < 160, "the racy kernel lost no update on the GPU: {r:?}");
+    let r = race::run_shape(&gpu, 132, 256).unwrap();
+    assert_eq!(r.atomic, 132 * 256);
+}
+
+#[test]
+#[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
+fn gpu_launch_shapes_are_validated() {
+    let gpu = common::gpu();
+    let x = gpu.zeros::<u32>(1).unwrap();
+    for cfg in [LaunchConfig::linear(1, 2048), LaunchConfig::linear(0, 32), LaunchConfig::linear(1, 32).with_shared_bytes(1 << 30)] {
+        // SAFETY: `x` is one valid word; the launch is refused before it starts.
+        let r = unsafe { gridsync::launch!(gpu, gpu::race::add_one_atomic, cfg, (x.ptr())) };
+        assert!(matches!(r, Err(Error::InvalidInput(_))), "{cfg:?}: {r:?}");
+    }
+}
+
+#[test]
+#[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
+fn timer_errors_before_it_has_a_result() {
+    let target = common::gpu();
+    let Target::Gpu(gpu) = &target else { unreachable!() };
+    let mut t = Timer::new().unwrap();
+    assert!(matches!(t.elapsed_ms(), Err(Error::TimerNotReady)));
+    assert!(matches!(t.wait_ms(), Err(Error::TimerNotReady)));
+    assert!(matches!(t.stop(gpu.stream()), Err(Error::InvalidInput(_))));
+    // Keep the stream busy for ~100 ms of nanosleeps, so the stop event is still pending when
+    // it is read without waiting.
+    let words = target.zeros::<u64>(4).unwrap();
+    t.start(gpu.stream()).unwrap();
+    for _ in 0..100 {
+        // SAFETY: `words` has the four words `timer_check` writes.
+        unsafe {
+            gridsync::launch!(target, gpu::primitives_check::timer_check, LaunchConfig::linear(1, 1), (words.ptr(), 1_000_000u32))
+                .unwrap()
+        };
+    }
+    t.stop(gpu.stream()).unwrap();
+    assert!(matches!(t.elapsed_ms(), Err(Error::TimerNotReady)));
+    let ms = t.wait_ms().unwrap();
+    assert!(ms > 10.0, "100 sleeps of 1 ms took {ms} ms");
+    assert!((t.elapsed_ms().unwrap() - ms).abs() < 1e-6);
+    {
+        let _g = t.guard(gpu.stream()).unwrap();
+    }
+    assert!(t.wait_ms().unwrap() >= 0.0);
+}
+
+#[test]
+#[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
+fn benchmarks_run_on_the_gpu() {
+    let gpu = common::gpu();
+    let opts = bench::launch::LaunchBenchOptions { launches_per_trial: 100, trials: 5 };
+    let b = bench::launch::run(&gpu, opts, |_, _| {}).unwrap();
+    assert!(b.host_us_per_launch.median > 0.0 && b.event_timed_kernel_us.median > 0.0);
+    let c = bench::copy::run(&gpu, 64 << 20, 3, |_, _| {}).unwrap();
+    assert!(c.gb_per_s > 10.0, "{c:?}");
+    assert!(bench::copy::run(&gpu, 0, 3, |_, _| {}).is_err());
+}
