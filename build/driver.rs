@@ -36,7 +36,9 @@ pub fn link() -> Result<(), String> {
         build_stub(&dir)?;
         println!("cargo::rustc-link-search=native={}", dir.display());
         println!("cargo::rustc-cfg=gridsync_no_driver");
-        println!("cargo::warning=no NVIDIA driver found: linking a stub libcuda; GPU tests will be ignored");
+        println!(
+            "cargo::warning=no NVIDIA driver found: linking a stub libcuda; GPU tests will be ignored"
+        );
         return Ok(());
     }
     let real = real.ok_or(
@@ -55,15 +57,17 @@ pub fn link() -> Result<(), String> {
 
 /// The real driver's `libcuda.so.1`, if this machine has one (toolkit stubs do not count).
 fn find_driver() -> Option<PathBuf> {
-    let from_cache = ["ldconfig", "/sbin/ldconfig", "/usr/sbin/ldconfig"].iter().find_map(|ld| {
-        let out = Command::new(ld).arg("-p").output().ok()?;
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter(|l| l.trim_start().starts_with("libcuda.so.1 ") && l.contains("x86-64"))
-            .filter_map(|l| l.split("=>").nth(1))
-            .map(|p| PathBuf::from(p.trim()))
-            .find(|p| is_driver(p))
-    });
+    let from_cache = ["ldconfig", "/sbin/ldconfig", "/usr/sbin/ldconfig"]
+        .iter()
+        .find_map(|ld| {
+            let out = Command::new(ld).arg("-p").output().ok()?;
+            String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .filter(|l| l.trim_start().starts_with("libcuda.so.1 ") && l.contains("x86-64"))
+                .filter_map(|l| l.split("=>").nth(1))
+                .map(|p| PathBuf::from(p.trim()))
+                .find(|p| is_driver(p))
+        });
     from_cache.or_else(|| {
         [
             "/usr/lib/x86_64-linux-gnu",
@@ -95,19 +99,25 @@ fn build_stub(dir: &Path) -> Result<(), String> {
     let src = dir.join("cuda_stub.c");
     std::fs::write(&src, c).map_err(|e| format!("writing {}: {e}", src.display()))?;
     let lib = dir.join("libcuda.so");
-    let compiler = cc::Build::new().cargo_metadata(false).cargo_warnings(false).get_compiler();
+    let compiler = cc::Build::new()
+        .cargo_metadata(false)
+        .cargo_warnings(false)
+        .get_compiler();
     let status = compiler
         .to_command()
         .args(["-shared", "-fPIC", "-O1", "-Wl,-soname,libcuda.so.1", "-o"])
         .arg(&lib)
         .arg(&src)
         .status()
-        .map_err(|e| format!("could not run the C compiler for the stub libcuda ({e}); install gcc or clang"))?;
+        .map_err(|e| {
+            format!("could not run the C compiler for the stub libcuda ({e}); install gcc or clang")
+        })?;
     if !status.success() {
         return Err(format!("the C compiler failed to build {}", lib.display()));
     }
     // The name the loader looks for at run time.
     let soname = dir.join("libcuda.so.1");
     let _ = std::fs::remove_file(&soname);
-    std::os::unix::fs::symlink("libcuda.so", &soname).map_err(|e| format!("linking {}: {e}", soname.display()))
+    std::os::unix::fs::symlink("libcuda.so", &soname)
+        .map_err(|e| format!("linking {}: {e}", soname.display()))
 }

@@ -47,22 +47,41 @@ fn build_one(root: &Path, dir: &Path, arch: &str, ptx_isa: &str) -> Result<PathB
         // A clean environment: nothing of the outer build (its RUSTFLAGS, target, profile,
         // jobserver, wrappers) may leak into the device build.
         cmd.env_clear();
-        for keep in ["PATH", "HOME", "RUSTUP_HOME", "CARGO_HOME", "RUSTUP_TOOLCHAIN", "TMPDIR", "RUSTC"] {
+        for keep in [
+            "PATH",
+            "HOME",
+            "RUSTUP_HOME",
+            "CARGO_HOME",
+            "RUSTUP_TOOLCHAIN",
+            "TMPDIR",
+            "RUSTC",
+        ] {
             if let Some(v) = std::env::var_os(keep) {
                 cmd.env(keep, v);
             }
         }
-        cmd.env("CARGO_ENCODED_RUSTFLAGS", format!("-Ctarget-cpu={arch}\x1f-Ctarget-feature=+{ptx_isa}"))
-            .env("CARGO_TERM_COLOR", "never")
-            .current_dir(root)
-            .args(["rustc", "--quiet", "--manifest-path"])
-            .arg(root.join("gpu").join("Cargo.toml"))
-            .args(["--profile", "ptx", "--target", "nvptx64-nvidia-cuda", "-Zbuild-std=core"])
-            .args(["--crate-type", "staticlib", "--target-dir"])
-            .arg(dir)
-            .arg("--")
-            .arg(format!("--emit=asm={}", ptx.display()));
-        let output = cmd.output().map_err(|e| format!("could not run cargo for the device crate: {e}"))?;
+        cmd.env(
+            "CARGO_ENCODED_RUSTFLAGS",
+            format!("-Ctarget-cpu={arch}\x1f-Ctarget-feature=+{ptx_isa}"),
+        )
+        .env("CARGO_TERM_COLOR", "never")
+        .current_dir(root)
+        .args(["rustc", "--quiet", "--manifest-path"])
+        .arg(root.join("gpu").join("Cargo.toml"))
+        .args([
+            "--profile",
+            "ptx",
+            "--target",
+            "nvptx64-nvidia-cuda",
+            "-Zbuild-std=core",
+        ])
+        .args(["--crate-type", "staticlib", "--target-dir"])
+        .arg(dir)
+        .arg("--")
+        .arg(format!("--emit=asm={}", ptx.display()));
+        let output = cmd
+            .output()
+            .map_err(|e| format!("could not run cargo for the device crate: {e}"))?;
         if output.status.success() {
             return Ok(());
         }
@@ -76,19 +95,28 @@ fn build_one(root: &Path, dir: &Path, arch: &str, ptx_isa: &str) -> Result<PathB
         } else {
             ""
         };
-        Err(format!("`cargo rustc` of gpu/ for {arch} failed:\n{stderr}{hint}"))
+        Err(format!(
+            "`cargo rustc` of gpu/ for {arch} failed:\n{stderr}{hint}"
+        ))
     };
     run()?;
     if !ptx.is_file() {
         // Cargo thought the crate fresh, but the emitted file is gone: forget the fingerprint
         // and build again.
-        let _ = std::fs::remove_dir_all(dir.join("nvptx64-nvidia-cuda").join("ptx").join(".fingerprint"));
+        let _ = std::fs::remove_dir_all(
+            dir.join("nvptx64-nvidia-cuda")
+                .join("ptx")
+                .join(".fingerprint"),
+        );
         run()?;
     }
     if ptx.is_file() {
         Ok(ptx)
     } else {
-        Err(format!("the device build for {arch} succeeded but left no {}", ptx.display()))
+        Err(format!(
+            "the device build for {arch} succeeded but left no {}",
+            ptx.display()
+        ))
     }
 }
 
@@ -109,9 +137,14 @@ pub fn find_ptxas() {
 
 fn python_ptxas() -> Option<PathBuf> {
     let out = Command::new("python3")
-        .args(["-c", "import nvidia.cuda_nvcc as m; print(list(m.__path__)[0])"])
+        .args([
+            "-c",
+            "import nvidia.cuda_nvcc as m; print(list(m.__path__)[0])",
+        ])
         .output()
         .ok()?;
     let dir = String::from_utf8(out.stdout).ok()?;
-    out.status.success().then(|| PathBuf::from(dir.trim()).join("bin").join("ptxas"))
+    out.status
+        .success()
+        .then(|| PathBuf::from(dir.trim()).join("bin").join("ptxas"))
 }

@@ -86,13 +86,17 @@ impl Target {
     /// # Errors
     /// [`Error::InvalidInput`] if the size overflows; a driver error (out of memory, …).
     pub fn zeros<T: Plain>(&self, len: usize) -> Result<Buffer<T>> {
-        let bytes = len
-            .checked_mul(size_of::<T>())
-            .ok_or_else(|| Error::InvalidInput(format!("{len} elements overflow the address space")))?;
+        let bytes = len.checked_mul(size_of::<T>()).ok_or_else(|| {
+            Error::InvalidInput(format!("{len} elements overflow the address space"))
+        })?;
         match self {
             Target::Sim => Ok(Buffer {
                 // SAFETY: all-zero bytes are a valid `T` (`Plain`).
-                memory: Memory::Host((0..len).map(|_| UnsafeCell::new(unsafe { std::mem::zeroed() })).collect()),
+                memory: Memory::Host(
+                    (0..len)
+                        .map(|_| UnsafeCell::new(unsafe { std::mem::zeroed() }))
+                        .collect(),
+                ),
                 len,
             }),
             Target::Gpu(gpu) => {
@@ -100,9 +104,14 @@ impl Target {
                 let mut ptr = 0;
                 if bytes > 0 {
                     // SAFETY: valid out-pointer; the context is current.
-                    check(unsafe { cu::cuMemAlloc_v2(&mut ptr, bytes) }, || format!("cuMemAlloc({bytes} bytes)"))?;
+                    check(unsafe { cu::cuMemAlloc_v2(&mut ptr, bytes) }, || {
+                        format!("cuMemAlloc({bytes} bytes)")
+                    })?;
                 }
-                let buf = Buffer { memory: Memory::Device { ptr }, len };
+                let buf = Buffer {
+                    memory: Memory::Device { ptr },
+                    len,
+                };
                 if bytes > 0 {
                     // SAFETY: `ptr` owns `bytes` bytes.
                     let code = unsafe { cu::cuMemsetD8Async(ptr, 0, bytes, gpu.stream().as_raw()) };
@@ -153,14 +162,19 @@ impl Target {
                 // SAFETY: `ptr` owns `bytes` bytes; `data` is that many readable bytes and
                 // outlives the copy, which completes before `synchronize` returns.
                 let code = unsafe {
-                    cu::cuMemcpyHtoDAsync_v2(*ptr, data.as_ptr().cast(), buf.bytes(), gpu.stream().as_raw())
+                    cu::cuMemcpyHtoDAsync_v2(
+                        *ptr,
+                        data.as_ptr().cast(),
+                        buf.bytes(),
+                        gpu.stream().as_raw(),
+                    )
                 };
                 check(code, || format!("cuMemcpyHtoDAsync({} bytes)", buf.bytes()))?;
                 gpu.synchronize()
             }
-            (Memory::Device { .. }, Target::Sim) => {
-                Err(Error::InvalidInput("a device buffer cannot be written through the simulator".into()))
-            }
+            (Memory::Device { .. }, Target::Sim) => Err(Error::InvalidInput(
+                "a device buffer cannot be written through the simulator".into(),
+            )),
         }
     }
 
@@ -181,7 +195,12 @@ impl Target {
                     // SAFETY: `out` has room for `bytes` bytes; the copy completes before
                     // `synchronize` returns.
                     let code = unsafe {
-                        cu::cuMemcpyDtoHAsync_v2(out.as_mut_ptr().cast(), *ptr, buf.bytes(), gpu.stream().as_raw())
+                        cu::cuMemcpyDtoHAsync_v2(
+                            out.as_mut_ptr().cast(),
+                            *ptr,
+                            buf.bytes(),
+                            gpu.stream().as_raw(),
+                        )
                     };
                     check(code, || format!("cuMemcpyDtoHAsync({} bytes)", buf.bytes()))?;
                     gpu.synchronize()?;
@@ -190,9 +209,9 @@ impl Target {
                 unsafe { out.set_len(buf.len) };
                 Ok(out)
             }
-            (Memory::Device { .. }, Target::Sim) => {
-                Err(Error::InvalidInput("a device buffer cannot be read through the simulator".into()))
-            }
+            (Memory::Device { .. }, Target::Sim) => Err(Error::InvalidInput(
+                "a device buffer cannot be read through the simulator".into(),
+            )),
         }
     }
 }

@@ -57,7 +57,11 @@ impl Hasher for Fnv {
         self.0
     }
     fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 { 0xcbf2_9ce4_8422_2325 } else { self.0 };
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
         for b in bytes {
             h = (h ^ *b as u64).wrapping_mul(0x0100_0000_01b3);
         }
@@ -102,15 +106,21 @@ pub fn init_driver() -> Result<u32> {
             ));
         }
         cu::CUresult::CUDA_ERROR_NO_DEVICE => {
-            return Err(Error::NoGpu("the NVIDIA driver reports no CUDA device".into()));
+            return Err(Error::NoGpu(
+                "the NVIDIA driver reports no CUDA device".into(),
+            ));
         }
         code => check(code, || "cuInit".into())?,
     }
     let mut count = 0;
     // SAFETY: valid out-pointer, driver initialized.
-    check(unsafe { cu::cuDeviceGetCount(&mut count) }, || "cuDeviceGetCount".into())?;
+    check(unsafe { cu::cuDeviceGetCount(&mut count) }, || {
+        "cuDeviceGetCount".into()
+    })?;
     if count == 0 {
-        return Err(Error::NoGpu("the NVIDIA driver reports no CUDA device".into()));
+        return Err(Error::NoGpu(
+            "the NVIDIA driver reports no CUDA device".into(),
+        ));
     }
     Ok(count as u32)
 }
@@ -132,17 +142,24 @@ impl Gpu {
         }
         let device = Device::get_device(ordinal).map_err(cust_err("cuDeviceGet"))?;
         let attr = |a: DeviceAttribute| -> Result<u32> {
-            device.get_attribute(a).map(|v| v as u32).map_err(cust_err("cuDeviceGetAttribute"))
+            device
+                .get_attribute(a)
+                .map(|v| v as u32)
+                .map_err(cust_err("cuDeviceGetAttribute"))
         };
         let raw_attr = |a: cu::CUdevice_attribute| -> Result<u32> {
             let mut v = 0;
             // SAFETY: valid out-pointer; `device` is a valid device handle.
-            check(unsafe { cu::cuDeviceGetAttribute(&mut v, a, device.as_raw()) }, || {
-                format!("cuDeviceGetAttribute({a:?})")
-            })?;
+            check(
+                unsafe { cu::cuDeviceGetAttribute(&mut v, a, device.as_raw()) },
+                || format!("cuDeviceGetAttribute({a:?})"),
+            )?;
             Ok(v as u32)
         };
-        let cc = (attr(DeviceAttribute::ComputeCapabilityMajor)?, attr(DeviceAttribute::ComputeCapabilityMinor)?);
+        let cc = (
+            attr(DeviceAttribute::ComputeCapabilityMajor)?,
+            attr(DeviceAttribute::ComputeCapabilityMinor)?,
+        );
         let Some((arch, ptx_text)) = ptx::best_for(cc) else {
             return Err(Error::Unsupported(format!(
                 "compute capability {}.{}: gridsync needs 7.0 (Volta) or newer, for independent \
@@ -152,14 +169,19 @@ impl Gpu {
         };
         let mut driver_version = 0;
         // SAFETY: valid out-pointer.
-        check(unsafe { cu::cuDriverGetVersion(&mut driver_version) }, || "cuDriverGetVersion".into())?;
+        check(
+            unsafe { cu::cuDriverGetVersion(&mut driver_version) },
+            || "cuDriverGetVersion".into(),
+        )?;
         let info = DeviceInfo {
             ordinal,
             name: device.name().map_err(cust_err("cuDeviceGetName"))?,
             compute_capability: cc,
             ptx_arch: arch,
             sm_count: attr(DeviceAttribute::MultiprocessorCount)?,
-            total_memory_bytes: device.total_memory().map_err(cust_err("cuDeviceTotalMem"))? as u64,
+            total_memory_bytes: device
+                .total_memory()
+                .map_err(cust_err("cuDeviceTotalMem"))? as u64,
             clock_khz: attr(DeviceAttribute::ClockRate)?,
             memory_clock_khz: attr(DeviceAttribute::MemoryClockRate)?,
             memory_bus_bits: attr(DeviceAttribute::GlobalMemoryBusWidth)?,
@@ -167,14 +189,20 @@ impl Gpu {
             max_threads_per_block: attr(DeviceAttribute::MaxThreadsPerBlock)?,
             max_threads_per_sm: attr(DeviceAttribute::MaxThreadsPerMultiprocessor)?,
             shared_bytes_per_block: attr(DeviceAttribute::MaxSharedMemoryPerBlock)?,
-            shared_bytes_per_block_optin: raw_attr(cu::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?,
+            shared_bytes_per_block_optin: raw_attr(
+                cu::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+            )?,
             shared_bytes_per_sm: attr(DeviceAttribute::MaxSharedMemoryPerMultiprocessor)?,
-            cooperative_launch: raw_attr(cu::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH)? != 0,
+            cooperative_launch: raw_attr(
+                cu::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH,
+            )? != 0,
             driver_version: driver_version as u32,
         };
-        let context = cust::context::Context::new(device).map_err(cust_err("cuDevicePrimaryCtxRetain"))?;
-        let module = cust::module::Module::from_ptx(ptx_text, &[])
-            .map_err(cust_err(&format!("loading the {arch} PTX (cuModuleLoadData)")))?;
+        let context =
+            cust::context::Context::new(device).map_err(cust_err("cuDevicePrimaryCtxRetain"))?;
+        let module = cust::module::Module::from_ptx(ptx_text, &[]).map_err(cust_err(&format!(
+            "loading the {arch} PTX (cuModuleLoadData)"
+        )))?;
         let mut functions = FunctionTable::default();
         for kernel in gpu::Kernel::ALL {
             let f = module
@@ -183,7 +211,13 @@ impl Gpu {
             functions.insert(kernel.name(), RawFunction(f.to_raw()));
         }
         let stream = Stream::new()?;
-        Ok(Gpu { functions, stream, _module: module, context, info })
+        Ok(Gpu {
+            functions,
+            stream,
+            _module: module,
+            context,
+            info,
+        })
     }
 
     /// The device's report.
@@ -205,10 +239,15 @@ impl Gpu {
     pub fn make_current(&self) -> Result<()> {
         let mut current = std::ptr::null_mut();
         // SAFETY: valid out-pointer.
-        check(unsafe { cu::cuCtxGetCurrent(&mut current) }, || "cuCtxGetCurrent".into())?;
+        check(unsafe { cu::cuCtxGetCurrent(&mut current) }, || {
+            "cuCtxGetCurrent".into()
+        })?;
         if current != self.context.as_raw() {
             // SAFETY: the context is alive as long as `self`.
-            check(unsafe { cu::cuCtxSetCurrent(self.context.as_raw()) }, || "cuCtxSetCurrent".into())?;
+            check(
+                unsafe { cu::cuCtxSetCurrent(self.context.as_raw()) },
+                || "cuCtxSetCurrent".into(),
+            )?;
         }
         Ok(())
     }
@@ -218,10 +257,9 @@ impl Gpu {
     /// # Errors
     /// [`Error::InvalidInput`] if no kernel of that name is in [`gpu::Kernel`].
     pub(crate) fn function(&self, name: &str) -> Result<cu::CUfunction> {
-        self.functions
-            .get(name)
-            .map(|f| f.0)
-            .ok_or_else(|| Error::InvalidInput(format!("no kernel named {name} in the device crate")))
+        self.functions.get(name).map(|f| f.0).ok_or_else(|| {
+            Error::InvalidInput(format!("no kernel named {name} in the device crate"))
+        })
     }
 
     /// Waits for all work on the library's stream.
@@ -235,6 +273,8 @@ impl Gpu {
 
 impl std::fmt::Debug for Gpu {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Gpu").field("info", &self.info).finish_non_exhaustive()
+        f.debug_struct("Gpu")
+            .field("info", &self.info)
+            .finish_non_exhaustive()
     }
 }

@@ -81,7 +81,10 @@ impl fmt::Display for Error {
             Error::Sim(e) => write!(f, "simulator: {e}"),
             Error::Io { path, source } => write!(f, "{}: {source}", path.display()),
             Error::TimerNotReady => {
-                write!(f, "the timer's end event has not completed yet (stop it and synchronize first)")
+                write!(
+                    f,
+                    "the timer's end event has not completed yet (stop it and synchronize first)"
+                )
             }
             Error::Mismatch(what) => write!(f, "result does not match the CPU reference: {what}"),
         }
@@ -109,11 +112,17 @@ pub(crate) fn check(code: cust::sys::CUresult, op: impl FnOnce() -> String) -> R
     if code == cust::sys::CUresult::CUDA_SUCCESS {
         Ok(())
     } else {
-        Err(Error::Driver { op: op(), code: code as u32 })
+        Err(Error::Driver {
+            op: op(),
+            code: code as u32,
+        })
     }
 }
 
 /// Adds the operation to an error from one of `cust`'s safe calls.
 pub(crate) fn cust_err(op: &str) -> impl FnOnce(cust::error::CudaError) -> Error + '_ {
-    move |e| Error::Driver { op: op.to_string(), code: e as u32 }
+    move |e| Error::Driver {
+        op: op.to_string(),
+        code: e as u32,
+    }
 }

@@ -108,7 +108,11 @@ impl Target {
     /// # Errors
     /// What [`Gpu::new`] returns.
     pub fn open(ordinal: u32, simulate: bool) -> Result<Target> {
-        if simulate { Ok(Target::Sim) } else { Gpu::new(ordinal).map(Target::Gpu) }
+        if simulate {
+            Ok(Target::Sim)
+        } else {
+            Gpu::new(ordinal).map(Target::Gpu)
+        }
     }
 
     /// `"GPU 0 (NVIDIA H100 …)"` or `"simulator"`.
@@ -177,18 +181,28 @@ impl Target {
 fn check_shape(gpu: &Gpu, name: &str, cfg: &LaunchConfig) -> Result<()> {
     let info = gpu.info();
     let block = cfg.block.count();
-    let bad = |why: String| Err(Error::InvalidInput(format!("launch of {name} with {cfg:?}: {why}")));
+    let bad = |why: String| {
+        Err(Error::InvalidInput(format!(
+            "launch of {name} with {cfg:?}: {why}"
+        )))
+    };
     if cfg.grid.count() == 0 || block == 0 {
         return bad("the grid and the block must both be non-empty".into());
     }
     if block > info.max_threads_per_block as u64 || cfg.block.z > 64 {
-        return bad(format!("a block has at most {} threads (z at most 64)", info.max_threads_per_block));
+        return bad(format!(
+            "a block has at most {} threads (z at most 64)",
+            info.max_threads_per_block
+        ));
     }
     if cfg.grid.y > 65_535 || cfg.grid.z > 65_535 || cfg.grid.x > i32::MAX as u32 {
         return bad("grid.x is at most 2^31-1, grid.y and grid.z at most 65535".into());
     }
     if cfg.shared_bytes > info.shared_bytes_per_block_optin {
-        return bad(format!("at most {} bytes of shared memory per block", info.shared_bytes_per_block_optin));
+        return bad(format!(
+            "at most {} bytes of shared memory per block",
+            info.shared_bytes_per_block_optin
+        ));
     }
     Ok(())
 }
@@ -212,7 +226,9 @@ pub(crate) unsafe fn launch_on<A: KernelArgs>(
         let attr = cu::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
         // SAFETY: `f` is a live function of the current context.
         let code = unsafe { cu::cuFuncSetAttribute(f, attr, cfg.shared_bytes as i32) };
-        check(code, || format!("cuFuncSetAttribute({name}, max dynamic shared memory)"))?;
+        check(code, || {
+            format!("cuFuncSetAttribute({name}, max dynamic shared memory)")
+        })?;
     }
     args.with_params(|params| {
         // SAFETY: `f` and the stream are live; `params` holds one pointer per kernel parameter,

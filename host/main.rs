@@ -8,7 +8,11 @@ use serde::Serialize;
 use std::io::{IsTerminal, Write};
 
 #[derive(Parser)]
-#[command(name = "gridsync", version, about = "GPU synchronization primitives, demonstrated on your GPU")]
+#[command(
+    name = "gridsync",
+    version,
+    about = "GPU synchronization primitives, demonstrated on your GPU"
+)]
 struct Cli {
     /// Print machine-readable JSON instead of text.
     #[arg(long, global = true)]
@@ -80,7 +84,8 @@ fn progress(enabled: bool, label: &'static str) -> impl FnMut(u32, u32) {
 }
 
 fn print_json(value: &impl Serialize) -> Result<()> {
-    let text = serde_json::to_string_pretty(value).map_err(|e| Error::InvalidInput(format!("JSON: {e}")))?;
+    let text = serde_json::to_string_pretty(value)
+        .map_err(|e| Error::InvalidInput(format!("JSON: {e}")))?;
     println!("{text}");
     Ok(())
 }
@@ -88,21 +93,55 @@ fn print_json(value: &impl Serialize) -> Result<()> {
 fn print_info(gpu: &Gpu) {
     let i = gpu.info();
     println!("device {}: {}", i.ordinal, i.name);
-    println!("  compute capability  {}.{} (running the {} PTX)", i.compute_capability.0, i.compute_capability.1, i.ptx_arch);
+    println!(
+        "  compute capability  {}.{} (running the {} PTX)",
+        i.compute_capability.0, i.compute_capability.1, i.ptx_arch
+    );
     println!("  multiprocessors     {}", i.sm_count);
-    println!("  memory              {:.1} GiB, {}-bit bus, {} MHz", i.total_memory_bytes as f64 / (1u64 << 30) as f64, i.memory_bus_bits, i.memory_clock_khz / 1000);
+    println!(
+        "  memory              {:.1} GiB, {}-bit bus, {} MHz",
+        i.total_memory_bytes as f64 / (1u64 << 30) as f64,
+        i.memory_bus_bits,
+        i.memory_clock_khz / 1000
+    );
     println!("  L2 cache            {} MiB", i.l2_bytes >> 20);
     println!("  SM clock            {} MHz", i.clock_khz / 1000);
-    println!("  threads             {} per block, {} per SM", i.max_threads_per_block, i.max_threads_per_sm);
-    println!("  shared memory       {} KiB per block ({} KiB opt-in), {} KiB per SM", i.shared_bytes_per_block >> 10, i.shared_bytes_per_block_optin >> 10, i.shared_bytes_per_sm >> 10);
-    println!("  cooperative launch  {}", if i.cooperative_launch { "yes" } else { "no" });
-    println!("  driver              CUDA {}.{}", i.driver_version / 1000, i.driver_version % 1000 / 10);
+    println!(
+        "  threads             {} per block, {} per SM",
+        i.max_threads_per_block, i.max_threads_per_sm
+    );
+    println!(
+        "  shared memory       {} KiB per block ({} KiB opt-in), {} KiB per SM",
+        i.shared_bytes_per_block >> 10,
+        i.shared_bytes_per_block_optin >> 10,
+        i.shared_bytes_per_sm >> 10
+    );
+    println!(
+        "  cooperative launch  {}",
+        if i.cooperative_launch { "yes" } else { "no" }
+    );
+    println!(
+        "  driver              CUDA {}.{}",
+        i.driver_version / 1000,
+        i.driver_version % 1000 / 10
+    );
 }
 
 fn print_race(r: &race::RaceReport) {
-    println!("race: {} blocks × {} threads, each adding 1 to x[0], on the {}", r.blocks, r.threads_per_block, r.target);
-    println!("  add_one        (x[0] = x[0] + 1)   x[0] = {:>6}   ({} of {} updates lost)", r.racy, r.lost(), r.expected);
-    println!("  add_one_atomic (atomic add)         x[0] = {:>6}   (exactly {})", r.atomic, r.expected);
+    println!(
+        "race: {} blocks × {} threads, each adding 1 to x[0], on the {}",
+        r.blocks, r.threads_per_block, r.target
+    );
+    println!(
+        "  add_one        (x[0] = x[0] + 1)   x[0] = {:>6}   ({} of {} updates lost)",
+        r.racy,
+        r.lost(),
+        r.expected
+    );
+    println!(
+        "  add_one_atomic (atomic add)         x[0] = {:>6}   (exactly {})",
+        r.atomic, r.expected
+    );
     println!();
     for line in race::EXPLANATION.lines() {
         println!("  {line}");
@@ -122,7 +161,9 @@ fn tour(cli: &Cli) -> Result<()> {
     } else {
         match Gpu::new(cli.device) {
             Ok(gpu) => (Target::Gpu(gpu), None),
-            Err(e @ (Error::NoGpu(_) | Error::Unsupported(_))) => (Target::Sim, Some(e.to_string())),
+            Err(e @ (Error::NoGpu(_) | Error::Unsupported(_))) => {
+                (Target::Sim, Some(e.to_string()))
+            }
             Err(e) => return Err(e),
         }
     };
@@ -132,7 +173,11 @@ fn tour(cli: &Cli) -> Result<()> {
             Target::Gpu(g) => Some(g.info().clone()),
             Target::Sim => None,
         };
-        return print_json(&Tour { gpu, no_gpu_reason: reason, race });
+        return print_json(&Tour {
+            gpu,
+            no_gpu_reason: reason,
+            race,
+        });
     }
     match (&target, &reason) {
         (Target::Gpu(g), _) => print_info(g),
@@ -153,30 +198,49 @@ fn run(cli: &Cli) -> Result<()> {
     match command {
         Command::Info => {
             let gpu = Gpu::new(cli.device)?;
-            if cli.json { print_json(gpu.info()) } else { print_info(&gpu); Ok(()) }
+            if cli.json {
+                print_json(gpu.info())
+            } else {
+                print_info(&gpu);
+                Ok(())
+            }
         }
         Command::Race { blocks, threads } => {
             let target = Target::open(cli.device, cli.simulate)?;
             let r = race::run_shape(&target, *blocks, *threads)?;
-            if cli.json { print_json(&r) } else { print_race(&r); Ok(()) }
+            if cli.json {
+                print_json(&r)
+            } else {
+                print_race(&r);
+                Ok(())
+            }
         }
         Command::Bench { which } => {
             let target = Target::open(cli.device, cli.simulate)?;
             match which {
                 BenchCommand::Launch { trials, launches } => {
-                    let opts = launch::LaunchBenchOptions { launches_per_trial: *launches, trials: *trials };
+                    let opts = launch::LaunchBenchOptions {
+                        launches_per_trial: *launches,
+                        trials: *trials,
+                    };
                     let b = launch::run(&target, opts, progress(!cli.json, "launch"))?;
                     if cli.json {
                         return print_json(&b);
                     }
-                    println!("launch benchmark on the {} (median of {} trials, µs)", b.device, b.host_us_per_launch.samples);
+                    println!(
+                        "launch benchmark on the {} (median of {} trials, µs)",
+                        b.device, b.host_us_per_launch.samples
+                    );
                     println!("  {:<34} {:>9} {:>9} {:>9}", "", "median", "min", "max");
                     for (name, s) in [
                         ("host cost per launch", b.host_us_per_launch),
                         ("launch + stream synchronize", b.launch_sync_us),
                         ("event-timed empty kernel", b.event_timed_kernel_us),
                     ] {
-                        println!("  {name:<34} {:>9.2} {:>9.2} {:>9.2}", s.median, s.min, s.max);
+                        println!(
+                            "  {name:<34} {:>9.2} {:>9.2} {:>9.2}",
+                            s.median, s.min, s.max
+                        );
                     }
                     Ok(())
                 }
@@ -185,8 +249,16 @@ fn run(cli: &Cli) -> Result<()> {
                     if cli.json {
                         return print_json(&b);
                     }
-                    println!("device-to-device copy on the {}: {} MiB, median of {} trials", b.device, b.bytes >> 20, b.ms.samples);
-                    println!("  {:.3} ms per copy (min {:.3}, max {:.3}) = {:.0} GB/s read + written", b.ms.median, b.ms.min, b.ms.max, b.gb_per_s);
+                    println!(
+                        "device-to-device copy on the {}: {} MiB, median of {} trials",
+                        b.device,
+                        b.bytes >> 20,
+                        b.ms.samples
+                    );
+                    println!(
+                        "  {:.3} ms per copy (min {:.3}, max {:.3}) = {:.0} GB/s read + written",
+                        b.ms.median, b.ms.min, b.ms.max, b.gb_per_s
+                    );
                     Ok(())
                 }
             }

@@ -51,9 +51,11 @@ pub fn run(target: &Target) -> Result<RaceReport> {
 /// [`Error::InvalidInput`] for an empty or oversized launch; a launch or copy error;
 /// [`Error::Mismatch`] if the atomic count is not exactly the number of threads.
 pub fn run_shape(target: &Target, blocks: u32, threads_per_block: u32) -> Result<RaceReport> {
-    let expected = blocks
-        .checked_mul(threads_per_block)
-        .ok_or_else(|| Error::InvalidInput(format!("{blocks} × {threads_per_block} threads overflow a u32 counter")))?;
+    let expected = blocks.checked_mul(threads_per_block).ok_or_else(|| {
+        Error::InvalidInput(format!(
+            "{blocks} × {threads_per_block} threads overflow a u32 counter"
+        ))
+    })?;
     let cfg = LaunchConfig::linear(blocks, threads_per_block);
 
     let x = target.zeros::<u32>(1)?;
@@ -68,9 +70,18 @@ pub fn run_shape(target: &Target, blocks: u32, threads_per_block: u32) -> Result
     let atomic = target.download(&x)?[0];
 
     if atomic != expected {
-        return Err(Error::Mismatch(format!("add_one_atomic counted {atomic}, expected {expected}")));
+        return Err(Error::Mismatch(format!(
+            "add_one_atomic counted {atomic}, expected {expected}"
+        )));
     }
-    Ok(RaceReport { target: target.describe(), blocks, threads_per_block, expected, racy, atomic })
+    Ok(RaceReport {
+        target: target.describe(),
+        blocks,
+        threads_per_block,
+        expected,
+        racy,
+        atomic,
+    })
 }
 
 /// The explanation printed under the numbers.

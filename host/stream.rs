@@ -37,7 +37,9 @@ impl Stream {
     /// a trap).
     pub fn synchronize(&self) -> Result<()> {
         // SAFETY: `raw` is a live stream owned by `self`.
-        check(unsafe { cu::cuStreamSynchronize(self.raw) }, || "cuStreamSynchronize".into())
+        check(unsafe { cu::cuStreamSynchronize(self.raw) }, || {
+            "cuStreamSynchronize".into()
+        })
     }
 
     /// The raw handle, for driver calls this crate does not wrap.

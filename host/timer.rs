@@ -23,7 +23,8 @@ impl Event {
     pub fn new() -> Result<Event> {
         let mut raw = std::ptr::null_mut();
         // SAFETY: `raw` is a valid out-pointer.
-        let code = unsafe { cu::cuEventCreate(&mut raw, cu::CUevent_flags::CU_EVENT_DEFAULT as u32) };
+        let code =
+            unsafe { cu::cuEventCreate(&mut raw, cu::CUevent_flags::CU_EVENT_DEFAULT as u32) };
         check(code, || "cuEventCreate".into())?;
         Ok(Event { raw })
     }
@@ -34,7 +35,10 @@ impl Event {
     /// A driver error.
     pub fn record(&self, stream: &Stream) -> Result<()> {
         // SAFETY: both handles are live.
-        check(unsafe { cu::cuEventRecord(self.raw, stream.as_raw()) }, || "cuEventRecord".into())
+        check(
+            unsafe { cu::cuEventRecord(self.raw, stream.as_raw()) },
+            || "cuEventRecord".into(),
+        )
     }
 
     /// Whether the work before the recorded point has completed.
@@ -56,7 +60,9 @@ impl Event {
     /// A driver error, including faults of the work before the event.
     pub fn synchronize(&self) -> Result<()> {
         // SAFETY: `raw` is live.
-        check(unsafe { cu::cuEventSynchronize(self.raw) }, || "cuEventSynchronize".into())
+        check(unsafe { cu::cuEventSynchronize(self.raw) }, || {
+            "cuEventSynchronize".into()
+        })
     }
 
     /// Milliseconds from `start` to `self` (resolution about 0.5 µs).
@@ -116,7 +122,12 @@ impl Timer {
     /// # Errors
     /// A driver error.
     pub fn new() -> Result<Timer> {
-        Ok(Timer { start: Event::new()?, stop: Event::new()?, started: false, stopped: false })
+        Ok(Timer {
+            start: Event::new()?,
+            stop: Event::new()?,
+            started: false,
+            stopped: false,
+        })
     }
 
     /// Records the start on `stream`.
@@ -136,7 +147,9 @@ impl Timer {
     /// [`Error::InvalidInput`] if the timer was not started; a driver error.
     pub fn stop(&mut self, stream: &Stream) -> Result<()> {
         if !self.started {
-            return Err(Error::InvalidInput("Timer::stop before Timer::start".into()));
+            return Err(Error::InvalidInput(
+                "Timer::stop before Timer::start".into(),
+            ));
         }
         self.stop.record(stream)?;
         self.stopped = true;
@@ -187,7 +200,10 @@ impl Timer {
     /// A driver error recording the start.
     pub fn guard<'a>(&'a mut self, stream: &'a Stream) -> Result<TimerGuard<'a>> {
         self.start(stream)?;
-        Ok(TimerGuard { timer: self, stream })
+        Ok(TimerGuard {
+            timer: self,
+            stream,
+        })
     }
 }
 

@@ -14,9 +14,13 @@ fn expected_row(input: &[u32], block: usize, g: usize) -> [Option<u32>; WARP_CHE
     let lanes = (block - (t - lane)).min(32);
     let exists = |l: usize| l < lanes;
     let v = input[g];
-    let ballot = (0..lanes).filter(|&l| input[base + l] & 1 == 1).fold(0u32, |b, l| b | 1 << l);
+    let ballot = (0..lanes)
+        .filter(|&l| input[base + l] & 1 == 1)
+        .fold(0u32, |b, l| b | 1 << l);
     let block_start = g - t;
-    let sum = input[block_start..block_start + block].iter().fold(0u32, |s, x| s.wrapping_add(*x));
+    let sum = input[block_start..block_start + block]
+        .iter()
+        .fold(0u32, |s, x| s.wrapping_add(*x));
     let down = exists(lane + 1).then(|| input[g + 1]);
     [
         Some(lane as u32),
@@ -36,16 +40,31 @@ fn check_warp_primitives(target: &Target, blocks: u32, block: u32) {
     let n = (blocks * block) as usize;
     let input = common::random_u32(&mut rng, n);
     let inp = target.upload(&input).unwrap();
-    let out = target.upload(&vec![0xdead_beef_u32; n * WARP_CHECK_FIELDS]).unwrap();
+    let out = target
+        .upload(&vec![0xdead_beef_u32; n * WARP_CHECK_FIELDS])
+        .unwrap();
     let cfg = LaunchConfig::linear(blocks, block).with_shared_bytes(block * 4);
     // SAFETY: one input and one output row per thread, shared memory of one word per thread.
-    unsafe { launch!(target, gpu::primitives_check::warp_check, cfg, (inp.ptr().cast_const(), out.ptr())).unwrap() };
+    unsafe {
+        launch!(
+            target,
+            gpu::primitives_check::warp_check,
+            cfg,
+            (inp.ptr().cast_const(), out.ptr())
+        )
+        .unwrap()
+    };
     let got = target.download(&out).unwrap();
     for g in 0..n {
         for (f, want) in expected_row(&input, block as usize, g).iter().enumerate() {
             if let Some(want) = want {
                 let have = got[g * WARP_CHECK_FIELDS + f];
-                assert_eq!(have, *want, "thread {g} field {f} ({blocks}×{block} on the {})", target.describe());
+                assert_eq!(
+                    have,
+                    *want,
+                    "thread {g} field {f} ({blocks}×{block} on the {})",
+                    target.describe()
+                );
             }
         }
     }
@@ -71,8 +90,19 @@ fn check_fences(target: &Target) {
     let data = target.zeros::<u32>(9).unwrap();
     let flag = target.zeros::<u32>(1).unwrap();
     // SAFETY: 9 data words and one flag, written by thread 0 only.
-    unsafe { launch!(target, gpu::primitives_check::fence_check, LaunchConfig::linear(2, 32), (data.ptr(), flag.ptr())).unwrap() };
-    assert_eq!(target.download(&data).unwrap(), (1..=9).collect::<Vec<u32>>());
+    unsafe {
+        launch!(
+            target,
+            gpu::primitives_check::fence_check,
+            LaunchConfig::linear(2, 32),
+            (data.ptr(), flag.ptr())
+        )
+        .unwrap()
+    };
+    assert_eq!(
+        target.download(&data).unwrap(),
+        (1..=9).collect::<Vec<u32>>()
+    );
     assert_eq!(target.download(&flag).unwrap(), [1]);
 }
 
@@ -84,7 +114,15 @@ fn fences_sim() {
 fn check_timers(target: &Target, sleep_ns: u32) -> [u64; 4] {
     let out = target.zeros::<u64>(4).unwrap();
     // SAFETY: four words written by thread 0.
-    unsafe { launch!(target, gpu::primitives_check::timer_check, LaunchConfig::linear(1, 1), (out.ptr(), sleep_ns)).unwrap() };
+    unsafe {
+        launch!(
+            target,
+            gpu::primitives_check::timer_check,
+            LaunchConfig::linear(1, 1),
+            (out.ptr(), sleep_ns)
+        )
+        .unwrap()
+    };
     let t = target.download(&out).unwrap();
     assert!(t[1] >= t[0], "globaltimer went backwards: {t:?}");
     assert!(t[3] > t[2], "clock64 did not advance: {t:?}");
@@ -94,7 +132,11 @@ fn check_timers(target: &Target, sleep_ns: u32) -> [u64; 4] {
 #[test]
 fn timers_sim() {
     let t = check_timers(&Target::Sim, 200_000);
-    assert!(t[1] - t[0] >= 200_000, "a 200 µs sleep took {} ns", t[1] - t[0]);
+    assert!(
+        t[1] - t[0] >= 200_000,
+        "a 200 µs sleep took {} ns",
+        t[1] - t[0]
+    );
 }
 
 #[test]
@@ -103,7 +145,10 @@ fn sim_rejects_bad_shapes() {
     let err = gpu::sim::launch(&cfg, || {}).unwrap_err();
     assert!(matches!(err, gpu::sim::SimError::Config(_)), "{err}");
     let err = gpu::sim::launch(&LaunchConfig::linear(100, 1024), || {}).unwrap_err();
-    assert!(matches!(err, gpu::sim::SimError::TooManyThreads { .. }), "{err}");
+    assert!(
+        matches!(err, gpu::sim::SimError::TooManyThreads { .. }),
+        "{err}"
+    );
     let err = gpu::sim::launch(&LaunchConfig::linear(0, 32), || {}).unwrap_err();
     assert!(matches!(err, gpu::sim::SimError::Config(_)), "{err}");
 }
@@ -116,7 +161,10 @@ fn sim_reports_kernel_panics() {
         }
     })
     .unwrap_err();
-    assert_eq!(err, gpu::sim::SimError::Panicked("thread five fails".into()));
+    assert_eq!(
+        err,
+        gpu::sim::SimError::Panicked("thread five fails".into())
+    );
 }
 
 #[test]
@@ -137,22 +185,33 @@ fn sim_barrier_releases_when_threads_exit() {
 #[test]
 fn sim_indices_cover_3d_grids() {
     let seen = std::sync::Mutex::new(Vec::new());
-    gpu::sim::launch(&LaunchConfig { grid: (2, 3, 1).into(), block: (4, 2, 2).into(), shared_bytes: 0 }, || {
-        use gpu::index::*;
-        seen.lock().unwrap().push((
-            [thread_idx_x(), thread_idx_y(), thread_idx_z()],
-            [block_idx_x(), block_idx_y(), block_idx_z()],
-            thread_rank_in_block(),
-        ));
-        assert_eq!([block_dim_x(), block_dim_y(), block_dim_z()], [4, 2, 2]);
-        assert_eq!([grid_dim_x(), grid_dim_y(), grid_dim_z()], [2, 3, 1]);
-    })
+    gpu::sim::launch(
+        &LaunchConfig {
+            grid: (2, 3, 1).into(),
+            block: (4, 2, 2).into(),
+            shared_bytes: 0,
+        },
+        || {
+            use gpu::index::*;
+            seen.lock().unwrap().push((
+                [thread_idx_x(), thread_idx_y(), thread_idx_z()],
+                [block_idx_x(), block_idx_y(), block_idx_z()],
+                thread_rank_in_block(),
+            ));
+            assert_eq!([block_dim_x(), block_dim_y(), block_dim_z()], [4, 2, 2]);
+            assert_eq!([grid_dim_x(), grid_dim_y(), grid_dim_z()], [2, 3, 1]);
+        },
+    )
     .unwrap();
     let mut seen = seen.into_inner().unwrap();
     assert_eq!(seen.len(), 6 * 16);
     seen.sort();
     seen.dedup();
-    assert_eq!(seen.len(), 6 * 16, "every (thread, block) pair exactly once");
+    assert_eq!(
+        seen.len(),
+        6 * 16,
+        "every (thread, block) pair exactly once"
+    );
     for (t, _, rank) in &seen {
         assert_eq!(*rank, (t[2] * 2 + t[1]) * 4 + t[0]);
     }
@@ -178,5 +237,9 @@ fn fences_gpu() {
 fn timers_gpu() {
     let t = check_timers(&common::gpu(), 100_000);
     // nanosleep may wake early, but a 100 µs request is not skipped entirely.
-    assert!(t[1] - t[0] >= 1_000, "a 100 µs nanosleep took {} ns of globaltimer", t[1] - t[0]);
+    assert!(
+        t[1] - t[0] >= 1_000,
+        "a 100 µs nanosleep took {} ns of globaltimer",
+        t[1] - t[0]
+    );
 }

@@ -19,7 +19,10 @@ fn builds_cover_sm70_sm80_sm90() {
     let arches: Vec<&str> = BUILDS.iter().map(|(a, _)| *a).collect();
     assert_eq!(arches, ["sm_70", "sm_80", "sm_90"]);
     for (arch, ptx) in BUILDS {
-        assert!(ptx.contains(&format!(".target {arch}")), "{arch}: wrong .target");
+        assert!(
+            ptx.contains(&format!(".target {arch}")),
+            "{arch}: wrong .target"
+        );
         assert!(ptx.contains(".address_size 64"));
     }
 }
@@ -29,7 +32,11 @@ fn every_kernel_is_in_every_build_and_nothing_else() {
     let listed: BTreeSet<&str> = Kernel::ALL.iter().map(|k| k.name()).collect();
     assert_eq!(listed.len(), Kernel::ALL.len(), "duplicate kernel names");
     for (arch, ptx) in BUILDS {
-        assert_eq!(entries(ptx), listed, "{arch}: the PTX entry points and gpu::Kernel differ");
+        assert_eq!(
+            entries(ptx),
+            listed,
+            "{arch}: the PTX entry points and gpu::Kernel differ"
+        );
     }
 }
 
@@ -49,7 +56,11 @@ fn best_build_is_the_newest_not_above_the_device() {
 fn rmw_qualifiers() -> Vec<String> {
     Order::ALL
         .iter()
-        .flat_map(|o| Scope::ALL.iter().map(move |s| format!("{}.{}", o.ptx(), s.ptx())))
+        .flat_map(|o| {
+            Scope::ALL
+                .iter()
+                .map(move |s| format!("{}.{}", o.ptx(), s.ptx()))
+        })
         .collect()
 }
 
@@ -104,7 +115,10 @@ fn cuda_named_atomics_are_relaxed_at_their_scope() {
     for (arch, ptx) in BUILDS {
         let body = kernel_body(ptx, "add_one_atomic");
         assert!(body.contains("atom.relaxed.gpu.add.u32"), "{arch}: {body}");
-        assert!(!body.contains(".sys"), "{arch}: a system-scoped instruction in add_one_atomic");
+        assert!(
+            !body.contains(".sys"),
+            "{arch}: a system-scoped instruction in add_one_atomic"
+        );
     }
 }
 
@@ -113,18 +127,31 @@ fn fences_and_warp_primitives_emit_their_instructions() {
     for (arch, ptx) in BUILDS {
         let fences = kernel_body(ptx, "fence_check");
         for insn in [
-            "membar.cta;", "membar.gl;", "membar.sys;",
-            "fence.acq_rel.cta;", "fence.acq_rel.gpu;", "fence.acq_rel.sys;",
-            "fence.sc.cta;", "fence.sc.gpu;", "fence.sc.sys;",
+            "membar.cta;",
+            "membar.gl;",
+            "membar.sys;",
+            "fence.acq_rel.cta;",
+            "fence.acq_rel.gpu;",
+            "fence.acq_rel.sys;",
+            "fence.sc.cta;",
+            "fence.sc.gpu;",
+            "fence.sc.sys;",
             "st.release.gpu.b32",
         ] {
             assert!(fences.contains(insn), "{arch}: fence_check lacks `{insn}`");
         }
         let warp = kernel_body(ptx, "warp_check");
         for insn in [
-            "activemask.b32", "shfl.sync.idx.b32", "shfl.sync.up.b32", "shfl.sync.down.b32",
-            "shfl.sync.bfly.b32", "vote.sync.ballot.b32", "bar.warp.sync", "bar.sync",
-            "%dynamic_smem_size", "%laneid",
+            "activemask.b32",
+            "shfl.sync.idx.b32",
+            "shfl.sync.up.b32",
+            "shfl.sync.down.b32",
+            "shfl.sync.bfly.b32",
+            "vote.sync.ballot.b32",
+            "bar.warp.sync",
+            "bar.sync",
+            "%dynamic_smem_size",
+            "%laneid",
         ] {
             assert!(warp.contains(insn), "{arch}: warp_check lacks `{insn}`");
         }
@@ -137,9 +164,14 @@ fn fences_and_warp_primitives_emit_their_instructions() {
 
 /// The text of one `.entry` up to the next one.
 fn kernel_body<'a>(ptx: &'a str, name: &str) -> &'a str {
-    let start = ptx.find(&format!(".entry {name}(")).unwrap_or_else(|| panic!("no kernel {name}"));
+    let start = ptx
+        .find(&format!(".entry {name}("))
+        .unwrap_or_else(|| panic!("no kernel {name}"));
     let rest = &ptx[start..];
-    let end = rest[1..].find(".entry ").map(|e| e + 1).unwrap_or(rest.len());
+    let end = rest[1..]
+        .find(".entry ")
+        .map(|e| e + 1)
+        .unwrap_or(rest.len());
     &rest[..end]
 }
 
@@ -157,12 +189,18 @@ fn ptxas(arch: &str, ptx: &str) -> String {
         .output()
         .unwrap_or_else(|e| panic!("running {path}: {e}"));
     let log = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "ptxas --gpu-name {arch} rejected the PTX:\n{log}");
+    assert!(
+        out.status.success(),
+        "ptxas --gpu-name {arch} rejected the PTX:\n{log}"
+    );
     log
 }
 
 #[test]
-#[cfg_attr(gridsync_no_ptxas, ignore = "ptxas not found at build time (pip install nvidia-cuda-nvcc-cu12)")]
+#[cfg_attr(
+    gridsync_no_ptxas,
+    ignore = "ptxas not found at build time (pip install nvidia-cuda-nvcc-cu12)"
+)]
 fn ptxas_accepts_every_build_without_spills() {
     #[cfg(not(gridsync_no_ptxas))]
     for (arch, ptx) in BUILDS {
@@ -175,7 +213,11 @@ fn ptxas_accepts_every_build_without_spills() {
         for target in targets {
             let log = ptxas(target, ptx);
             let functions = log.matches("Function properties for").count();
-            assert_eq!(functions, Kernel::ALL.len(), "{arch} on {target}: ptxas saw {functions} kernels\n{log}");
+            assert_eq!(
+                functions,
+                Kernel::ALL.len(),
+                "{arch} on {target}: ptxas saw {functions} kernels\n{log}"
+            );
             for line in log.lines().filter(|l| l.contains("spill")) {
                 assert!(
                     line.contains("0 bytes spill stores, 0 bytes spill loads"),
@@ -183,7 +225,10 @@ fn ptxas_accepts_every_build_without_spills() {
                 );
             }
             for line in log.lines().filter(|l| l.contains("stack frame")) {
-                assert!(line.trim_start().starts_with("0 bytes stack frame"), "{arch} on {target}: {line}");
+                assert!(
+                    line.trim_start().starts_with("0 bytes stack frame"),
+                    "{arch} on {target}: {line}"
+                );
             }
         }
     }

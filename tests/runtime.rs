@@ -14,8 +14,14 @@ fn race_on_the_simulator_counts_exactly_with_atomics() {
 
 #[test]
 fn race_shapes_are_validated() {
-    assert!(matches!(race::run_shape(&Target::Sim, 0, 16), Err(Error::Sim(_))));
-    assert!(matches!(race::run_shape(&Target::Sim, u32::MAX, 2), Err(Error::InvalidInput(_))));
+    assert!(matches!(
+        race::run_shape(&Target::Sim, 0, 16),
+        Err(Error::Sim(_))
+    ));
+    assert!(matches!(
+        race::run_shape(&Target::Sim, u32::MAX, 2),
+        Err(Error::InvalidInput(_))
+    ));
     let r = race::run_shape(&Target::Sim, 3, 33).unwrap();
     assert_eq!(r.atomic, 99);
 }
@@ -31,7 +37,10 @@ fn buffers_round_trip_and_check_lengths() {
     }
     let b = t.zeros::<f64>(3).unwrap();
     assert!(matches!(t.write(&b, &[1.0]), Err(Error::InvalidInput(_))));
-    assert!(matches!(t.zeros::<u64>(usize::MAX / 4), Err(Error::InvalidInput(_))));
+    assert!(matches!(
+        t.zeros::<u64>(usize::MAX / 4),
+        Err(Error::InvalidInput(_))
+    ));
 }
 
 #[test]
@@ -55,10 +64,16 @@ fn driver_at_run_time() -> bool {
 }
 
 #[test]
-#[cfg_attr(not(gridsync_no_driver), ignore = "a driver is installed: this checks the driverless path")]
+#[cfg_attr(
+    not(gridsync_no_driver),
+    ignore = "a driver is installed: this checks the driverless path"
+)]
 fn without_a_driver_opening_a_gpu_says_so() {
     if driver_at_run_time() {
-        assert!(Gpu::new(0).is_ok(), "a driver is loaded, so device 0 must open");
+        assert!(
+            Gpu::new(0).is_ok(),
+            "a driver is loaded, so device 0 must open"
+        );
         return;
     }
     match Gpu::new(0) {
@@ -70,14 +85,19 @@ fn without_a_driver_opening_a_gpu_says_so() {
 /// Runs the `gridsync` binary (`GRIDSYNC_BIN` overrides the path cargo built it at, for test
 /// binaries copied to another machine).
 fn cli(args: &[&str]) -> std::process::Output {
-    let bin = std::env::var("GRIDSYNC_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_gridsync").to_string());
+    let bin = std::env::var("GRIDSYNC_BIN")
+        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_gridsync").to_string());
     std::process::Command::new(bin).args(args).output().unwrap()
 }
 
 #[test]
 fn cli_race_on_the_simulator_prints_json() {
     let out = cli(&["race", "--simulate", "--json"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["atomic"], 160);
     assert_eq!(v["expected"], 160);
@@ -85,19 +105,36 @@ fn cli_race_on_the_simulator_prints_json() {
 
 #[test]
 fn cli_rejects_bad_input_with_an_error_not_a_panic() {
-    let out = cli(&["race", "--simulate", "--blocks", "1000", "--threads", "1000"]);
+    let out = cli(&[
+        "race",
+        "--simulate",
+        "--blocks",
+        "1000",
+        "--threads",
+        "1000",
+    ]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.starts_with("gridsync: ") && !err.contains("panicked"), "{err}");
+    assert!(
+        err.starts_with("gridsync: ") && !err.contains("panicked"),
+        "{err}"
+    );
     let out = cli(&["bench", "copy", "--simulate"]);
     assert_eq!(out.status.code(), Some(1));
 }
 
 #[test]
-#[cfg_attr(not(gridsync_no_driver), ignore = "a driver is installed: this checks the driverless path")]
+#[cfg_attr(
+    not(gridsync_no_driver),
+    ignore = "a driver is installed: this checks the driverless path"
+)]
 fn cli_tour_without_a_gpu_runs_the_simulator() {
     let out = cli(&[]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("x[0] =    160"), "{text}");
     if driver_at_run_time() {
@@ -112,7 +149,9 @@ fn cli_tour_without_a_gpu_runs_the_simulator() {
 #[test]
 #[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
 fn gpu_reports_itself() {
-    let Target::Gpu(gpu) = common::gpu() else { unreachable!() };
+    let Target::Gpu(gpu) = common::gpu() else {
+        unreachable!()
+    };
     let i = gpu.info();
     assert!(i.compute_capability >= (7, 0));
     assert!(i.sm_count > 0 && i.total_memory_bytes > 0 && i.max_threads_per_block >= 1024);
@@ -125,7 +164,10 @@ fn race_on_the_gpu() {
     let gpu = common::gpu();
     let r = race::run(&gpu).unwrap();
     assert_eq!(r.atomic, 160);
-    assert!(r.racy < 160, "the racy kernel lost no update on the GPU: {r:?}");
+    assert!(
+        r.racy < 160,
+        "the racy kernel lost no update on the GPU: {r:?}"
+    );
     let r = race::run_shape(&gpu, 132, 256).unwrap();
     assert_eq!(r.atomic, 132 * 256);
 }
@@ -135,7 +177,11 @@ fn race_on_the_gpu() {
 fn gpu_launch_shapes_are_validated() {
     let gpu = common::gpu();
     let x = gpu.zeros::<u32>(1).unwrap();
-    for cfg in [LaunchConfig::linear(1, 2048), LaunchConfig::linear(0, 32), LaunchConfig::linear(1, 32).with_shared_bytes(1 << 30)] {
+    for cfg in [
+        LaunchConfig::linear(1, 2048),
+        LaunchConfig::linear(0, 32),
+        LaunchConfig::linear(1, 32).with_shared_bytes(1 << 30),
+    ] {
         // SAFETY: `x` is one valid word; the launch is refused before it starts.
         let r = unsafe { gridsync::launch!(gpu, gpu::race::add_one_atomic, cfg, (x.ptr())) };
         assert!(matches!(r, Err(Error::InvalidInput(_))), "{cfg:?}: {r:?}");
@@ -146,7 +192,9 @@ fn gpu_launch_shapes_are_validated() {
 #[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
 fn timer_errors_before_it_has_a_result() {
     let target = common::gpu();
-    let Target::Gpu(gpu) = &target else { unreachable!() };
+    let Target::Gpu(gpu) = &target else {
+        unreachable!()
+    };
     let mut t = Timer::new().unwrap();
     assert!(matches!(t.elapsed_ms(), Err(Error::TimerNotReady)));
     assert!(matches!(t.wait_ms(), Err(Error::TimerNotReady)));
@@ -158,8 +206,13 @@ fn timer_errors_before_it_has_a_result() {
     for _ in 0..100 {
         // SAFETY: `words` has the four words `timer_check` writes.
         unsafe {
-            gridsync::launch!(target, gpu::primitives_check::timer_check, LaunchConfig::linear(1, 1), (words.ptr(), 1_000_000u32))
-                .unwrap()
+            gridsync::launch!(
+                target,
+                gpu::primitives_check::timer_check,
+                LaunchConfig::linear(1, 1),
+                (words.ptr(), 1_000_000u32)
+            )
+            .unwrap()
         };
     }
     t.stop(gpu.stream()).unwrap();
@@ -177,7 +230,10 @@ fn timer_errors_before_it_has_a_result() {
 #[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
 fn benchmarks_run_on_the_gpu() {
     let gpu = common::gpu();
-    let opts = bench::launch::LaunchBenchOptions { launches_per_trial: 100, trials: 5 };
+    let opts = bench::launch::LaunchBenchOptions {
+        launches_per_trial: 100,
+        trials: 5,
+    };
     let b = bench::launch::run(&gpu, opts, |_, _| {}).unwrap();
     assert!(b.host_us_per_launch.median > 0.0 && b.event_timed_kernel_us.median > 0.0);
     let c = bench::copy::run(&gpu, 64 << 20, 3, |_, _| {}).unwrap();

@@ -7,9 +7,7 @@
 //! ([`AtomicOp`], [`Scope`], [`Order`]); a kernel that receives one it does not support writes
 //! nothing, which the host notices because it poisons `olds` first.
 
-use crate::atomic::{
-    self, Atomic, AtomicAdd, AtomicInt, LoadOrder, Order, Scope, StoreOrder,
-};
+use crate::atomic::{self, Atomic, AtomicAdd, AtomicInt, LoadOrder, Order, Scope, StoreOrder};
 use crate::index::grid_stride;
 
 /// The operations the check kernels apply.
@@ -80,7 +78,14 @@ fn store_order(order: Order) -> StoreOrder {
 
 /// The operations every type has. `None`: not one of them.
 #[inline(always)]
-unsafe fn apply_common<T: AtomicAdd + AddValues>(op: AtomicOp, p: *mut T, v: T, zero: T, s: Scope, o: Order) -> Option<T> {
+unsafe fn apply_common<T: AtomicAdd + AddValues>(
+    op: AtomicOp,
+    p: *mut T,
+    v: T,
+    zero: T,
+    s: Scope,
+    o: Order,
+) -> Option<T> {
     // SAFETY: the kernel's caller passes valid, aligned, atomically-accessed targets.
     unsafe {
         Some(match op {
@@ -133,7 +138,14 @@ add_values! {
 }
 
 #[inline(always)]
-unsafe fn apply_int<T: AtomicInt + AddValues>(op: AtomicOp, p: *mut T, v: T, zero: T, s: Scope, o: Order) -> Option<T> {
+unsafe fn apply_int<T: AtomicInt + AddValues>(
+    op: AtomicOp,
+    p: *mut T,
+    v: T,
+    zero: T,
+    s: Scope,
+    o: Order,
+) -> Option<T> {
     // SAFETY: as in `apply_common`.
     unsafe {
         Some(match op {
@@ -148,7 +160,14 @@ unsafe fn apply_int<T: AtomicInt + AddValues>(op: AtomicOp, p: *mut T, v: T, zer
 }
 
 #[inline(always)]
-unsafe fn apply_u32(op: AtomicOp, p: *mut u32, v: u32, limit: u32, s: Scope, o: Order) -> Option<u32> {
+unsafe fn apply_u32(
+    op: AtomicOp,
+    p: *mut u32,
+    v: u32,
+    limit: u32,
+    s: Scope,
+    o: Order,
+) -> Option<u32> {
     // SAFETY: as in `apply_common`.
     unsafe {
         Some(match op {

@@ -54,12 +54,19 @@ pub struct LaunchConfig {
 impl LaunchConfig {
     /// A 1-D launch of `grid` blocks of `block` threads, no dynamic shared memory.
     pub const fn linear(grid: u32, block: u32) -> LaunchConfig {
-        LaunchConfig { grid: Dim3::x(grid), block: Dim3::x(block), shared_bytes: 0 }
+        LaunchConfig {
+            grid: Dim3::x(grid),
+            block: Dim3::x(block),
+            shared_bytes: 0,
+        }
     }
 
     /// The same launch with `bytes` of dynamic shared memory per block.
     pub const fn with_shared_bytes(self, bytes: u32) -> LaunchConfig {
-        LaunchConfig { shared_bytes: bytes, ..self }
+        LaunchConfig {
+            shared_bytes: bytes,
+            ..self
+        }
     }
 
     /// Threads in the whole grid.

@@ -10,7 +10,8 @@ use crate::sync::{
 };
 use crate::time::{clock64, globaltimer_ns, nanosleep};
 use crate::warp::{
-    active_mask, ballot_sync, lane_id, sync_warp, shfl_down_sync, shfl_sync, shfl_up_sync, shfl_xor_sync,
+    active_mask, ballot_sync, lane_id, shfl_down_sync, shfl_sync, shfl_up_sync, shfl_xor_sync,
+    sync_warp,
 };
 
 /// Fields `warp_check` writes per thread.

@@ -24,7 +24,9 @@ pub fn lane_id() -> u32 {
     {
         let l: u32;
         // SAFETY: reading a special register has no preconditions.
-        unsafe { core::arch::asm!("mov.u32 {0}, %laneid;", out(reg32) l, options(nostack, pure, nomem)) };
+        unsafe {
+            core::arch::asm!("mov.u32 {0}, %laneid;", out(reg32) l, options(nostack, pure, nomem))
+        };
         l
     }
     #[cfg(not(target_arch = "nvptx64"))]

@@ -33,10 +33,17 @@ pub struct CopyBench {
 /// # Errors
 /// [`Error::Unsupported`] on the simulator; [`Error::InvalidInput`] for zero bytes or trials, or
 /// more than a third of the device's memory; a driver error (out of memory, …).
-pub fn run(target: &Target, bytes: usize, trials: u32, mut progress: impl FnMut(u32, u32)) -> Result<CopyBench> {
+pub fn run(
+    target: &Target,
+    bytes: usize,
+    trials: u32,
+    mut progress: impl FnMut(u32, u32),
+) -> Result<CopyBench> {
     let gpu = require_gpu(target)?;
     if bytes == 0 || trials == 0 {
-        return Err(Error::InvalidInput("the copy size and the trial count must be positive".into()));
+        return Err(Error::InvalidInput(
+            "the copy size and the trial count must be positive".into(),
+        ));
     }
     let limit = gpu.info().total_memory_bytes / 3;
     if bytes as u64 > limit {
@@ -46,14 +53,21 @@ pub fn run(target: &Target, bytes: usize, trials: u32, mut progress: impl FnMut(
         )));
     }
     // Random-ish, not zero, contents: some memory systems compress zeros.
-    let pattern: Vec<u32> = (0..bytes / 4).map(|i| (i as u32).wrapping_mul(2_654_435_761)).collect();
+    let pattern: Vec<u32> = (0..bytes / 4)
+        .map(|i| (i as u32).wrapping_mul(2_654_435_761))
+        .collect();
     let src = target.upload(&pattern)?;
     let dst = target.zeros::<u32>(bytes / 4)?;
     let copy_bytes = pattern.len() * 4;
     let copy = || {
         // SAFETY: both buffers own `copy_bytes` bytes and outlive the synchronized copy.
         let code = unsafe {
-            cu::cuMemcpyDtoDAsync_v2(dst.ptr() as u64, src.ptr() as u64, copy_bytes, gpu.stream().as_raw())
+            cu::cuMemcpyDtoDAsync_v2(
+                dst.ptr() as u64,
+                src.ptr() as u64,
+                copy_bytes,
+                gpu.stream().as_raw(),
+            )
         };
         check(code, || "cuMemcpyDtoDAsync".into())
     };

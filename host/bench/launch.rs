@@ -28,7 +28,10 @@ pub struct LaunchBenchOptions {
 
 impl Default for LaunchBenchOptions {
     fn default() -> Self {
-        LaunchBenchOptions { launches_per_trial: 2_000, trials: 50 }
+        LaunchBenchOptions {
+            launches_per_trial: 2_000,
+            trials: 50,
+        }
     }
 }
 
@@ -55,10 +58,16 @@ fn launch_empty(target: &Target) -> Result<()> {
 /// # Errors
 /// [`Error::Unsupported`] on the simulator; [`Error::InvalidInput`] for zero trials or
 /// launches; a driver error.
-pub fn run(target: &Target, opts: LaunchBenchOptions, mut progress: impl FnMut(u32, u32)) -> Result<LaunchBench> {
+pub fn run(
+    target: &Target,
+    opts: LaunchBenchOptions,
+    mut progress: impl FnMut(u32, u32),
+) -> Result<LaunchBench> {
     let gpu = require_gpu(target)?;
     if opts.trials == 0 || opts.launches_per_trial == 0 {
-        return Err(Error::InvalidInput("trials and launches per trial must be positive".into()));
+        return Err(Error::InvalidInput(
+            "trials and launches per trial must be positive".into(),
+        ));
     }
     let total = opts.trials * 3;
     // Warm-up: module load, first-launch setup, clocks up.

@@ -36,8 +36,17 @@ impl Stats {
         }
         v.sort_by(f64::total_cmp);
         let n = v.len();
-        let median = if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 };
-        Ok(Stats { median, min: v[0], max: v[n - 1], samples: n })
+        let median = if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        };
+        Ok(Stats {
+            median,
+            min: v[0],
+            max: v[n - 1],
+            samples: n,
+        })
     }
 }
 

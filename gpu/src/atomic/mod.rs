@@ -135,7 +135,12 @@ impl Scope {
 
 impl Order {
     /// Every ordering.
-    pub const ALL: [Order; 4] = [Order::Relaxed, Order::Acquire, Order::Release, Order::AcqRel];
+    pub const ALL: [Order; 4] = [
+        Order::Relaxed,
+        Order::Acquire,
+        Order::Release,
+        Order::AcqRel,
+    ];
     /// The PTX qualifier: `relaxed`, `acquire`, `release` or `acq_rel`.
     pub const fn ptx(self) -> &'static str {
         match self {

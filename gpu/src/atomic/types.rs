@@ -25,7 +25,13 @@ macro_rules! impl_atomic {
                 $from
             }
             #[inline(always)]
-            unsafe fn cas(addr: *mut Self, compare: Self, val: Self, scope: Scope, order: Order) -> Self {
+            unsafe fn cas(
+                addr: *mut Self,
+                compare: Self,
+                val: Self,
+                scope: Scope,
+                order: Order,
+            ) -> Self {
                 // SAFETY: as in `exch`.
                 let $b = unsafe {
                     imp::$cas(addr.cast(), compare.to_bits(), val.to_bits(), scope, order)
@@ -108,21 +114,85 @@ macro_rules! impl_int {
 }
 
 impl_atomic!(u32, u32, |x| x, |b| b, exch_b32, cas_b32, ld_b32, st_b32);
-impl_atomic!(i32, u32, |x| x as u32, |b| b as i32, exch_b32, cas_b32, ld_b32, st_b32);
+impl_atomic!(
+    i32,
+    u32,
+    |x| x as u32,
+    |b| b as i32,
+    exch_b32,
+    cas_b32,
+    ld_b32,
+    st_b32
+);
 impl_atomic!(u64, u64, |x| x, |b| b, exch_b64, cas_b64, ld_b64, st_b64);
-impl_atomic!(i64, u64, |x| x as u64, |b| b as i64, exch_b64, cas_b64, ld_b64, st_b64);
-impl_atomic!(f32, u32, |x| x.to_bits(), |b| f32::from_bits(b), exch_b32, cas_b32, ld_b32, st_b32);
-impl_atomic!(f64, u64, |x| x.to_bits(), |b| f64::from_bits(b), exch_b64, cas_b64, ld_b64, st_b64);
+impl_atomic!(
+    i64,
+    u64,
+    |x| x as u64,
+    |b| b as i64,
+    exch_b64,
+    cas_b64,
+    ld_b64,
+    st_b64
+);
+impl_atomic!(
+    f32,
+    u32,
+    |x| x.to_bits(),
+    |b| f32::from_bits(b),
+    exch_b32,
+    cas_b32,
+    ld_b32,
+    st_b32
+);
+impl_atomic!(
+    f64,
+    u64,
+    |x| x.to_bits(),
+    |b| f64::from_bits(b),
+    exch_b64,
+    cas_b64,
+    ld_b64,
+    st_b64
+);
 
 impl_add!(u32, |v| v.wrapping_neg(), |b| b, add_u32, red_add_u32);
-impl_add!(i32, |v| v.wrapping_neg(), |b| b as i32, add_s32, red_add_s32);
+impl_add!(
+    i32,
+    |v| v.wrapping_neg(),
+    |b| b as i32,
+    add_s32,
+    red_add_s32
+);
 impl_add!(u64, |v| v.wrapping_neg(), |b| b, add_u64, red_add_u64);
 // PTX has no `atom.add.s64`: two's-complement addition is the same bits as `.u64`.
-impl_add!(i64, |v| v.wrapping_neg(), |b| b as i64, add_u64, red_add_u64);
+impl_add!(
+    i64,
+    |v| v.wrapping_neg(),
+    |b| b as i64,
+    add_u64,
+    red_add_u64
+);
 impl_add!(f32, |v| -v, |b| f32::from_bits(b), add_f32, red_add_f32);
 impl_add!(f64, |v| -v, |b| f64::from_bits(b), add_f64, red_add_f64);
 
 impl_int!(u32, |b| b, min_u32, max_u32, and_b32, or_b32, xor_b32);
-impl_int!(i32, |b| b as i32, min_s32, max_s32, and_b32, or_b32, xor_b32);
+impl_int!(
+    i32,
+    |b| b as i32,
+    min_s32,
+    max_s32,
+    and_b32,
+    or_b32,
+    xor_b32
+);
 impl_int!(u64, |b| b, min_u64, max_u64, and_b64, or_b64, xor_b64);
-impl_int!(i64, |b| b as i64, min_s64, max_s64, and_b64, or_b64, xor_b64);
+impl_int!(
+    i64,
+    |b| b as i64,
+    min_s64,
+    max_s64,
+    and_b64,
+    or_b64,
+    xor_b64
+);

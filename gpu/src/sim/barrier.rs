@@ -27,7 +27,11 @@ pub(super) struct SimBarrier {
 impl SimBarrier {
     pub(super) fn new(live: u32) -> SimBarrier {
         SimBarrier {
-            state: Mutex::new(State { live, arrived: 0, generation: 0 }),
+            state: Mutex::new(State {
+                live,
+                arrived: 0,
+                generation: 0,
+            }),
             cv: Condvar::new(),
         }
     }
@@ -59,7 +63,11 @@ impl SimBarrier {
         let generation = s.generation;
         let deadline = Instant::now() + WAIT_LIMIT;
         loop {
-            s = self.cv.wait_timeout(s, POLL).unwrap_or_else(PoisonError::into_inner).0;
+            s = self
+                .cv
+                .wait_timeout(s, POLL)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
             if s.generation != generation {
                 return;
             }

@@ -57,11 +57,17 @@ impl BlockState {
                     WarpState {
                         barrier: SimBarrier::new(lanes),
                         slots: std::array::from_fn(|_| AtomicU64::new(0)),
-                        live: AtomicU32::new(if lanes == 32 { u32::MAX } else { (1 << lanes) - 1 }),
+                        live: AtomicU32::new(if lanes == 32 {
+                            u32::MAX
+                        } else {
+                            (1 << lanes) - 1
+                        }),
                     }
                 })
                 .collect(),
-            shared: (0..(cfg.shared_bytes as usize).div_ceil(16)).map(|_| UnsafeCell::new(0)).collect(),
+            shared: (0..(cfg.shared_bytes as usize).div_ceil(16))
+                .map(|_| UnsafeCell::new(0))
+                .collect(),
             shared_bytes: cfg.shared_bytes,
         }
     }
@@ -109,7 +115,8 @@ thread_local! {
 }
 
 fn ctx() -> ThreadCtx {
-    CTX.get().expect("gridsync device code called outside a kernel (no simulated thread here)")
+    CTX.get()
+        .expect("gridsync device code called outside a kernel (no simulated thread here)")
 }
 
 fn with_launch<R>(f: impl FnOnce(&ThreadCtx, &Launch, &BlockState) -> R) -> R {

@@ -98,7 +98,10 @@ impl Launch {
 
     /// Records the first error and tells every thread to stop.
     fn fail(&self, e: SimError) {
-        let mut slot = self.error.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut slot = self
+            .error
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         slot.get_or_insert(e);
         self.aborted.store(true, Ordering::Release);
     }
@@ -129,7 +132,10 @@ pub fn check_config(cfg: &LaunchConfig) -> Result<(), SimError> {
         )));
     }
     if cfg.threads() > MAX_THREADS {
-        return Err(SimError::TooManyThreads { threads: cfg.threads(), max: MAX_THREADS });
+        return Err(SimError::TooManyThreads {
+            threads: cfg.threads(),
+            max: MAX_THREADS,
+        });
     }
     Ok(())
 }
@@ -151,7 +157,9 @@ pub fn launch<F: Fn() + Sync>(cfg: &LaunchConfig, kernel: F) -> Result<(), SimEr
     let launch = Launch {
         cfg: *cfg,
         start: SimBarrier::new(total),
-        blocks: (0..cfg.grid.count()).map(|_| BlockState::new(cfg)).collect(),
+        blocks: (0..cfg.grid.count())
+            .map(|_| BlockState::new(cfg))
+            .collect(),
         aborted: AtomicBool::new(false),
         error: Mutex::new(None),
     };
@@ -175,7 +183,12 @@ pub fn launch<F: Fn() + Sync>(cfg: &LaunchConfig, kernel: F) -> Result<(), SimEr
             }
         }
     });
-    match launch.error.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take() {
+    match launch
+        .error
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .take()
+    {
         Some(e) => Err(e),
         None => Ok(()),
     }

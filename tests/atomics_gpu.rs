@@ -1,0 +1,123 @@
+//! Every atomic operation, type, scope and ordering on a real GPU, against the sequential model
+//! of `gridsync::atomics`, at shapes the simulator cannot run: a full wave of 132 blocks of 256
+//! threads (an H100 SXM has 132 SMs), on one address and on four.
+//!
+//! Ignored where no NVIDIA driver was found at build time. The base seed is printed, and
+//! `GRIDSYNC_TEST_SEED=<seed>` replays a run.
+
+use gridsync::atomics::{Case, CheckShape, ValueType, all_cases, check};
+use gridsync::gpu::atomic::{Order, Scope};
+use gridsync::gpu::atomics_check::AtomicOp;
+use gridsync::{Error, Target};
+
+/// Blocks of the big shapes: one per SM of an H100 SXM.
+const BLOCKS: u32 = 132;
+/// Threads per block of the big shapes: eight warps.
+const THREADS_PER_BLOCK: u32 = 256;
+
+/// The base seed: `GRIDSYNC_TEST_SEED`, else the clock. Printed so that a failure can be replayed.
+fn base_seed() -> u64 {
+    let seed = std::env::var("GRIDSYNC_TEST_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| {
+            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+            now.map(|d| d.as_nanos() as u64).unwrap_or(1)
+        });
+    eprintln!("GRIDSYNC_TEST_SEED={seed}");
+    seed
+}
+
+/// The GPU; these tests are ignored where no driver was found at build time, so reaching this
+/// without one is a real failure.
+fn gpu() -> Target {
+    Target::open(0, false).expect("a GPU test ran, so a GPU must be present")
+}
+
+/// Runs every supported case at `shape`, each with its own seed from the base seed, and fails
+/// with the list of the cases that did not pass.
+fn every_case_passes(shape: CheckShape) {
+    let target = gpu();
+    let base = base_seed();
+    let cases = all_cases();
+    let failures: Vec<String> = cases
+        .iter()
+        .enumerate()
+        .filter_map(|(k, case)| {
+            let seed = base ^ (k as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            check(&target, case, &shape, seed)
+                .err()
+                .map(|e| format!("  {case}: {e}"))
+        })
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed at {shape} on {} (GRIDSYNC_TEST_SEED={base}):\n{}",
+        failures.len(),
+        cases.len(),
+        target.describe(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+#[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
+fn every_case_on_one_contended_address() {
+    every_case_passes(CheckShape::new(BLOCKS, THREADS_PER_BLOCK, 1));
+}
+
+#[test]
+#[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
+fn every_case_on_four_addresses() {
+    every_case_passes(CheckShape::new(BLOCKS, THREADS_PER_BLOCK, 4));
+}
+
+#[test]
+#[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
+fn every_case_with_more_operations_than_threads() {
+    // The grid-stride loop on an odd grid: 7 × 97 threads doing 5000 operations on 3 addresses.
+    every_case_passes(CheckShape::new(7, 97, 3).with_n(5000));
+}
+
+#[test]
+#[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
+fn every_case_with_fewer_operations_than_threads() {
+    every_case_passes(CheckShape::new(BLOCKS, THREADS_PER_BLOCK, 2).with_n(10_007));
+}
+
+#[test]
+#[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
+fn every_case_with_one_operation() {
+    every_case_passes(CheckShape::new(BLOCKS, THREADS_PER_BLOCK, 1).with_n(1));
+}
+
+#[test]
+#[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
+fn every_case_with_no_operations() {
+    every_case_passes(CheckShape::new(BLOCKS, THREADS_PER_BLOCK, 4).with_n(0));
+}
+
+#[test]
+#[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
+fn unsupported_combinations_are_refused_before_launch() {
+    let target = gpu();
+    let shape = CheckShape::new(BLOCKS, THREADS_PER_BLOCK, 1);
+    for (ty, op) in [
+        (ValueType::F32, AtomicOp::Min),
+        (ValueType::F64, AtomicOp::And),
+        (ValueType::I32, AtomicOp::Inc),
+        (ValueType::U64, AtomicOp::Dec),
+    ] {
+        let case = Case {
+            ty,
+            op,
+            scope: Scope::Device,
+            order: Order::Relaxed,
+        };
+        let result = check(&target, &case, &shape, 1);
+        assert!(
+            matches!(result, Err(Error::InvalidInput(_))),
+            "{case}: {result:?}"
+        );
+    }
+}
