@@ -5,40 +5,23 @@
 //! Ignored where no NVIDIA driver was found at build time. The base seed is printed, and
 //! `GRIDSYNC_TEST_SEED=<seed>` replays a run.
 
+mod common;
+
+use gridsync::Error;
 use gridsync::atomics::{Case, CheckShape, ValueType, all_cases, check};
 use gridsync::gpu::atomic::{Order, Scope};
 use gridsync::gpu::atomics_check::AtomicOp;
-use gridsync::{Error, Target};
 
 /// Blocks of the big shapes: one per SM of an H100 SXM.
 const BLOCKS: u32 = 132;
 /// Threads per block of the big shapes: eight warps.
 const THREADS_PER_BLOCK: u32 = 256;
 
-/// The base seed: `GRIDSYNC_TEST_SEED`, else the clock. Printed so that a failure can be replayed.
-fn base_seed() -> u64 {
-    let seed = std::env::var("GRIDSYNC_TEST_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
-            now.map(|d| d.as_nanos() as u64).unwrap_or(1)
-        });
-    eprintln!("GRIDSYNC_TEST_SEED={seed}");
-    seed
-}
-
-/// The GPU; these tests are ignored where no driver was found at build time, so reaching this
-/// without one is a real failure.
-fn gpu() -> Target {
-    Target::open(0, false).expect("a GPU test ran, so a GPU must be present")
-}
-
 /// Runs every supported case at `shape`, each with its own seed from the base seed, and fails
 /// with the list of the cases that did not pass.
 fn every_case_passes(shape: CheckShape) {
-    let target = gpu();
-    let base = base_seed();
+    let target = common::gpu();
+    let base = common::seed();
     let cases = all_cases();
     let failures: Vec<String> = cases
         .iter()
@@ -100,7 +83,7 @@ fn every_case_with_no_operations() {
 #[test]
 #[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
 fn unsupported_combinations_are_refused_before_launch() {
-    let target = gpu();
+    let target = common::gpu();
     let shape = CheckShape::new(BLOCKS, THREADS_PER_BLOCK, 1);
     for (ty, op) in [
         (ValueType::F32, AtomicOp::Min),

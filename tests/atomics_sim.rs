@@ -5,6 +5,8 @@
 //! Operands are fresh each run; the base seed is printed, and `GRIDSYNC_TEST_SEED=<seed>` replays
 //! a run. The simulator starts one OS thread per GPU thread, so the grids stay small.
 
+mod common;
+
 use gridsync::atomics::{
     Case, CaseRun, CheckShape, MAX_OPS, MAX_TARGETS, Value, ValueType, all_cases, check,
     launch_case, validate,
@@ -13,23 +15,10 @@ use gridsync::gpu::atomic::{Order, Scope};
 use gridsync::gpu::atomics_check::AtomicOp;
 use gridsync::{Error, Target};
 
-/// The base seed: `GRIDSYNC_TEST_SEED`, else the clock. Printed so that a failure can be replayed.
-fn base_seed() -> u64 {
-    let seed = std::env::var("GRIDSYNC_TEST_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| {
-            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
-            now.map(|d| d.as_nanos() as u64).unwrap_or(1)
-        });
-    eprintln!("GRIDSYNC_TEST_SEED={seed}");
-    seed
-}
-
 /// Runs every supported case at `shape`, each with its own seed from the base seed, and fails
 /// with the list of the cases that did not pass.
 fn every_case_passes(shape: CheckShape) {
-    let base = base_seed();
+    let base = common::seed();
     let cases = all_cases();
     let failures: Vec<String> = cases
         .iter()

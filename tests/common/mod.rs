@@ -5,20 +5,23 @@ use gridsync::Target;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-/// A generator seeded from the clock; the seed is printed so a failure can be replayed with
-/// `GRIDSYNC_TEST_SEED`.
-pub fn rng() -> SmallRng {
+/// The base seed: `GRIDSYNC_TEST_SEED`, else the clock. Printed so that a failure can be
+/// replayed.
+pub fn seed() -> u64 {
     let seed = std::env::var("GRIDSYNC_TEST_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos() as u64)
-                .unwrap_or(1)
+            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+            now.map(|d| d.as_nanos() as u64).unwrap_or(1)
         });
     eprintln!("GRIDSYNC_TEST_SEED={seed}");
-    SmallRng::seed_from_u64(seed)
+    seed
+}
+
+/// A generator seeded with [`seed`].
+pub fn rng() -> SmallRng {
+    SmallRng::seed_from_u64(seed())
 }
 
 /// `n` random words.
