@@ -8,7 +8,7 @@
 mod common;
 
 use gridsync::Error;
-use gridsync::atomics::{Case, CheckShape, ValueType, all_cases, check};
+use gridsync::atomics::{Case, CheckShape, ValueType, check};
 use gridsync::gpu::atomic::{Order, Scope};
 use gridsync::gpu::atomics_check::AtomicOp;
 
@@ -20,27 +20,7 @@ const THREADS_PER_BLOCK: u32 = 256;
 /// Runs every supported case at `shape`, each with its own seed from the base seed, and fails
 /// with the list of the cases that did not pass.
 fn every_case_passes(shape: CheckShape) {
-    let target = common::gpu();
-    let base = common::seed();
-    let cases = all_cases();
-    let failures: Vec<String> = cases
-        .iter()
-        .enumerate()
-        .filter_map(|(k, case)| {
-            let seed = base ^ (k as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-            check(&target, case, &shape, seed)
-                .err()
-                .map(|e| format!("  {case}: {e}"))
-        })
-        .collect();
-    assert!(
-        failures.is_empty(),
-        "{} of {} cases failed at {shape} on {} (GRIDSYNC_TEST_SEED={base}):\n{}",
-        failures.len(),
-        cases.len(),
-        target.describe(),
-        failures.join("\n")
-    );
+    common::every_atomic_case_passes(&common::gpu(), shape);
 }
 
 #[test]

@@ -18,25 +18,7 @@ use gridsync::{Error, Target};
 /// Runs every supported case at `shape`, each with its own seed from the base seed, and fails
 /// with the list of the cases that did not pass.
 fn every_case_passes(shape: CheckShape) {
-    let base = common::seed();
-    let cases = all_cases();
-    let failures: Vec<String> = cases
-        .iter()
-        .enumerate()
-        .filter_map(|(k, case)| {
-            let seed = base ^ (k as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-            check(&Target::Sim, case, &shape, seed)
-                .err()
-                .map(|e| format!("  {case}: {e}"))
-        })
-        .collect();
-    assert!(
-        failures.is_empty(),
-        "{} of {} cases failed at {shape} (GRIDSYNC_TEST_SEED={base}):\n{}",
-        failures.len(),
-        cases.len(),
-        failures.join("\n")
-    );
+    common::every_atomic_case_passes(&Target::Sim, shape);
 }
 
 #[test]

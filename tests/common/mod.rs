@@ -34,3 +34,29 @@ pub fn random_u32(rng: &mut SmallRng, n: usize) -> Vec<u32> {
 pub fn gpu() -> Target {
     Target::open(0, false).expect("a GPU test ran, so a GPU must be present")
 }
+
+/// Runs every supported atomic case at `shape` on `target`, each with its own seed derived from
+/// the base seed, and fails with the list of the cases that did not pass.
+pub fn every_atomic_case_passes(target: &Target, shape: gridsync::atomics::CheckShape) {
+    use gridsync::atomics::{all_cases, check};
+    let base = seed();
+    let cases = all_cases();
+    let failures: Vec<String> = cases
+        .iter()
+        .enumerate()
+        .filter_map(|(k, case)| {
+            let seed = base ^ (k as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            check(target, case, &shape, seed)
+                .err()
+                .map(|e| format!("  {case}: {e}"))
+        })
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed at {shape} on the {} (GRIDSYNC_TEST_SEED={base}):\n{}",
+        failures.len(),
+        cases.len(),
+        target.describe(),
+        failures.join("\n")
+    );
+}
