@@ -34,6 +34,17 @@ pub enum Error {
     TimerNotReady,
     /// A result did not match its CPU reference.
     Mismatch(String),
+    /// Threads of a kernel gave up waiting for a device lock (see `gpu::lock::Mutex`): it was
+    /// held past its timeout, most likely forever. The launch's work is incomplete.
+    LockTimeout {
+        /// The lock's kind, e.g. `"mutex"`.
+        lock: &'static str,
+        /// How many threads gave up.
+        threads: u32,
+    },
+    /// A device lock was still held after the kernels using it finished: a thread exited (or
+    /// forgot its guard) without releasing it.
+    LockHeld(&'static str),
 }
 
 /// `Result<T, gridsync::Error>`.
@@ -86,6 +97,14 @@ impl fmt::Display for Error {
                     "the timer's end event has not completed yet (stop it and synchronize first)"
                 )
             }
+            Error::LockTimeout { lock, threads } => write!(
+                f,
+                "{threads} GPU thread(s) gave up waiting for the device {lock}: it was held past its timeout"
+            ),
+            Error::LockHeld(lock) => write!(
+                f,
+                "the device {lock} was left locked when the kernels using it finished"
+            ),
             Error::Mismatch(what) => write!(f, "result does not match the CPU reference: {what}"),
         }
     }

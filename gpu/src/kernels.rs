@@ -41,4 +41,12 @@ kernel_list! {
     WarpCheck => warp_check,
     FenceCheck => fence_check,
     TimerCheck => timer_check,
+    AddOneMutex => add_one_mutex,
+    LockUnfenced => lock_unfenced,
+    LockFenced => lock_fenced,
+    LockLoop => lock_loop,
+    LockWarpLeader => lock_warp_leader,
+    LockMutex => lock_mutex,
+    LockTicket => lock_ticket,
+    MutexHeldForever => mutex_held_forever,
 }

@@ -11,10 +11,10 @@
 //! | layer | modules |
 //! |---|---|
 //! | thread | [`index`], [`time`] |
-//! | memory model | [`atomic`], [`sync`] |
+//! | memory model | [`atomic`], [`sync`], [`lock`] |
 //! | block | [`shared`], [`sync::sync_threads`] |
 //! | warp | [`warp`] |
-//! | kernels | [`race`], [`bench`], [`atomics_check`], [`primitives_check`] |
+//! | kernels | [`race`], [`mutex`], [`bench`], [`atomics_check`], [`primitives_check`] |
 //!
 //! Every kernel is declared with [`kernel!`], listed once in [`Kernel`], and says which source
 //! it comes from.
@@ -38,6 +38,7 @@ mod macros;
 
 pub mod atomic;
 pub mod index;
+pub mod lock;
 pub mod shared;
 pub mod sync;
 pub mod time;
@@ -45,6 +46,7 @@ pub mod warp;
 
 pub mod atomics_check;
 pub mod bench;
+pub mod mutex;
 pub mod primitives_check;
 pub mod race;
 

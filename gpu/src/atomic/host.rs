@@ -98,7 +98,14 @@ macro_rules! width_fns {
             // SAFETY: as in `native_fns`.
             let a = unsafe { $atomic::from_ptr(addr) };
             match a.compare_exchange(cmp, val, rmw(order), failure(order)) {
-                Ok(old) | Err(old) => old,
+                Ok(old) => old,
+                Err(old) => {
+                    // A failed swap is usually one turn of a spin loop: give the core to the
+                    // thread being waited for (a lock holder), as a GPU scheduler would issue
+                    // another warp. Without it a few cores full of spinners starve the holder.
+                    std::thread::yield_now();
+                    old
+                }
             }
         }
 

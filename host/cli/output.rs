@@ -1,0 +1,26 @@
+//! Output helpers shared by every subcommand: progress on stderr, JSON on stdout.
+
+use gridsync::{Error, Result};
+use serde::Serialize;
+use std::io::{IsTerminal, Write};
+
+/// A one-line progress indicator on stderr, shown only on a terminal and never in JSON mode.
+pub fn progress(enabled: bool, label: &'static str) -> impl FnMut(u32, u32) {
+    let show = enabled && std::io::stderr().is_terminal();
+    move |done, total| {
+        if show {
+            eprint!("\r{label}: {done}/{total}");
+            if done == total {
+                eprint!("\r\x1b[K");
+            }
+            let _ = std::io::stderr().flush();
+        }
+    }
+}
+
+pub fn print_json(value: &impl Serialize) -> Result<()> {
+    let text = serde_json::to_string_pretty(value)
+        .map_err(|e| Error::InvalidInput(format!("JSON: {e}")))?;
+    println!("{text}");
+    Ok(())
+}
