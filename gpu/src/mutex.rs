@@ -16,7 +16,7 @@
 //! | [`lock_fenced`] | `threadfence` after acquire and before release | the Numba version: correct |
 //! | [`lock_loop`] | lock and unlock inside one loop body | never waits across a call |
 //! | [`lock_warp_leader`] | one lane per warp takes the lock for its warp | 32× fewer acquisitions |
-//! | [`lock_mutex`] | [`Mutex`]: acquire/release ordering, back-off, bounded | the one to use |
+//! | [`lock_mutex`] | [`Mutex`]: the warp cohort made automatic, acquire/release, back-off, bounded | the one to use |
 //! | [`lock_ticket`] | [`TicketLock`]: first come, first served | fairness, at a cost |
 
 use crate::lock::{
@@ -130,7 +130,7 @@ kernel! {
             let mask = active_mask();
             let leader = mask.trailing_zeros();
             let lane = lane_id();
-            let guard = if lane == leader { mutex.lock().ok() } else { None };
+            let guard = if lane == leader { mutex.lock_thread().ok() } else { None };
             let held = shfl_sync(mask, guard.is_some() as u32, leader);
             if held == 0 {
                 return;
@@ -152,10 +152,12 @@ kernel! {
 kernel! {
     /// Every thread takes the [`Mutex`] (acquire), increments, and drops the guard (release).
     ///
-    /// What changed: the ordering is on the lock operations themselves (`atom.acquire.gpu.cas`,
-    /// `st.release.gpu`) instead of full fences around relaxed ones; waiters back off with
-    /// `nanosleep` and read before they swap; the wait is bounded. A thread that times out stops
-    /// and the host reports it.
+    /// What changed: the warp leader's trick is built into [`Mutex::lock`] — the lanes that call
+    /// it together form a cohort, one of them takes the lock word, and they hold it in turn —
+    /// so any kernel gets it with a per-thread guard. The ordering is on the lock operations
+    /// themselves (`atom.acquire.gpu.cas`, `st.release.gpu`) instead of full fences around
+    /// relaxed ones; waiters back off with `nanosleep` and read before they swap; the wait is
+    /// bounded. A thread that times out stops and the host reports it.
     pub unsafe fn lock_mutex(counter: *mut u32, state: *mut MutexState, iters: u32) {
         // SAFETY: `state` is a live `MutexState` used only through `Mutex` handles.
         let mutex = unsafe { Mutex::from_ptr(state) };
@@ -184,32 +186,17 @@ kernel! {
 }
 
 kernel! {
-    /// Thread 0 takes the [`Mutex`] and never releases it; every other thread waits until it
-    /// sees the lock held, then tries to take it — and must time out.
+    /// Every thread tries to take the [`Mutex`]; the one that gets it never releases it, so
+    /// every other thread must time out.
     ///
     /// The failure the bound exists for: without it this kernel would never finish.
     pub unsafe fn mutex_held_forever(counter: *mut u32, state: *mut MutexState) {
         // SAFETY: `state` is a live `MutexState` used only through `Mutex` handles.
         let mutex = unsafe { Mutex::from_ptr(state) };
-        if crate::index::global_id_x() == 0 {
-            if let Ok(guard) = mutex.lock() {
-                core::mem::forget(guard);
-            }
-            return;
-        }
-        // Wait (bounded, like everything else here) for thread 0 to take it first.
-        let start = crate::time::globaltimer_ns();
-        // SAFETY: `state` is live; its bound is only read.
-        let timeout = unsafe { (*state).timeout_ns };
-        while !mutex.is_locked() {
-            if crate::time::globaltimer_ns().wrapping_sub(start) > timeout {
-                break;
-            }
-            crate::time::nanosleep(1_000);
-        }
-        if let Ok(_guard) = mutex.lock() {
-            // SAFETY: held; never reached while thread 0 holds the lock forever.
+        if let Ok(guard) = mutex.lock() {
+            // SAFETY: held, by the only thread that will ever hold it.
             unsafe { *counter += 1 };
+            core::mem::forget(guard);
         }
     }
 }

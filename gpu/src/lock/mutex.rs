@@ -1,0 +1,349 @@
+//! The production mutex: warp-cohort acquisition, acquire/release at device scope, back-off,
+//! a bounded wait.
+
+use super::{DEFAULT_TIMEOUT_NS, LOCKED, LockError, UNLOCKED};
+use crate::atomic::{
+    LoadOrder, Order, Scope, StoreOrder, compare_and_swap, fetch_add, load, store,
+};
+use crate::time::{globaltimer_ns, nanosleep};
+use crate::warp::{lane_id, shfl_sync, sync_warp};
+use core::marker::PhantomData;
+
+/// The hand-off word's value when no warp is passing the lock along.
+pub const NO_TURN: u32 = u32::MAX;
+
+/// The first back-off sleep of a waiting thread, in nanoseconds.
+pub const DEFAULT_BACKOFF_MIN_NS: u32 = 32;
+/// The longest back-off sleep; it doubles from the minimum up to this. Chosen from the sweep in
+/// `gridsync bench mutex --sweep` (docs/perf-notes.md).
+pub const DEFAULT_BACKOFF_MAX_NS: u32 = 1024;
+
+/// The device memory behind a [`Mutex`]: the lock word, the error word, and the spin bounds the
+/// host chose. The host's `DeviceMutex` owns one and passes `*mut MutexState` to kernels.
+///
+/// Three 128-byte lines: the lock word every waiter reads; the error word, apart so that reading
+/// it while waiting adds no traffic to the lock word's line; and the hand-off word the lanes of
+/// the holding warp pass the lock along with.
+#[repr(C, align(128))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MutexState {
+    /// [`UNLOCKED`] or [`LOCKED`].
+    pub word: u32,
+    /// First back-off sleep, in nanoseconds.
+    pub backoff_min_ns: u32,
+    /// Longest back-off sleep, in nanoseconds.
+    pub backoff_max_ns: u32,
+    _pad0: u32,
+    /// Nanoseconds a thread may wait before giving up.
+    pub timeout_ns: u64,
+    _pad: [u32; 26],
+    /// The number of threads that gave up (timed out, or saw the lock abandoned). Non-zero
+    /// after a launch means the launch failed.
+    pub timeouts: u32,
+    _pad2: [u32; 31],
+    /// While a warp holds the lock: the lane whose turn it is ([`NO_TURN`] otherwise).
+    pub turn: u32,
+    _pad3: [u32; 31],
+}
+
+const _: () = assert!(size_of::<MutexState>() == 384);
+
+impl MutexState {
+    /// An unlocked lock with these bounds.
+    pub const fn new(timeout_ns: u64, backoff_min_ns: u32, backoff_max_ns: u32) -> MutexState {
+        MutexState {
+            word: UNLOCKED,
+            backoff_min_ns,
+            backoff_max_ns,
+            _pad0: 0,
+            timeout_ns,
+            _pad: [0; 26],
+            timeouts: 0,
+            _pad2: [0; 31],
+            turn: NO_TURN,
+            _pad3: [0; 31],
+        }
+    }
+}
+
+impl Default for MutexState {
+    fn default() -> MutexState {
+        MutexState::new(
+            DEFAULT_TIMEOUT_NS,
+            DEFAULT_BACKOFF_MIN_NS,
+            DEFAULT_BACKOFF_MAX_NS,
+        )
+    }
+}
+
+/// A device-scope mutex with warp-cohort acquisition and a bounded, backed-off wait: the one to
+/// use.
+///
+/// Scope: device (every thread of the GPU; not the host). CUDA: what
+/// `cuda::binary_semaphore<thread_scope_device>` provides. PTX: the lock word is taken with
+/// `atom.acquire.gpu.cas.b32` and given back with `st.release.gpu.b32`; inside a warp the lock
+/// is passed lane to lane with `st.release.cta` / `ld.acquire.cta` of the hand-off word.
+///
+/// # Memory ordering
+///
+/// Everything a thread does before its [`MutexGuard`] is dropped happens-before everything the
+/// next thread to hold the mutex does after [`Mutex::lock`] returns — for every thread of the
+/// GPU, in any block. No fence is needed inside or around the critical section.
+///
+/// # How it waits
+///
+/// The lanes of a warp that call [`Mutex::lock`] together form a *cohort*: the lowest lane (the
+/// leader) takes the lock word for all of them, then the lanes hold it one after another, in
+/// lane order, each handing it to the next when its guard drops; the last one releases the
+/// word. One hand-off through L2 per warp instead of one per thread — the source's per-warp
+/// leader, made automatic — and the lanes never fight each other with 32 atomics on one address.
+///
+/// The leader waits by test-and-test-and-set with exponential back-off: it sleeps (`nanosleep`,
+/// doubling from `backoff_min_ns` to `backoff_max_ns`), reads the word, and tries the swap only
+/// if it looks free, so thousands of waiters do not queue atomics in front of the holder's
+/// release.
+///
+/// The wait is bounded: past `timeout_ns` a thread stops waiting, adds the threads it waited
+/// for (its cohort) to the state's `timeouts` word and returns [`LockError::TimedOut`]; once any
+/// thread has, others return [`LockError::Abandoned`] instead of waiting out their own
+/// deadlines. The host checks the word after the launch and returns an error: a lock that is
+/// never released fails the launch instead of hanging it.
+///
+/// Precondition: sm_70 or newer (independent thread scheduling), like every lock here. Holding
+/// two guards of one mutex in one thread deadlocks until the timeout, as with any mutex.
+#[derive(Clone, Copy, Debug)]
+pub struct Mutex {
+    state: *mut MutexState,
+}
+
+/// Proof that the calling thread holds a [`Mutex`]; hands it on (or releases it) when dropped.
+#[must_use = "the lock is released as soon as the guard is dropped"]
+pub struct MutexGuard<'a> {
+    // Raw pointers, not `&Mutex`: a reference to the handle would make its address escape, and
+    // the compiler would keep it in local memory.
+    state: *mut MutexState,
+    /// The lanes of this warp holding the lock in turn (just this lane outside a cohort).
+    cohort: u32,
+    lane: u32,
+    _mutex: PhantomData<&'a Mutex>,
+}
+
+/// The leader's verdict, broadcast to its cohort.
+const HELD: u32 = 0;
+const TIMED_OUT: u32 = 1;
+const ABANDONED: u32 = 2;
+
+impl Mutex {
+    /// A handle to the mutex whose state is at `state`. The handle does not own the memory:
+    /// dropping it frees nothing (the host's `DeviceMutex` does, once).
+    ///
+    /// # Safety
+    /// `state` points to a [`MutexState`] in global memory that stays valid while this handle
+    /// is used, and is accessed by kernels only through `Mutex` handles.
+    #[inline(always)]
+    pub unsafe fn from_ptr(state: *mut MutexState) -> Mutex {
+        Mutex { state }
+    }
+
+    #[inline(always)]
+    fn word(&self) -> *mut u32 {
+        // SAFETY: `from_ptr`'s contract; only a field address is formed.
+        unsafe { &raw mut (*self.state).word }
+    }
+
+    /// Whether some thread holds the lock right now (a relaxed load; stale the moment it
+    /// returns — for diagnostics and tests, not for deciding to enter).
+    #[inline(always)]
+    pub fn is_locked(&self) -> bool {
+        // SAFETY: `from_ptr`'s contract; the word is only accessed atomically.
+        unsafe { load(self.word(), Scope::Device, LoadOrder::Relaxed) != UNLOCKED }
+    }
+
+    #[inline(always)]
+    fn guard(&self, cohort: u32, lane: u32) -> MutexGuard<'_> {
+        MutexGuard {
+            state: self.state,
+            cohort,
+            lane,
+            _mutex: PhantomData,
+        }
+    }
+
+    /// One attempt by this thread alone: the lock if it was free, `None` if held. Never waits.
+    #[inline(always)]
+    pub fn try_lock(&self) -> Option<MutexGuard<'_>> {
+        let lane = lane_id();
+        // Not `bool::then_some`: it builds its argument eagerly, and dropping a guard that was
+        // never acquired would release another thread's lock.
+        if self.try_word() {
+            Some(self.guard(1 << lane, lane))
+        } else {
+            None
+        }
+    }
+
+    #[inline(always)]
+    fn try_word(&self) -> bool {
+        // SAFETY: `from_ptr`'s contract; the word is only accessed atomically.
+        let seen = unsafe {
+            compare_and_swap(self.word(), UNLOCKED, LOCKED, Scope::Device, Order::Acquire)
+        };
+        seen == UNLOCKED
+    }
+
+    /// Takes the lock for the calling thread; the lanes of its warp that call it together take
+    /// it one after another (see [`Mutex`]).
+    ///
+    /// Every lane that calls `lock` at the same time must later drop its guard: the next lane
+    /// of the cohort waits for it.
+    ///
+    /// # Errors
+    /// [`LockError::TimedOut`] past the state's `timeout_ns`; [`LockError::Abandoned`] if
+    /// another thread already timed out. Either way the state's `timeouts` word counts it.
+    #[inline(always)]
+    pub fn lock(&self) -> Result<MutexGuard<'_>, LockError> {
+        let lane = lane_id();
+        let cohort = cohort_mask(lane);
+        if cohort == 1 << lane {
+            return self.lock_thread();
+        }
+        let leader = cohort.trailing_zeros();
+        let verdict = if lane == leader {
+            match self.acquire_word(cohort.count_ones()) {
+                Ok(()) => HELD,
+                Err(LockError::TimedOut) => TIMED_OUT,
+                Err(LockError::Abandoned) => ABANDONED,
+            }
+        } else {
+            HELD
+        };
+        let verdict = shfl_sync(cohort, verdict, leader);
+        // Orders the leader's acquire before the followers' first read of the hand-off word.
+        sync_warp(cohort);
+        match verdict {
+            HELD if lane == leader => Ok(self.guard(cohort, lane)),
+            HELD => self.wait_turn(lane).map(|()| self.guard(cohort, lane)),
+            TIMED_OUT => Err(LockError::TimedOut),
+            _ => Err(LockError::Abandoned),
+        }
+    }
+
+    /// Takes the lock for this thread alone, with no warp cohort: for callers whose lanes are
+    /// not converged, or that aggregate their warp themselves (the per-warp leader kernel).
+    ///
+    /// # Errors
+    /// As [`Mutex::lock`].
+    #[inline(always)]
+    pub fn lock_thread(&self) -> Result<MutexGuard<'_>, LockError> {
+        let lane = lane_id();
+        self.acquire_word(1).map(|()| self.guard(1 << lane, lane))
+    }
+
+    /// Test-and-test-and-set with exponential back-off, bounded. On failure counts `waiters`
+    /// threads (the cohort this thread waited for) in the error word.
+    #[inline(always)]
+    fn acquire_word(&self, waiters: u32) -> Result<(), LockError> {
+        if self.try_word() {
+            return Ok(());
+        }
+        let s = self.state;
+        // SAFETY (every block below): `from_ptr`'s contract; the words are only accessed
+        // atomically, the bounds only read.
+        let (timeout_ns, min_ns, max_ns) = unsafe {
+            (
+                (*s).timeout_ns,
+                (*s).backoff_min_ns.max(1),
+                (*s).backoff_max_ns,
+            )
+        };
+        let timeouts = unsafe { &raw mut (*s).timeouts };
+        let give_up = |why| {
+            unsafe { fetch_add(timeouts, waiters, Scope::Device, Order::Relaxed) };
+            Err(why)
+        };
+        let start = globaltimer_ns();
+        let mut backoff = min_ns;
+        loop {
+            if unsafe { load(timeouts, Scope::Device, LoadOrder::Relaxed) } != 0 {
+                return give_up(LockError::Abandoned);
+            }
+            nanosleep(backoff);
+            backoff = backoff.saturating_mul(2).min(max_ns.max(min_ns));
+            let free = unsafe { load(self.word(), Scope::Device, LoadOrder::Relaxed) } == UNLOCKED;
+            if free && self.try_word() {
+                return Ok(());
+            }
+            if globaltimer_ns().wrapping_sub(start) > timeout_ns {
+                return give_up(LockError::TimedOut);
+            }
+        }
+    }
+
+    /// A follower of the holding cohort waits for the lane before it to hand the lock on.
+    #[inline(always)]
+    fn wait_turn(&self, lane: u32) -> Result<(), LockError> {
+        let s = self.state;
+        // SAFETY (every block below): as in `acquire_word`.
+        let (timeout_ns, min_ns) = unsafe { ((*s).timeout_ns, (*s).backoff_min_ns) };
+        let (turn, timeouts) = unsafe { (&raw mut (*s).turn, &raw mut (*s).timeouts) };
+        let start = globaltimer_ns();
+        // Block scope: only lanes of this warp write the hand-off word while it holds the lock.
+        while unsafe { load(turn, Scope::Block, LoadOrder::Acquire) } != lane {
+            if globaltimer_ns().wrapping_sub(start) > timeout_ns {
+                unsafe { fetch_add(timeouts, 1, Scope::Device, Order::Relaxed) };
+                return Err(LockError::TimedOut);
+            }
+            nanosleep(min_ns);
+        }
+        Ok(())
+    }
+}
+
+/// The lanes of this warp calling the same `lock` now. On the simulator, whose warp operations
+/// need every lane of the warp, each thread is its own cohort.
+#[inline(always)]
+fn cohort_mask(lane: u32) -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let _ = lane;
+        crate::warp::active_mask()
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        1 << lane
+    }
+}
+
+impl Drop for MutexGuard<'_> {
+    /// Hands the lock to the next lane of the cohort (`st.release.cta` of the hand-off word),
+    /// or, from the last lane, releases it (`st.release.gpu` of [`UNLOCKED`]).
+    #[inline(always)]
+    fn drop(&mut self) {
+        // Lanes above this one: clear bits 0..=lane.
+        let later = self.cohort & !(u32::MAX >> (31 - self.lane));
+        // SAFETY: the state of a live `Mutex` (the guard borrows it); only the holder — the
+        // guard's owner — writes the hand-off word and the lock word now.
+        unsafe {
+            let s = self.state;
+            if later != 0 {
+                let next = later.trailing_zeros();
+                store(&raw mut (*s).turn, next, Scope::Block, StoreOrder::Release);
+            } else {
+                if self.cohort.count_ones() > 1 {
+                    store(
+                        &raw mut (*s).turn,
+                        NO_TURN,
+                        Scope::Block,
+                        StoreOrder::Relaxed,
+                    );
+                }
+                store(
+                    &raw mut (*s).word,
+                    UNLOCKED,
+                    Scope::Device,
+                    StoreOrder::Release,
+                );
+            }
+        }
+    }
+}
