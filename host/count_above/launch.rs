@@ -1,0 +1,171 @@
+//! [`CountLaunch`]: one counting kernel, its counter and its mutex, launched any number of
+//! times.
+
+use super::CountKernel;
+use crate::buffer::Buffer;
+use crate::error::{Error, Result};
+use crate::launch::Target;
+use crate::lock::{DeviceMutex, MutexBounds};
+use crate::timer::Timer;
+use gpu::LaunchConfig;
+
+/// One kernel over the first `len` floats of one input on the target, ready to run any number
+/// of times: the counter (and, for the lock kernel, the mutex) are allocated once.
+pub struct CountLaunch<'a> {
+    target: &'a Target,
+    kernel: CountKernel,
+    src: &'a Buffer<f32>,
+    len: usize,
+    threshold: f32,
+    cfg: LaunchConfig,
+    cnt: Buffer<u64>,
+    mutex: Option<DeviceMutex>,
+}
+
+impl<'a> CountLaunch<'a> {
+    /// Prepares `kernel` over `src[..len]` with launch shape `cfg`; `lock` bounds the lock
+    /// kernel's mutex (the other kernels take no lock).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] if `len` exceeds the buffer; as [`MutexBounds::state`]; a driver
+    /// error.
+    pub fn new(
+        target: &'a Target,
+        kernel: CountKernel,
+        src: &'a Buffer<f32>,
+        len: usize,
+        threshold: f32,
+        cfg: LaunchConfig,
+        lock: MutexBounds,
+    ) -> Result<CountLaunch<'a>> {
+        if len > src.len() {
+            return Err(Error::InvalidInput(format!(
+                "counting {len} elements of a buffer of {}",
+                src.len()
+            )));
+        }
+        let mutex = match kernel {
+            CountKernel::Mutex => Some(DeviceMutex::with_bounds(target, lock)?),
+            _ => None,
+        };
+        Ok(CountLaunch {
+            target,
+            kernel,
+            src,
+            len,
+            threshold,
+            cfg,
+            cnt: target.zeros(1)?,
+            mutex,
+        })
+    }
+
+    /// The launch shape.
+    pub fn config(&self) -> LaunchConfig {
+        self.cfg
+    }
+
+    /// Zeroes the counter (and resets the mutex): call before each [`CountLaunch::launch`].
+    ///
+    /// # Errors
+    /// A driver error.
+    pub fn reset(&self) -> Result<()> {
+        if let Some(m) = &self.mutex {
+            m.reset(self.target)?;
+        }
+        self.target.write(&self.cnt, &[0])
+    }
+
+    /// Queues the kernel (on the simulator: runs it).
+    ///
+    /// # Errors
+    /// A launch error.
+    pub fn launch(&self) -> Result<()> {
+        let (t, src, len, thr, cnt) = (
+            self.target,
+            self.src.ptr().cast_const(),
+            self.len as u64,
+            self.threshold,
+            self.cnt.ptr(),
+        );
+        // SAFETY (every launch): `src` holds at least `len` floats (checked in `new`), `cnt` one
+        // u64 and the mutex one `MutexState`, all owned by `self` or borrowed for its life;
+        // the kernels write only `cnt` and the mutex; `result` synchronizes before they are
+        // read or freed. The shared memory of the block kernels is in `cfg`.
+        unsafe {
+            match (self.kernel, &self.mutex) {
+                (CountKernel::Mutex, Some(m)) => crate::launch!(
+                    t,
+                    gpu::count_above::gt_thr_cnt_mutex,
+                    self.cfg,
+                    (src, len, thr, cnt, m.ptr())
+                ),
+                (CountKernel::Mutex, None) => Err(Error::InvalidInput(
+                    "the lock kernel's mutex is missing".into(),
+                )),
+                (CountKernel::Atomic, _) => crate::launch!(
+                    t,
+                    gpu::count_above::gt_thr_cnt_atomic,
+                    self.cfg,
+                    (src, len, thr, cnt)
+                ),
+                (CountKernel::Warp, _) => crate::launch!(
+                    t,
+                    gpu::count_above::gt_thr_cnt_warp,
+                    self.cfg,
+                    (src, len, thr, cnt)
+                ),
+                (CountKernel::Block, _) => crate::launch!(
+                    t,
+                    gpu::count_above::gt_thr_cnt_block,
+                    self.cfg,
+                    (src, len, thr, cnt)
+                ),
+                (CountKernel::Vec4, _) => crate::launch!(
+                    t,
+                    gpu::count_above::gt_thr_cnt_vec4,
+                    self.cfg,
+                    (src, len, thr, cnt)
+                ),
+            }
+        }
+    }
+
+    /// Waits for the kernel, checks the mutex, and returns the count.
+    ///
+    /// # Errors
+    /// [`Error::LockTimeout`] / [`Error::LockHeld`] from the lock kernel; a driver error.
+    pub fn result(&self) -> Result<u64> {
+        if let Some(m) = &self.mutex {
+            m.check(self.target)?;
+        }
+        Ok(self.target.download(&self.cnt)?[0])
+    }
+
+    /// Resets, launches and returns the count.
+    ///
+    /// # Errors
+    /// As [`CountLaunch::reset`], [`CountLaunch::launch`] and [`CountLaunch::result`].
+    pub fn run(&self) -> Result<u64> {
+        self.reset()?;
+        self.launch()?;
+        self.result()
+    }
+
+    /// Like [`CountLaunch::run`], event-timed on a GPU: the count and the milliseconds (`None`
+    /// on the simulator, whose timings mean nothing).
+    ///
+    /// # Errors
+    /// As [`CountLaunch::run`].
+    pub fn run_timed(&self, timer: Option<&mut Timer>) -> Result<(u64, Option<f64>)> {
+        self.reset()?;
+        let ms = match (self.target, timer) {
+            (Target::Gpu(gpu), Some(timer)) => Some(timer.time(gpu.stream(), || self.launch())?),
+            _ => {
+                self.launch()?;
+                None
+            }
+        };
+        Ok((self.result()?, ms.map(f64::from)))
+    }
+}

@@ -1,0 +1,137 @@
+//! `f32` arrays for the demos: read from files, or generated deterministically.
+//!
+//! Files: raw little-endian `f32` when the name ends in `.f32` or `.bin` (what
+//! `numpy.ndarray.tofile` writes for `float32`), otherwise text — numbers separated by spaces
+//! and newlines (`numpy.savetxt`'s output for a 1-D array). Text accepts what Rust's `f32`
+//! parser accepts, `nan` and `inf` included.
+//!
+//! Generated data is a hash of the index (SplitMix64), so it is the same on every machine and
+//! can be produced in parallel: a billion floats take well under a second on a many-core host.
+
+use crate::error::{Error, Result};
+use std::ops::Range;
+use std::path::Path;
+
+/// Extensions read as raw little-endian `f32`.
+pub const RAW_EXTENSIONS: [&str; 2] = ["f32", "bin"];
+
+/// Reads an array of `f32` from `path`: raw little-endian if its extension is one of
+/// [`RAW_EXTENSIONS`], else whitespace-separated text.
+///
+/// # Errors
+/// [`Error::Io`] if the file cannot be read; [`Error::InvalidInput`] if a raw file's length is
+/// not a multiple of 4 bytes, or a text token is not a number (the message names the line and
+/// the token).
+pub fn read_f32_file(path: &Path) -> Result<Vec<f32>> {
+    let io = |source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let raw = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| RAW_EXTENSIONS.iter().any(|r| e.eq_ignore_ascii_case(r)));
+    if raw {
+        let bytes = std::fs::read(path).map_err(io)?;
+        parse_raw_f32(&bytes)
+            .map_err(|why| Error::InvalidInput(format!("{}: {why}", path.display())))
+    } else {
+        let text = std::fs::read_to_string(path).map_err(io)?;
+        parse_text_f32(&text)
+            .map_err(|why| Error::InvalidInput(format!("{}: {why}", path.display())))
+    }
+}
+
+/// Little-endian `f32`s from raw bytes.
+///
+/// # Errors
+/// A message if the length is not a multiple of 4.
+pub fn parse_raw_f32(bytes: &[u8]) -> std::result::Result<Vec<f32>, String> {
+    if !bytes.len().is_multiple_of(4) {
+        return Err(format!(
+            "{} bytes is not a whole number of 4-byte little-endian f32 values",
+            bytes.len()
+        ));
+    }
+    Ok(bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect())
+}
+
+/// `f32`s from text: numbers separated by any whitespace.
+///
+/// # Errors
+/// A message naming the line and the first token that is not a number.
+pub fn parse_text_f32(text: &str) -> std::result::Result<Vec<f32>, String> {
+    let mut out = Vec::new();
+    for (line_no, line) in text.lines().enumerate() {
+        for token in line.split_whitespace() {
+            let v = token
+                .parse::<f32>()
+                .map_err(|_| format!("line {}: `{token}` is not a number", line_no + 1))?;
+            out.push(v);
+        }
+    }
+    Ok(out)
+}
+
+/// SplitMix64's finalizer: a well-mixed 64-bit hash of `x`.
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// `len` floats uniform in `[lo, hi)`, a deterministic function of `seed` and the index,
+/// generated on every core of the host.
+pub fn uniform_f32(len: usize, seed: u64, lo: f32, hi: f32) -> Vec<f32> {
+    let mut out = vec![0.0f32; len];
+    let key = splitmix64(seed);
+    par_chunks_mut(&mut out, |start, chunk| {
+        for (k, v) in chunk.iter_mut().enumerate() {
+            // The top 24 bits: every value a multiple of 2^-24, exact in f32.
+            let unit = (splitmix64(key ^ (start + k) as u64) >> 40) as f32 / (1u32 << 24) as f32;
+            *v = lo + (hi - lo) * unit;
+        }
+    });
+    out
+}
+
+/// Runs `f(start, chunk)` over `data` split into one chunk per available core.
+pub fn par_chunks_mut<T: Send>(data: &mut [T], f: impl Fn(usize, &mut [T]) + Sync) {
+    let chunk = chunk_len(data.len());
+    std::thread::scope(|s| {
+        for (k, c) in data.chunks_mut(chunk).enumerate() {
+            let f = &f;
+            s.spawn(move || f(k * chunk, c));
+        }
+    });
+}
+
+/// Maps `0..len`, split into one range per available core, with `f`, and returns the results
+/// in order: the parallel half of a CPU reduction.
+pub fn par_map_ranges<R: Send>(len: usize, f: impl Fn(Range<usize>) -> R + Sync) -> Vec<R> {
+    let chunk = chunk_len(len);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..len)
+            .step_by(chunk)
+            .map(|start| {
+                let f = &f;
+                s.spawn(move || f(start..(start + chunk).min(len)))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    })
+}
+
+/// Elements per chunk: the data split over the host's cores, but not into slivers.
+fn chunk_len(len: usize) -> usize {
+    const MIN_CHUNK: usize = 1 << 16;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    len.div_ceil(cores).max(MIN_CHUNK)
+}
