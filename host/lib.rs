@@ -17,10 +17,15 @@
 pub mod atomics;
 pub mod bench;
 pub mod buffer;
+pub mod count_above;
 pub mod device;
+pub mod dot;
 pub mod error;
+pub mod grid;
+pub mod input;
 pub mod launch;
 pub mod lock;
+pub mod mutex;
 pub mod ptx;
 pub mod race;
 pub mod stream;

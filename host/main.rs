@@ -42,6 +42,22 @@ enum Command {
         #[arg(long, default_value_t = race::THREADS_PER_BLOCK)]
         threads: u32,
     },
+    /// Every lock of the progression (Numba 4.5, the blog's locks, Mutex, ticket lock), checked
+    /// and timed, and what a lock held forever does.
+    Mutex {
+        /// Launch shapes as BLOCKSxTHREADS (repeatable); default: the sources' four and the full
+        /// GPU.
+        #[arg(long = "shape", value_parser = cli::mutex::parse_shape)]
+        shapes: Vec<gridsync::mutex::Shape>,
+    },
+    /// Count the elements above a threshold: a lock, atomics per element, per warp, per block
+    /// (the CUDA lock blog's `GtThrCntKernel`).
+    CountAbove(cli::count_above::CountAboveArgs),
+    /// Dot product finished on the host, under a mutex, with atomics, and fast (Numba 4.6).
+    Dot(cli::dot::DotArgs),
+    /// CUDA's atomic functions, each checked against a sequential model, and the CUDA book's
+    /// `double` add from `atomicCAS` next to the native one (CUDA book 9.2).
+    Atomics(cli::atomics::AtomicsArgs),
     /// Benchmarks (GPU only).
     Bench {
         #[command(subcommand)]
@@ -60,6 +76,21 @@ enum BenchCommand {
         #[arg(long, default_value_t = 2000)]
         launches: u32,
     },
+    /// Critical sections per second of every lock variant and shape.
+    Mutex {
+        /// Timed launches per cell (fewer if a cell's 3 s budget runs out).
+        #[arg(long, default_value_t = 10)]
+        trials: u32,
+        /// Also sweep the mutex's and the ticket lock's back-off.
+        #[arg(long)]
+        sweep: bool,
+    },
+    /// Bandwidth of the count-above kernels at 10⁷ and 10⁹ floats, against the copy.
+    CountAbove(cli::count_above::BenchArgs),
+    /// Bandwidth of the dot kernels at 10⁷ and 10⁹ elements, against the copy.
+    Dot(cli::dot::BenchArgs),
+    /// Atomic operations per second: shared vs global, contended vs spread, block/device/system.
+    Atomics(cli::atomics::BenchArgs),
     /// Device-to-device copy bandwidth: the roofline of every other benchmark.
     Copy {
         /// Bytes per copy (at least a few times the L2 cache).
@@ -95,6 +126,33 @@ fn run(cli: &Cli) -> Result<()> {
                 Ok(())
             }
         }
+        Command::Mutex { shapes } => {
+            let target = Target::open(cli.device, cli.simulate)?;
+            let shapes = if shapes.is_empty() {
+                gridsync::mutex::default_shapes(&target)
+            } else {
+                shapes.clone()
+            };
+            let d = gridsync::mutex::demo(&target, &shapes, progress(!cli.json, "mutex"))?;
+            if cli.json {
+                print_json(&d)
+            } else {
+                cli::mutex::print_demo(&d);
+                Ok(())
+            }
+        }
+        Command::CountAbove(args) => {
+            let target = Target::open(cli.device, cli.simulate)?;
+            cli::count_above::command(&target, args, cli.json)
+        }
+        Command::Dot(args) => {
+            let target = Target::open(cli.device, cli.simulate)?;
+            cli::dot::command(&target, args, cli.json)
+        }
+        Command::Atomics(args) => {
+            let target = Target::open(cli.device, cli.simulate)?;
+            cli::atomics::command(&target, args, cli.json)
+        }
         Command::Bench { which } => {
             let target = Target::open(cli.device, cli.simulate)?;
             match which {
@@ -124,6 +182,25 @@ fn run(cli: &Cli) -> Result<()> {
                     }
                     Ok(())
                 }
+                BenchCommand::Mutex { trials, sweep } => {
+                    let opts = gridsync::bench::mutex::MutexBenchOptions {
+                        trials: *trials,
+                        sweep: *sweep,
+                        ..Default::default()
+                    };
+                    let b =
+                        gridsync::bench::mutex::run(&target, opts, progress(!cli.json, "mutex"))?;
+                    if cli.json {
+                        return print_json(&b);
+                    }
+                    cli::mutex::print_bench(&b);
+                    Ok(())
+                }
+                BenchCommand::CountAbove(args) => {
+                    cli::count_above::bench_command(&target, args, cli.json)
+                }
+                BenchCommand::Dot(args) => cli::dot::bench_command(&target, args, cli.json),
+                BenchCommand::Atomics(args) => cli::atomics::bench_command(&target, args, cli.json),
                 BenchCommand::Copy { bytes, trials } => {
                     let b = copy::run(&target, *bytes, *trials, progress(!cli.json, "copy"))?;
                     if cli.json {

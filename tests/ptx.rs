@@ -122,6 +122,90 @@ fn cuda_named_atomics_are_relaxed_at_their_scope() {
     }
 }
 
+/// The atomic instructions (`atom.` and `red.`) of a kernel body.
+fn atomic_insns(body: &str) -> Vec<&str> {
+    body.lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("atom.") || l.starts_with("red."))
+        .collect()
+}
+
+#[test]
+fn atomic_bench_kernels_emit_their_scope_and_nothing_else() {
+    // (kernel stem, instruction kind, operation): each kernel's scope is in its name.
+    let ops = [
+        ("add_u32", "atom", "add.u32"),
+        ("red_add_u32", "red", "add.u32"),
+        ("add_f32", "atom", "add.f32"),
+        ("cas_u32", "atom", "cas.b32"),
+    ];
+    let kernels = [
+        ("global_block", "cta"),
+        ("global_device", "gpu"),
+        ("global_system", "sys"),
+        ("shared_block", "cta"),
+    ];
+    for (arch, ptx) in BUILDS {
+        for (op, kind, insn) in ops {
+            for (memory_scope, scope) in kernels {
+                let name = format!("atomic_bench_{op}_{memory_scope}");
+                let want = format!("{kind}.relaxed.{scope}.{insn} ");
+                let insns = atomic_insns(kernel_body(ptx, &name));
+                assert!(!insns.is_empty(), "{arch}: {name} has no atomics");
+                for line in insns {
+                    assert!(
+                        line.starts_with(&want),
+                        "{arch}: {name} should hold only `{want}`, has `{line}`"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn f64_add_from_cas_is_a_cas_b64_loop_and_the_native_one_is_not() {
+    for (arch, ptx) in BUILDS {
+        let body = kernel_body(ptx, "atomic_add_f64_cas");
+        let lines: Vec<&str> = body.lines().map(str::trim).collect();
+        for line in atomic_insns(body) {
+            assert!(
+                line.starts_with("atom.relaxed.gpu.cas.b64 "),
+                "{arch}: atomic_add_f64_cas has `{line}`"
+            );
+        }
+        assert!(
+            body.contains("ld.relaxed.gpu.b64 "),
+            "{arch}: no atomic first read"
+        );
+        // A loop: a branch after a CAS back to a label before it.
+        let looped = lines.iter().enumerate().any(|(i, l)| {
+            l.starts_with("atom.relaxed.gpu.cas.b64")
+                && lines[i..].iter().any(|b| {
+                    b.contains("bra")
+                        && b.split_whitespace().last().is_some_and(|target| {
+                            let label = format!("{}:", target.trim_end_matches(';'));
+                            lines[..i].contains(&label.as_str())
+                        })
+                })
+        });
+        assert!(looped, "{arch}: atomic_add_f64_cas has no CAS loop");
+
+        let native = kernel_body(ptx, "atomic_add_f64_native");
+        let insns = atomic_insns(native);
+        assert!(
+            !insns.is_empty(),
+            "{arch}: atomic_add_f64_native has no atomics"
+        );
+        for line in insns {
+            assert!(
+                line.starts_with("atom.relaxed.gpu.add.f64 "),
+                "{arch}: atomic_add_f64_native has `{line}`"
+            );
+        }
+    }
+}
+
 #[test]
 fn fences_and_warp_primitives_emit_their_instructions() {
     for (arch, ptx) in BUILDS {
@@ -158,6 +242,48 @@ fn fences_and_warp_primitives_emit_their_instructions() {
         let timers = kernel_body(ptx, "timer_check");
         for insn in ["%globaltimer", "%clock64", "nanosleep.u32"] {
             assert!(timers.contains(insn), "{arch}: timer_check lacks `{insn}`");
+        }
+    }
+}
+
+#[test]
+fn count_above_and_dot_kernels_emit_what_their_docs_say() {
+    for (arch, ptx) in BUILDS {
+        let atoms = |k: &str| kernel_body(ptx, k).matches("atom.").count();
+        // Warp aggregation: a ballot and a popcount feed one device-scope atomic per warp.
+        let warp = kernel_body(ptx, "gt_thr_cnt_warp");
+        for insn in [
+            "vote.sync.ballot.b32",
+            "popc.b32",
+            "atom.relaxed.gpu.add.u64",
+        ] {
+            assert!(
+                warp.contains(insn),
+                "{arch}: gt_thr_cnt_warp lacks `{insn}`"
+            );
+        }
+        // The fast kernels: 16-byte loads, a shuffle reduction, one barrier, and a single atomic
+        // instruction (per block, after the loop).
+        for (k, atom) in [
+            ("gt_thr_cnt_vec4", "atom.relaxed.gpu.add.u64"),
+            ("dot_vec4", "atom.relaxed.gpu.add.f32"),
+        ] {
+            let body = kernel_body(ptx, k);
+            for insn in ["ld.global.v4.", "shfl.sync.down.b32", "bar.sync", atom] {
+                assert!(body.contains(insn), "{arch}: {k} lacks `{insn}`");
+            }
+            assert_eq!(atoms(k), 1, "{arch}: {k} has atomics in its loop");
+        }
+        assert_eq!(atoms("gt_thr_cnt_block"), 1, "{arch}: gt_thr_cnt_block");
+        assert!(kernel_body(ptx, "dot_atomic").contains("atom.relaxed.gpu.add.f32"));
+        // The lock kernels take the device-scope Mutex with acquire ordering and no full fence.
+        for k in ["gt_thr_cnt_mutex", "dot_mutex"] {
+            let body = kernel_body(ptx, k);
+            assert!(body.contains("atom.acquire.gpu.cas.b32"), "{arch}: {k}");
+            assert!(
+                !body.contains("membar") && !body.contains(".sys"),
+                "{arch}: {k}"
+            );
         }
     }
 }
@@ -230,6 +356,68 @@ fn ptxas_accepts_every_build_without_spills() {
                     "{arch} on {target}: {line}"
                 );
             }
+        }
+    }
+}
+
+#[test]
+fn locks_emit_their_orderings_at_device_scope() {
+    for (arch, ptx) in BUILDS {
+        // The production mutex: acquire CAS, release store, both at .gpu; no full fence.
+        for k in ["lock_mutex", "lock_warp_leader", "mutex_held_forever"] {
+            let body = kernel_body(ptx, k);
+            for insn in ["atom.acquire.gpu.cas.b32", "nanosleep.u32"] {
+                assert!(body.contains(insn), "{arch}: {k} lacks `{insn}`");
+            }
+            // `mutex_held_forever` never drops its guard, so it never releases.
+            if k != "mutex_held_forever" {
+                assert!(
+                    body.contains("st.release.gpu.b32"),
+                    "{arch}: {k} never releases"
+                );
+            }
+            assert!(!body.contains("membar"), "{arch}: {k} has a full fence");
+        }
+        // The warp cohort hands the lock lane to lane at block scope.
+        let cohort = kernel_body(ptx, "lock_mutex");
+        for insn in ["activemask.b32", "st.release.cta.b32", "ld.acquire.cta.b32"] {
+            assert!(cohort.contains(insn), "{arch}: lock_mutex lacks `{insn}`");
+        }
+        let ticket = kernel_body(ptx, "lock_ticket");
+        for insn in [
+            "atom.relaxed.gpu.add.u32",
+            "ld.acquire.gpu.b32",
+            "st.release.gpu.b32",
+        ] {
+            assert!(ticket.contains(insn), "{arch}: lock_ticket lacks `{insn}`");
+        }
+        // The sources' locks: relaxed CAS/exch; fences only where the source has them.
+        let unfenced = kernel_body(ptx, "lock_unfenced");
+        assert!(unfenced.contains("atom.relaxed.gpu.cas.b32"), "{arch}");
+        assert!(unfenced.contains("atom.relaxed.gpu.exch.b32"), "{arch}");
+        assert!(
+            !unfenced.contains("membar"),
+            "{arch}: lock_unfenced is fenced"
+        );
+        for k in ["lock_fenced", "lock_loop", "add_one_mutex"] {
+            assert!(
+                kernel_body(ptx, k).contains("membar.gl;"),
+                "{arch}: {k} unfenced"
+            );
+        }
+        // Every lock is device-scoped: nothing reaches for .sys.
+        for k in [
+            "lock_unfenced",
+            "lock_fenced",
+            "lock_loop",
+            "lock_warp_leader",
+            "lock_mutex",
+            "lock_ticket",
+        ] {
+            assert!(
+                !kernel_body(ptx, k).contains(".sys"),
+                "{arch}: {k} uses .sys"
+            );
         }
     }
 }

@@ -82,17 +82,9 @@ fn without_a_driver_opening_a_gpu_says_so() {
     }
 }
 
-/// Runs the `gridsync` binary (`GRIDSYNC_BIN` overrides the path cargo built it at, for test
-/// binaries copied to another machine).
-fn cli(args: &[&str]) -> std::process::Output {
-    let bin = std::env::var("GRIDSYNC_BIN")
-        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_gridsync").to_string());
-    std::process::Command::new(bin).args(args).output().unwrap()
-}
-
 #[test]
 fn cli_race_on_the_simulator_prints_json() {
-    let out = cli(&["race", "--simulate", "--json"]);
+    let out = common::cli(&["race", "--simulate", "--json"]);
     assert!(
         out.status.success(),
         "{}",
@@ -105,7 +97,7 @@ fn cli_race_on_the_simulator_prints_json() {
 
 #[test]
 fn cli_rejects_bad_input_with_an_error_not_a_panic() {
-    let out = cli(&[
+    let out = common::cli(&[
         "race",
         "--simulate",
         "--blocks",
@@ -119,7 +111,7 @@ fn cli_rejects_bad_input_with_an_error_not_a_panic() {
         err.starts_with("gridsync: ") && !err.contains("panicked"),
         "{err}"
     );
-    let out = cli(&["bench", "copy", "--simulate"]);
+    let out = common::cli(&["bench", "copy", "--simulate"]);
     assert_eq!(out.status.code(), Some(1));
 }
 
@@ -129,7 +121,7 @@ fn cli_rejects_bad_input_with_an_error_not_a_panic() {
     ignore = "a driver is installed: this checks the driverless path"
 )]
 fn cli_tour_without_a_gpu_runs_the_simulator() {
-    let out = cli(&[]);
+    let out = common::cli(&[]);
     assert!(
         out.status.success(),
         "{}",

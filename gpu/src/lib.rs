@@ -10,11 +10,11 @@
 //!
 //! | layer | modules |
 //! |---|---|
-//! | thread | [`index`], [`time`] |
+//! | thread | [`index`], [`time`], [`vector`] |
 //! | memory model | [`atomic`], [`sync`], [`lock`] |
-//! | block | [`shared`], [`sync::sync_threads`] |
+//! | block | [`shared`], [`sync::sync_threads`], [`block_reduce`] |
 //! | warp | [`warp`] |
-//! | kernels | [`race`], [`mutex`], [`bench`], [`atomics_check`], [`primitives_check`] |
+//! | kernels | [`race`], [`count_above`], [`dot`], [`mutex`], [`bench`], [`atomics_check`], [`atomics_bench`], [`primitives_check`] |
 //!
 //! Every kernel is declared with [`kernel!`], listed once in [`Kernel`], and says which source
 //! it comes from.
@@ -37,15 +37,20 @@
 mod macros;
 
 pub mod atomic;
+pub mod block_reduce;
 pub mod index;
 pub mod lock;
 pub mod shared;
 pub mod sync;
 pub mod time;
+pub mod vector;
 pub mod warp;
 
+pub mod atomics_bench;
 pub mod atomics_check;
 pub mod bench;
+pub mod count_above;
+pub mod dot;
 pub mod mutex;
 pub mod primitives_check;
 pub mod race;

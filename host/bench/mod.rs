@@ -3,8 +3,12 @@
 //! Every later benchmark reports its bandwidth against [`copy`]'s device-to-device copy,
 //! measured in the same run: the roofline of a memory-bound kernel.
 
+pub mod atomics;
 pub mod copy;
+pub mod count_above;
+pub mod dot;
 pub mod launch;
+pub mod mutex;
 
 use crate::device::Gpu;
 use crate::error::{Error, Result};
@@ -61,4 +65,26 @@ pub fn require_gpu(target: &Target) -> Result<&Gpu> {
             "benchmarks time a GPU; the simulator says nothing about speed".into(),
         )),
     }
+}
+
+/// Why `bytes` of buffers will not fit in the GPU's free memory (with a tenth of it to spare),
+/// or `None` if they will: how a benchmark decides to skip a size with a note.
+///
+/// # Errors
+/// A driver error.
+pub fn does_not_fit(gpu: &Gpu, bytes: u64) -> Result<Option<String>> {
+    gpu.make_current()?;
+    let (mut free, mut total) = (0usize, 0usize);
+    // SAFETY: valid out-pointers; the context is current.
+    let code = unsafe { cust::sys::cuMemGetInfo_v2(&mut free, &mut total) };
+    crate::error::check(code, || "cuMemGetInfo".into())?;
+    let usable = free as u64 / 10 * 9;
+    Ok((bytes > usable).then(|| {
+        format!(
+            "needs {:.1} GB, the GPU has {:.1} GB free of {:.1} GB",
+            bytes as f64 / 1e9,
+            free as f64 / 1e9,
+            total as f64 / 1e9
+        )
+    }))
 }

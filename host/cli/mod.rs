@@ -1,4 +1,8 @@
 //! The subcommands' printing and glue, one file per topic; `main.rs` holds the argument parser.
 
+pub mod atomics;
 pub mod basics;
+pub mod count_above;
+pub mod dot;
+pub mod mutex;
 pub mod output;
