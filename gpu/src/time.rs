@@ -7,7 +7,12 @@
 /// Suspends the calling thread for about `ns` nanoseconds (0 to 1 ms; the hardware may wake it
 /// earlier or later).
 ///
-/// CUDA: `__nanosleep(ns)`. PTX: `nanosleep.u32` (sm_70+). In the simulator: the OS thread yields.
+/// CUDA: `__nanosleep(ns)`. PTX: `nanosleep.u32` (sm_70+). In the simulator: the OS thread yields below
+/// 100 µs and sleeps from 100 µs up.
+/// From this many nanoseconds the simulator's [`nanosleep`] really sleeps.
+#[cfg(not(target_arch = "nvptx64"))]
+const SIM_SLEEP_FROM_NS: u32 = 100_000;
+
 #[inline(always)]
 pub fn nanosleep(ns: u32) {
     #[cfg(target_arch = "nvptx64")]
@@ -17,10 +22,13 @@ pub fn nanosleep(ns: u32) {
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
-        // Only a yield: an OS sleep lasts at least the timer slack (~50 µs), a thousand times
-        // what was asked, and a lock handed to a sleeping thread would wait that long.
-        let _ = ns;
-        std::thread::yield_now();
+        // Short waits only yield: an OS sleep lasts at least the timer slack (~50 µs), far past
+        // what a back-off asks for, and a lock handed to a sleeping thread would wait that long.
+        if ns >= SIM_SLEEP_FROM_NS {
+            std::thread::sleep(std::time::Duration::from_nanos(ns as u64));
+        } else {
+            std::thread::yield_now();
+        }
     }
 }
 

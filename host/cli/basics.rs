@@ -67,6 +67,7 @@ struct Tour {
     gpu: Option<gridsync::DeviceInfo>,
     no_gpu_reason: Option<String>,
     race: race::RaceReport,
+    add_one_mutex: u32,
 }
 
 pub fn tour(cli: &crate::Cli) -> Result<()> {
@@ -82,6 +83,7 @@ pub fn tour(cli: &crate::Cli) -> Result<()> {
         }
     };
     let race = race::run(&target)?;
+    let add_one_mutex = gridsync::mutex::add_one_mutex(&target)?;
     if cli.json {
         let gpu = match &target {
             Target::Gpu(g) => Some(g.info().clone()),
@@ -91,6 +93,7 @@ pub fn tour(cli: &crate::Cli) -> Result<()> {
             gpu,
             no_gpu_reason: reason,
             race,
+            add_one_mutex,
         });
     }
     match (&target, &reason) {
@@ -102,5 +105,10 @@ pub fn tour(cli: &crate::Cli) -> Result<()> {
     }
     println!();
     print_race(&race);
+    println!();
+    println!(
+        "mutex: add_one_mutex at 10×16 (lock, x[0] += 1, unlock) gives x[0] = {add_one_mutex}."
+    );
+    println!("  Next: `gridsync mutex` (every lock), `count-above`, `dot`, `atomics`, `bench …`.");
     Ok(())
 }

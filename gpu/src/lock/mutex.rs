@@ -13,10 +13,10 @@ use core::marker::PhantomData;
 pub const NO_TURN: u32 = u32::MAX;
 
 /// The first back-off sleep of a waiting thread, in nanoseconds.
-pub const DEFAULT_BACKOFF_MIN_NS: u32 = 32;
+pub const DEFAULT_BACKOFF_MIN_NS: u32 = 8;
 /// The longest back-off sleep; it doubles from the minimum up to this. Chosen from the sweep in
 /// `gridsync bench mutex --sweep` (docs/perf-notes.md).
-pub const DEFAULT_BACKOFF_MAX_NS: u32 = 1024;
+pub const DEFAULT_BACKOFF_MAX_NS: u32 = 128;
 
 /// The device memory behind a [`Mutex`]: the lock word, the error word, and the spin bounds the
 /// host chose. The host's `DeviceMutex` owns one and passes `*mut MutexState` to kernels.
@@ -195,7 +195,9 @@ impl Mutex {
     /// it one after another (see [`Mutex`]).
     ///
     /// Every lane that calls `lock` at the same time must later drop its guard: the next lane
-    /// of the cohort waits for it.
+    /// of the cohort waits for it, and a cohort's guards return from `drop` together, once the
+    /// last lane has released the lock (so a critical section must not wait for something a
+    /// lane of its own cohort does after dropping its guard).
     ///
     /// # Errors
     /// [`LockError::TimedOut`] past the state's `timeout_ns`; [`LockError::Abandoned`] if
@@ -344,6 +346,12 @@ impl Drop for MutexGuard<'_> {
                     StoreOrder::Release,
                 );
             }
+        }
+        // The cohort leaves together, so that lanes which loop back to `lock` call it together
+        // again and stay one cohort. Without this the first lane out would come back alone,
+        // spin against its own warp's hold, and the warp would splinter into single lanes.
+        if self.cohort.count_ones() > 1 {
+            sync_warp(self.cohort);
         }
     }
 }

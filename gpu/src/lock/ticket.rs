@@ -23,8 +23,9 @@ pub struct TicketState {
     _pad2: [u32; 31],
 }
 
-/// The default sleep per waiting ticket ahead, in nanoseconds: about one hand-off.
-pub const DEFAULT_BACKOFF_PER_TICKET_NS: u32 = 256;
+/// The default sleep per waiting ticket ahead, in nanoseconds: the best of the sweep in
+/// `gridsync bench mutex --sweep`; a whole hand-off (~1 µs) per ticket oversleeps.
+pub const DEFAULT_BACKOFF_PER_TICKET_NS: u32 = 64;
 
 const _: () = assert!(size_of::<TicketState>() == 256);
 
@@ -132,8 +133,8 @@ impl TicketLock {
     }
 }
 
-/// The longest single sleep of a ticket waiter (`nanosleep` accepts up to 1 ms).
-const MAX_TICKET_SLEEP_NS: u32 = 100_000;
+/// The longest single sleep of a ticket waiter: about 50 hand-offs.
+const MAX_TICKET_SLEEP_NS: u32 = 50_000;
 
 impl Drop for TicketGuard<'_> {
     /// Serves the next ticket: `st.release.gpu` of `ticket + 1`.
