@@ -7,12 +7,8 @@
 /// Suspends the calling thread for about `ns` nanoseconds (0 to 1 ms; the hardware may wake it
 /// earlier or later).
 ///
-/// CUDA: `__nanosleep(ns)`. PTX: `nanosleep.u32` (sm_70+). In the simulator: the OS thread yields below
-/// 100 µs and sleeps from 100 µs up.
-/// From this many nanoseconds the simulator's [`nanosleep`] really sleeps.
-#[cfg(not(target_arch = "nvptx64"))]
-const SIM_SLEEP_FROM_NS: u32 = 100_000;
-
+/// CUDA: `__nanosleep(ns)`. PTX: `nanosleep.u32` (sm_70+). In the simulator: the OS thread
+/// yields below 100 µs and sleeps from 100 µs up.
 #[inline(always)]
 pub fn nanosleep(ns: u32) {
     #[cfg(target_arch = "nvptx64")]
@@ -31,6 +27,10 @@ pub fn nanosleep(ns: u32) {
         }
     }
 }
+
+/// From this many nanoseconds the simulator's [`nanosleep`] really sleeps.
+#[cfg(not(target_arch = "nvptx64"))]
+const SIM_SLEEP_FROM_NS: u32 = 100_000;
 
 /// Nanoseconds from a clock shared by every multiprocessor of the GPU.
 ///
