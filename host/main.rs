@@ -76,6 +76,16 @@ enum BenchCommand {
         #[arg(long, default_value_t = 2000)]
         launches: u32,
     },
+    /// What ordering costs at block, device and system scope: release stores, acq_rel
+    /// atomics, fence.sc.
+    Scopes {
+        /// Operations per thread per launch.
+        #[arg(long, default_value_t = 64)]
+        iters: u32,
+        /// Timed launches per cell.
+        #[arg(long, default_value_t = 10)]
+        trials: u32,
+    },
     /// Critical sections per second of every lock variant and shape.
     Mutex {
         /// Timed launches per cell (fewer if a cell's 3 s budget runs out).
@@ -180,6 +190,19 @@ fn run(cli: &Cli) -> Result<()> {
                             s.median, s.min, s.max
                         );
                     }
+                    Ok(())
+                }
+                BenchCommand::Scopes { iters, trials } => {
+                    let b = gridsync::bench::scopes::run(
+                        &target,
+                        *iters,
+                        *trials,
+                        progress(!cli.json, "scopes"),
+                    )?;
+                    if cli.json {
+                        return print_json(&b);
+                    }
+                    cli::mutex::print_scopes(&b);
                     Ok(())
                 }
                 BenchCommand::Mutex { trials, sweep } => {

@@ -297,3 +297,20 @@ fn cli_atomics_on_the_gpu_prints_json_with_throughput() {
             .all(|r| r["adds_per_s"]["median"].as_f64().unwrap() > 0.0)
     );
 }
+
+#[test]
+fn bench_scopes_refuses_the_simulator() {
+    let e = gridsync::bench::scopes::run(&gridsync::Target::Sim, 4, 2, |_, _| {}).unwrap_err();
+    assert!(matches!(e, gridsync::Error::Unsupported(_)), "{e}");
+}
+
+#[test]
+#[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
+fn bench_scopes_measures_every_operation_at_every_scope() {
+    let b = gridsync::bench::scopes::run(&common::gpu(), 8, 3, |_, _| {}).unwrap();
+    assert_eq!(b.cells.len(), 12);
+    assert!(b.cells.iter().all(|c| c.g_ops_per_s > 0.0));
+    // A system-scope fence can never be cheaper than a block-scope one by more than noise.
+    let r = b.ratio("store + fence.sc", "block", "system").unwrap();
+    assert!(r > 0.8, "block/system fence throughput {r}");
+}

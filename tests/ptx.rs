@@ -421,3 +421,30 @@ fn locks_emit_their_orderings_at_device_scope() {
         }
     }
 }
+
+#[test]
+fn ordering_cost_kernels_hold_their_scope_only() {
+    for (arch, ptx) in BUILDS {
+        for (kernel, scope) in [
+            ("ordering_cost_block", "cta"),
+            ("ordering_cost_device", "gpu"),
+            ("ordering_cost_system", "sys"),
+        ] {
+            let body = kernel_body(ptx, kernel);
+            for insn in [
+                format!("st.relaxed.{scope}."),
+                format!("st.release.{scope}."),
+                format!("atom.acq_rel.{scope}.add.u32"),
+                format!("fence.sc.{scope};"),
+            ] {
+                assert!(body.contains(&insn), "{arch}: {kernel} lacks `{insn}`");
+            }
+            for other in ["cta", "gpu", "sys"].iter().filter(|s| **s != scope) {
+                assert!(
+                    !body.contains(&format!(".{other}.")) && !body.contains(&format!(".{other};")),
+                    "{arch}: {kernel} has a .{other} instruction"
+                );
+            }
+        }
+    }
+}

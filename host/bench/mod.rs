@@ -9,6 +9,7 @@ pub mod count_above;
 pub mod dot;
 pub mod launch;
 pub mod mutex;
+pub mod scopes;
 
 use crate::device::Gpu;
 use crate::error::{Error, Result};

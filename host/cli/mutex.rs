@@ -97,3 +97,29 @@ pub fn print_bench(b: &MutexBench) {
         }
     }
 }
+
+pub fn print_scopes(b: &gridsync::bench::scopes::ScopesBench) {
+    println!(
+        "ordering cost by scope on the {} ({} threads, {} operations each, each on its own word)",
+        b.device, b.threads, b.iters
+    );
+    println!(
+        "  {:<18} {:>8} {:>10} {:>12} {:>14}",
+        "operation", "scope", "median ms", "G ops/s", "ns/op/thread"
+    );
+    for c in &b.cells {
+        println!(
+            "  {:<18} {:>8} {:>10.3} {:>12.2} {:>14.1}",
+            c.op, c.scope, c.ms.median, c.g_ops_per_s, c.ns_per_op_per_thread
+        );
+    }
+    println!();
+    for (op, _) in gridsync::bench::scopes::KINDS.iter().map(|(k, o)| (o, k)) {
+        if let (Some(dev_sys), Some(blk_dev)) = (
+            b.ratio(op, "device", "system"),
+            b.ratio(op, "block", "device"),
+        ) {
+            println!("  {op:<18} device is {dev_sys:.2}× system, block is {blk_dev:.2}× device");
+        }
+    }
+}

@@ -55,9 +55,11 @@
 //! re-exported here.
 
 mod f64_add;
+mod ordering;
 mod throughput;
 
 pub use f64_add::*;
+pub use ordering::*;
 pub use throughput::*;
 
 /// Atomics each thread issues before it sums their results: enough to keep a few in flight
