@@ -71,6 +71,68 @@ pub fn warp_reduce_sum<T: Sum>(v: T) -> T {
     sum
 }
 
+/// The reduction of `v` by `op` over the lanes of the calling thread's warp: [`warp_reduce_sum`]
+/// for any associative operation — a minimum, a maximum, a compensated sum.
+///
+/// Contract as [`warp_reduce_sum`]; the result is defined only in lane 0. The lanes are combined
+/// in a fixed tree (offsets 16, 8, 4, 2, 1; `op(lower lane, higher lane)`), so the same inputs
+/// give the same bits on every run. CUDA: CUB's `WarpReduce::Reduce(op)`.
+#[inline(always)]
+pub fn warp_reduce<T: WarpValue>(v: T, op: impl Fn(T, T) -> T) -> T {
+    let lanes = warp_lanes();
+    let mask = warp_mask();
+    let lane = lane_id();
+    let mut acc = v;
+    let mut offset = WARP_SIZE / 2;
+    while offset > 0 {
+        let other = shfl_down_sync(mask, acc, offset);
+        if lane + offset < lanes {
+            acc = op(acc, other);
+        }
+        offset /= 2;
+    }
+    acc
+}
+
+/// The reduction of `v` by `op` over every thread of the block: [`block_reduce_sum`] for any
+/// associative operation, `identity` standing in for the warps that do not exist (`op(x,
+/// identity) == x`). The order of combination is fixed by the launch shape alone.
+///
+/// Contract, result and scratch as [`block_reduce_sum`] (one `T` per warp of dynamic shared
+/// memory: [`block_reduce_shared_bytes::<T>`]). CUDA: CUB's `BlockReduce::Reduce(op)`.
+///
+/// # Safety
+/// As [`block_reduce_sum`].
+#[inline(always)]
+pub unsafe fn block_reduce<T: WarpValue>(v: T, identity: T, op: impl Fn(T, T) -> T) -> T {
+    // SAFETY: the caller gave one `T` per warp of dynamic shared memory, aligned for `T`.
+    let scratch = unsafe { dynamic_shared::<T>() };
+    let lane = lane_id();
+    let warp = thread_rank_in_block() / WARP_SIZE;
+    let warps = threads_per_block().div_ceil(WARP_SIZE);
+
+    // PHASE 1: each warp's reduction lands in its lane 0, which publishes it.
+    let warp_acc = warp_reduce(v, &op);
+    if lane == 0 {
+        // SAFETY: `warp < warps`, the scratch's length; only this lane writes this slot.
+        unsafe { scratch.add(warp as usize).write(warp_acc) };
+    }
+    sync_threads();
+
+    // PHASE 2: warp 0 reduces the warps' results (at most 32, one per lane).
+    let mut total = identity;
+    if warp == 0 {
+        let mine = if lane < warps {
+            // SAFETY: in bounds; the barrier above ordered the write before this read.
+            unsafe { scratch.add(lane as usize).read() }
+        } else {
+            identity
+        };
+        total = warp_reduce(mine, &op);
+    }
+    total
+}
+
 /// Bytes of dynamic shared memory [`block_reduce_sum`] needs for a block of `threads` threads:
 /// one `T` per warp.
 pub const fn block_reduce_shared_bytes<T>(threads: u32) -> u32 {

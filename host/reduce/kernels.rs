@@ -1,0 +1,126 @@
+//! [`DeviceReduction`]: each [`Reduction`] the device crate exposes, tied to its kernels — the one
+//! place that names them for launching.
+
+use crate::buffer::Plain;
+use crate::error::{Error, Result};
+use crate::launch::Target;
+use gpu::LaunchConfig;
+use gpu::reduce::{self as r, Reduction};
+
+/// The arguments every single-pass kernel takes, in order: `x`, `n`, `partials`, `count`,
+/// `result`.
+pub type SinglePassArgs<R> = (
+    *const <R as Reduction>::Item,
+    u64,
+    *mut <R as Reduction>::Acc,
+    *mut u32,
+    *mut <R as Reduction>::Out,
+);
+
+/// A [`Reduction`] with single-pass kernels: the vectorized (e) for every one, the scalar (d)
+/// for the `f32` sums.
+pub trait DeviceReduction: Reduction<Item: Plain, Out: Plain> + Sized {
+    /// The (e) kernel, `reduce_vec_*`.
+    const VEC: gpu::Kernel;
+    /// The (d) kernel, `reduce_last_block_*`, where there is one.
+    const LAST_BLOCK: Option<gpu::Kernel>;
+
+    /// Launches `kernel` (one of the two above) with `args`.
+    ///
+    /// # Safety
+    /// The kernel's contract: `x` holds `n` elements, `partials` room for `cfg.grid.x`
+    /// accumulators, `count` a `u32` that is 0, `result` one value; `cfg` has the shared memory.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for a kernel that is not this reduction's; a launch error.
+    unsafe fn launch(
+        target: &Target,
+        kernel: gpu::Kernel,
+        cfg: LaunchConfig,
+        args: SinglePassArgs<Self>,
+    ) -> Result<()>;
+}
+
+macro_rules! optional_kernel {
+    () => {
+        None
+    };
+    ($name:ident) => {
+        Some(kernel_of(stringify!($name)))
+    };
+}
+
+macro_rules! device_reduction {
+    ($($r:ty => $vec:ident $(, $last:ident)?;)*) => {$(
+        impl DeviceReduction for $r {
+            const VEC: gpu::Kernel = kernel_of(stringify!($vec));
+            const LAST_BLOCK: Option<gpu::Kernel> = optional_kernel!($($last)?);
+
+            unsafe fn launch(
+                target: &Target,
+                kernel: gpu::Kernel,
+                cfg: LaunchConfig,
+                (x, n, partials, count, result): SinglePassArgs<Self>,
+            ) -> Result<()> {
+                // SAFETY (both arms): forwarded to the caller.
+                if kernel == Self::VEC {
+                    return unsafe {
+                        crate::launch!(target, gpu::reduce::$vec, cfg, (x, n, partials, count, result))
+                    };
+                }
+                $(
+                    if Some(kernel) == Self::LAST_BLOCK {
+                        return unsafe {
+                            crate::launch!(target, gpu::reduce::$last, cfg, (x, n, partials, count, result))
+                        };
+                    }
+                )?
+                Err(Error::InvalidInput(format!(
+                    "{} is not a kernel of {}",
+                    kernel.name(),
+                    std::any::type_name::<$r>()
+                )))
+            }
+        }
+    )*};
+}
+
+/// The [`gpu::Kernel`] named `name`, at compile time (a name that is not one fails the build).
+const fn kernel_of(name: &str) -> gpu::Kernel {
+    let mut k = 0;
+    while k < gpu::Kernel::ALL.len() {
+        if const_str_eq(gpu::Kernel::ALL[k].name(), name) {
+            return gpu::Kernel::ALL[k];
+        }
+        k += 1;
+    }
+    panic!("a single-pass kernel missing from gpu::Kernel")
+}
+
+const fn const_str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+device_reduction! {
+    r::SumF32 => reduce_vec_sum_f32, reduce_last_block_sum_f32;
+    r::SumF32InF64 => reduce_vec_sum_f32_in_f64, reduce_last_block_sum_f32_in_f64;
+    r::SumF32Kahan => reduce_vec_sum_f32_kahan, reduce_last_block_sum_f32_kahan;
+    r::SumF64 => reduce_vec_sum_f64;
+    r::SumI32 => reduce_vec_sum_i32;
+    r::SumU64 => reduce_vec_sum_u64;
+    r::MinF32 => reduce_vec_min_f32;
+    r::MaxF32 => reduce_vec_max_f32;
+    r::MinI32 => reduce_vec_min_i32;
+    r::MaxI32 => reduce_vec_max_i32;
+}

@@ -1,0 +1,162 @@
+//! [`SinglePass`]: one single-pass kernel ((d) or (e)) of one [`Reduction`](gpu::reduce::Reduction),
+//! its partials, ticket counter and result allocated once, launched any number of times.
+
+use super::kernels::DeviceReduction;
+use super::{config_for, single_pass_shared_bytes};
+use crate::buffer::Buffer;
+use crate::error::{Error, Result};
+use crate::launch::Target;
+use crate::timer::Timer;
+use gpu::LaunchConfig;
+use gpu::reduce::Element;
+use serde::Serialize;
+
+/// Which single-pass kernel of a reduction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SinglePassKernel {
+    /// (d) `reduce_last_block_*`: scalar loads (the `f32` sums only).
+    LastBlock,
+    /// (e) `reduce_vec_*`: 16-byte loads.
+    Vec,
+}
+
+/// One single-pass kernel of `R`, ready to run over inputs of up to the length it was made for.
+///
+/// The ticket counter is zeroed once, here; each launch leaves it at 0 for the next (the last
+/// block resets it). After a launch that failed, [`SinglePass::reset`] zeroes it again.
+pub struct SinglePass<'a, R: DeviceReduction> {
+    target: &'a Target,
+    kernel: gpu::Kernel,
+    cfg: LaunchConfig,
+    /// `cfg.grid.x` accumulators, as 8-byte words (every accumulator is 8-byte aligned or less).
+    partials: Buffer<u64>,
+    count: Buffer<u32>,
+    result: Buffer<R::Out>,
+}
+
+impl<'a, R: DeviceReduction> SinglePass<'a, R> {
+    /// Prepares `which` kernel of `R` with a grid for `len` elements: one full wave of blocks
+    /// (`blocks_per_sm` per SM if given), fewer if `len` needs fewer, a few on the simulator.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] if `R` has no such kernel; a driver error (out of memory, …).
+    pub fn new(
+        target: &'a Target,
+        which: SinglePassKernel,
+        len: usize,
+        blocks_per_sm: Option<u32>,
+    ) -> Result<SinglePass<'a, R>> {
+        const { assert!(align_of::<R::Acc>() <= 8) };
+        let (kernel, work) = match which {
+            SinglePassKernel::Vec => (R::VEC, len.div_ceil(R::Item::LANES)),
+            SinglePassKernel::LastBlock => (
+                R::LAST_BLOCK.ok_or_else(|| {
+                    Error::InvalidInput(format!(
+                        "{} has no scalar last-block kernel",
+                        std::any::type_name::<R>()
+                    ))
+                })?,
+                len,
+            ),
+        };
+        let shared = single_pass_shared_bytes::<R::Acc>();
+        let cfg = config_for(target, kernel, work, shared, blocks_per_sm)?;
+        let words = size_of::<R::Acc>().div_ceil(8) * cfg.grid.x as usize;
+        Ok(SinglePass {
+            target,
+            kernel,
+            cfg,
+            partials: target.zeros(words)?,
+            count: target.zeros(1)?,
+            result: target.zeros(1)?,
+        })
+    }
+
+    /// The kernel.
+    pub fn kernel(&self) -> gpu::Kernel {
+        self.kernel
+    }
+
+    /// The launch shape.
+    pub fn config(&self) -> LaunchConfig {
+        self.cfg
+    }
+
+    /// Zeroes the ticket counter: needed only after a launch that failed midway.
+    ///
+    /// # Errors
+    /// A driver error.
+    pub fn reset(&self) -> Result<()> {
+        self.target.write(&self.count, &[0])
+    }
+
+    /// Queues the kernel over `x[..len]` (on the simulator: runs it).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] if `len` exceeds `x`; a launch error.
+    pub fn launch(&self, x: &Buffer<R::Item>, len: usize) -> Result<()> {
+        if len > x.len() {
+            return Err(Error::InvalidInput(format!(
+                "reducing {len} elements of a buffer of {}",
+                x.len()
+            )));
+        }
+        let args = (
+            x.ptr().cast_const(),
+            len as u64,
+            self.partials.ptr().cast::<R::Acc>(),
+            self.count.ptr(),
+            self.result.ptr(),
+        );
+        // SAFETY: `x` holds at least `len` elements (checked); `partials` holds `grid.x`
+        // accumulators (sized in `new`, alignment checked there), `count` one zeroed `u32`
+        // (zeroed in `new`, and left at 0 by every launch), `result` one value, all owned by
+        // `self` or borrowed for the call; `cfg` carries the shared memory; `result` and
+        // `download` synchronize before the buffers are read or freed.
+        unsafe { R::launch(self.target, self.kernel, self.cfg, args) }
+    }
+
+    /// Waits for the kernel and returns its result.
+    ///
+    /// # Errors
+    /// A driver error (including a fault of the kernel).
+    pub fn result(&self) -> Result<R::Out> {
+        let out = self.target.download(&self.result)?;
+        out.first()
+            .copied()
+            .ok_or_else(|| Error::InvalidInput("the result buffer is empty".into()))
+    }
+
+    /// Launches over `x[..len]` and returns the result.
+    ///
+    /// # Errors
+    /// As [`SinglePass::launch`] and [`SinglePass::result`].
+    pub fn run(&self, x: &Buffer<R::Item>, len: usize) -> Result<R::Out> {
+        self.launch(x, len)?;
+        self.result()
+    }
+
+    /// Like [`SinglePass::run`], event-timed on a GPU: the result and the milliseconds of the
+    /// launch (`None` on the simulator, whose timings mean nothing, or without a timer).
+    ///
+    /// # Errors
+    /// As [`SinglePass::run`].
+    pub fn run_timed(
+        &self,
+        x: &Buffer<R::Item>,
+        len: usize,
+        timer: Option<&mut Timer>,
+    ) -> Result<(R::Out, Option<f64>)> {
+        let ms = match (self.target, timer) {
+            (Target::Gpu(gpu), Some(timer)) => {
+                Some(timer.time(gpu.stream(), || self.launch(x, len))? as f64)
+            }
+            _ => {
+                self.launch(x, len)?;
+                None
+            }
+        };
+        Ok((self.result()?, ms))
+    }
+}
