@@ -1,0 +1,105 @@
+//! Atomics addressed in the **shared state space**: `red.shared` instead of a generic `red`.
+//!
+//! [`crate::atomic`] emits every operation with a generic address, so one function serves global
+//! and shared memory. On an address in the shared window that costs speed: ptxas turns a generic
+//! atomic into the generic `ATOM` (which must find out at run time which memory the address is
+//! in), not into the shared-memory unit's own `ATOMS` (`docs/perf-notes.md`, "What the compiler
+//! makes of it"). A histogram does one shared atomic per input byte, so it names the state space:
+//! [`SharedU32`] holds a 32-bit shared-window address (made once per thread with
+//! `cvta.to.shared`), its arithmetic is 32-bit, and [`SharedU32::red_add_block`] is one
+//! `red.relaxed.cta.shared.add.u32`.
+//!
+//! In the simulator a [`SharedU32`] is a host pointer and the add is a relaxed
+//! `AtomicU32::fetch_add`.
+
+#[cfg(not(target_arch = "nvptx64"))]
+use core::sync::atomic::{AtomicU32, Ordering};
+
+/// The address of a `u32` in this block's shared memory, in the shared state space.
+///
+/// Made from a generic pointer into shared memory ([`SharedU32::from_generic`], for instance
+/// from [`dynamic_shared`](crate::shared::dynamic_shared)); offset with [`SharedU32::offset`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SharedU32 {
+    #[cfg(target_arch = "nvptx64")]
+    addr: u32,
+    #[cfg(not(target_arch = "nvptx64"))]
+    addr: *mut u32,
+}
+
+impl SharedU32 {
+    /// The shared-window address of `p`. PTX: `cvta.to.shared.u64` and a truncation to 32 bits
+    /// (shared addresses are below 2³²).
+    ///
+    /// # Safety
+    /// `p` points into this block's shared memory (static or dynamic); a generic address of
+    /// global or local memory gives a meaningless shared address.
+    #[inline(always)]
+    pub unsafe fn from_generic(p: *mut u32) -> SharedU32 {
+        #[cfg(target_arch = "nvptx64")]
+        {
+            let addr: u32;
+            // SAFETY: address arithmetic only; the caller says `p` is in the shared window.
+            unsafe {
+                core::arch::asm!(
+                    "{{ .reg .u64 s; cvta.to.shared.u64 s, {1}; cvt.u32.u64 {0}, s; }}",
+                    out(reg32) addr, in(reg64) p, options(nostack, pure, nomem)
+                )
+            };
+            SharedU32 { addr }
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            SharedU32 { addr: p }
+        }
+    }
+
+    /// The address `i` words further (32-bit arithmetic on the device; no check).
+    #[inline(always)]
+    pub fn offset(self, i: u32) -> SharedU32 {
+        #[cfg(target_arch = "nvptx64")]
+        {
+            SharedU32 {
+                addr: self.addr.wrapping_add(i.wrapping_mul(4)),
+            }
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            SharedU32 {
+                addr: self.addr.wrapping_add(i as usize),
+            }
+        }
+    }
+
+    /// `*self += val`, atomically with respect to the threads of the block, without returning
+    /// the old value: the thread does not wait for the add to be performed.
+    ///
+    /// Scope: block. Ordering: relaxed. CUDA: `atomicAdd_block` on a `__shared__` word with the
+    /// result unused (nvcc makes it the same instruction). PTX: `red.relaxed.cta.shared.add.u32`
+    /// (SASS: `ATOMS.ADD` into the zero register).
+    ///
+    /// Not a way to publish data: relaxed orders nothing else; a `sync_threads` does. Two adds of
+    /// one warp instruction to one word, or to words in one bank, are performed one after the
+    /// other — the cost a histogram of real text pays on its common letters.
+    ///
+    /// # Safety
+    /// `self` is a word of this block's shared memory (inside what the launch gave), and every
+    /// access to it racing with this one is atomic too.
+    #[inline(always)]
+    pub unsafe fn red_add_block(self, val: u32) {
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: the caller upholds the contract above.
+        unsafe {
+            core::arch::asm!(
+                "red.relaxed.cta.shared.add.u32 [{0}], {1};",
+                in(reg32) self.addr, in(reg32) val, options(nostack)
+            )
+        };
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            // SAFETY: the caller upholds the contract above: a valid, aligned, shared word.
+            let a = unsafe { AtomicU32::from_ptr(self.addr) };
+            a.fetch_add(val, Ordering::Relaxed);
+        }
+    }
+}

@@ -1,0 +1,230 @@
+//! `gridsync bench histogram`: every histogram kernel's bandwidth on the source's text size and
+//! on 1 GiB of English-like text and of uniform random bytes, as a fraction of the
+//! device-to-device copy measured in the same run.
+//!
+//! **Definition** (as `bench count-above`): a histogram reads `n` bytes and writes a few
+//! kilobytes of bins, so its bandwidth is `n / time`; the copy's is `2·b / time` (read + written).
+//! The fraction of copy is the first over the second — both the rate at which HBM moves bytes.
+//!
+//! Every trial launches on the same input after [`WARMUP`] launches, and every trial's
+//! histogram is compared with the CPU's. The 5.6 MB text fits in L2 (50–60 MB on an H100/H200),
+//! so that size measures launch, L2 and the kernel's fixed costs as much as bandwidth; the
+//! 1 GiB inputs cannot be cached.
+
+use super::{Stats, copy, does_not_fit, require_gpu};
+use crate::error::{Error, Result};
+use crate::histogram::{
+    Bins, HistKernel, HistogramLaunch, RANDOM_SEED, check, config_for, fastest_kernel,
+    histogram_cpu, read_gb_per_s, uniform_bytes,
+};
+use crate::launch::Target;
+use crate::text::{DEFAULT_TEXT_BYTES, DEFAULT_TEXT_SEED, english_text};
+use crate::timer::Timer;
+use serde::Serialize;
+
+/// Bytes of the large inputs: 1 GiB, as the issue's targets.
+pub const LARGE_BYTES: usize = 1 << 30;
+/// Untimed launches before the timed ones.
+pub const WARMUP: u32 = 3;
+
+/// The inputs of the benchmark.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BenchInput {
+    /// English-like text of the source's size (5 638 519 bytes).
+    SourceText,
+    /// English-like text of [`HistogramBenchOptions::large_bytes`].
+    LargeText,
+    /// Uniform random bytes of [`HistogramBenchOptions::large_bytes`].
+    LargeRandom,
+}
+
+impl BenchInput {
+    /// All three, in order.
+    pub const ALL: [BenchInput; 3] = [
+        BenchInput::SourceText,
+        BenchInput::LargeText,
+        BenchInput::LargeRandom,
+    ];
+
+    fn bytes(self, large: usize) -> usize {
+        match self {
+            BenchInput::SourceText => DEFAULT_TEXT_BYTES,
+            _ => large,
+        }
+    }
+
+    fn data(self, large: usize) -> Vec<u8> {
+        match self {
+            BenchInput::LargeRandom => uniform_bytes(large, RANDOM_SEED),
+            _ => english_text(self.bytes(large), DEFAULT_TEXT_SEED),
+        }
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            BenchInput::SourceText => "English-like text, the source's size",
+            BenchInput::LargeText => "English-like text",
+            BenchInput::LargeRandom => "uniform random bytes",
+        }
+    }
+}
+
+/// What to measure.
+#[derive(Clone, Debug)]
+pub struct HistogramBenchOptions {
+    /// 128 (the targets') or 256 bins.
+    pub bins: Bins,
+    /// Timed launches per kernel and input (at least 20 for a stable median).
+    pub trials: u32,
+    /// Bytes of the large inputs.
+    pub large_bytes: usize,
+    /// Bytes of the copy measured as the roofline.
+    pub copy_bytes: usize,
+}
+
+impl Default for HistogramBenchOptions {
+    fn default() -> HistogramBenchOptions {
+        HistogramBenchOptions {
+            bins: Bins::Ascii,
+            trials: 20,
+            large_bytes: LARGE_BYTES,
+            copy_bytes: copy::DEFAULT_BYTES,
+        }
+    }
+}
+
+/// One kernel on one input.
+#[derive(Clone, Debug, Serialize)]
+pub struct KernelBench {
+    /// Which kernel.
+    pub kernel: HistKernel,
+    /// Its PTX name.
+    pub name: &'static str,
+    /// Blocks launched.
+    pub blocks: u32,
+    /// Threads per block.
+    pub threads_per_block: u32,
+    /// Milliseconds per launch.
+    pub ms: Stats,
+    /// Bytes read / median time, GB/s.
+    pub gb_per_s: f64,
+    /// `gb_per_s` / the copy's (read + written) GB/s.
+    pub fraction_of_copy: f64,
+}
+
+/// Every kernel on one input.
+#[derive(Clone, Debug, Serialize)]
+pub struct InputBench {
+    /// Which input.
+    pub input: BenchInput,
+    /// What it is.
+    pub what: &'static str,
+    /// Bytes.
+    pub bytes: usize,
+    /// The kernel `gridsync::histogram::histogram` picks for this size.
+    pub library_kernel: &'static str,
+    /// Why this input was skipped, if it was (it did not fit in memory).
+    pub skipped: Option<String>,
+    /// The kernels' results.
+    pub kernels: Vec<KernelBench>,
+}
+
+/// The benchmark's result.
+#[derive(Clone, Debug, Serialize)]
+pub struct HistogramBench {
+    /// The device.
+    pub device: String,
+    /// How `fraction_of_copy` is defined.
+    pub definition: &'static str,
+    /// The roofline, measured in this run.
+    pub copy: copy::CopyBench,
+    /// Bins.
+    pub bins: Bins,
+    /// Each input.
+    pub inputs: Vec<InputBench>,
+}
+
+/// The definition printed with the numbers.
+pub const DEFINITION: &str = "fraction of copy = (n bytes read / kernel time) / \
+    ((bytes read + bytes written) / copy time): both the rate HBM moves bytes";
+
+/// Runs the benchmark; `progress` gets (steps done, steps), a step being one launch or copy.
+///
+/// # Errors
+/// [`Error::Unsupported`] on the simulator; [`Error::InvalidInput`] for zero trials or an empty
+/// large input; [`Error::Mismatch`] if a histogram is wrong; a driver error.
+pub fn run(
+    target: &Target,
+    opts: &HistogramBenchOptions,
+    mut progress: impl FnMut(u32, u32),
+) -> Result<HistogramBench> {
+    let gpu = require_gpu(target)?;
+    if opts.trials == 0 || opts.large_bytes == 0 {
+        return Err(Error::InvalidInput(
+            "trials and the large input's size must be positive".into(),
+        ));
+    }
+    let per_input = HistKernel::ALL.len() as u32 * (WARMUP + opts.trials);
+    let total = opts.trials + per_input * BenchInput::ALL.len() as u32;
+    let copy = copy::run(target, opts.copy_bytes, opts.trials, |d, _| {
+        progress(d, total)
+    })?;
+    let mut done = opts.trials;
+    let mut timer = Timer::new()?;
+    let mut inputs = Vec::new();
+    for input in BenchInput::ALL {
+        let bytes = input.bytes(opts.large_bytes);
+        let mut bench = InputBench {
+            input,
+            what: input.describe(),
+            bytes,
+            library_kernel: fastest_kernel(bytes).name(),
+            skipped: does_not_fit(gpu, bytes as u64)?,
+            kernels: Vec::new(),
+        };
+        if bench.skipped.is_some() {
+            done += per_input;
+            progress(done, total);
+            inputs.push(bench);
+            continue;
+        }
+        let (src, want) = {
+            let data = input.data(opts.large_bytes);
+            (target.upload(&data)?, histogram_cpu(&data, opts.bins))
+        };
+        for kernel in HistKernel::ALL {
+            let cfg = config_for(target, kernel, opts.bins, bytes, None)?;
+            let launch = HistogramLaunch::new(target, kernel, &src, bytes, opts.bins, cfg)?;
+            let mut ms = Vec::new();
+            for t in 0..WARMUP + opts.trials {
+                let time = launch.launch_timed(Some(&mut timer))?;
+                check(kernel, &launch.result()?, &want)?;
+                if t >= WARMUP {
+                    ms.extend(time);
+                }
+                done += 1;
+                progress(done, total);
+            }
+            let ms = Stats::of(&ms)?;
+            let gb_per_s = read_gb_per_s(bytes, ms.median);
+            bench.kernels.push(KernelBench {
+                kernel,
+                name: kernel.name(),
+                blocks: cfg.grid.x,
+                threads_per_block: cfg.block.x,
+                ms,
+                gb_per_s,
+                fraction_of_copy: gb_per_s / copy.gb_per_s,
+            });
+        }
+        inputs.push(bench);
+    }
+    Ok(HistogramBench {
+        device: target.describe(),
+        definition: DEFINITION,
+        copy,
+        bins: opts.bins,
+        inputs,
+    })
+}

@@ -1,0 +1,245 @@
+//! `gridsync histogram` (the demo, `--write-text`; `--sweep` in [`sweep`]) and
+//! `gridsync bench histogram`.
+
+use super::output::{print_json, progress};
+use clap::Args;
+use gridsync::bench::copy;
+use gridsync::bench::histogram::{self as bench, HistogramBench, HistogramBenchOptions};
+use gridsync::histogram::{
+    Bins, DEMO_TRIALS, HistogramOptions, HistogramReport, SIM_DEFAULT_TEXT_BYTES, run,
+};
+use gridsync::plot::{bar_charts, write_svg};
+use gridsync::text::{DEFAULT_TEXT_BYTES, DEFAULT_TEXT_SEED, english_text};
+use gridsync::{Error, Result, Target};
+
+mod sweep;
+use std::path::{Path, PathBuf};
+
+#[derive(Args)]
+pub struct HistogramArgs {
+    /// Count the bytes of FILE instead of generated English-like text.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["bytes", "seed"])]
+    input: Option<PathBuf>,
+    /// Bytes of generated text [default: 5638519, the source's Shakespeare, on a GPU; 100000 on
+    /// the simulator].
+    #[arg(long, value_name = "N")]
+    bytes: Option<usize>,
+    /// Seed of the generated text.
+    #[arg(long, value_name = "S", default_value_t = DEFAULT_TEXT_SEED)]
+    seed: u64,
+    /// 128 (ASCII, bytes >= 128 skipped, as the source) or 256.
+    #[arg(long, value_name = "128|256", default_value_t = 128)]
+    bins: u32,
+    /// Blocks for every kernel [default: 32 × SMs for the source's kernels, one full wave for
+    /// the others].
+    #[arg(long, value_name = "N", conflicts_with = "sweep")]
+    blocks: Option<u32>,
+    /// Write the letter bar charts (with --sweep: time against blocks) to FILE.svg.
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
+    /// The source's block-count sweep of the global and shared kernels: blocks = 32 × i for i
+    /// in range(10, 1000, 5), 128 threads per block (GPU only).
+    #[arg(long)]
+    sweep: bool,
+    /// Take every STEP-th i of the sweep's range(10, 1000) (the source's step is 5).
+    #[arg(long, value_name = "STEP", default_value_t = 5)]
+    sweep_step: u32,
+    /// Timed launches per kernel and block count in the sweep (the source: 50).
+    #[arg(long, value_name = "T", default_value_t = 20)]
+    sweep_trials: u32,
+    /// Write the generated text (--bytes, --seed) to FILE and stop: the input of
+    /// scripts/reference_histogram.py.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["input", "sweep", "plot"])]
+    write_text: Option<PathBuf>,
+}
+
+#[derive(Args)]
+pub struct BenchArgs {
+    /// 128 (ASCII, as the targets) or 256.
+    #[arg(long, value_name = "128|256", default_value_t = 128)]
+    bins: u32,
+    /// Timed launches per kernel and input.
+    #[arg(long, default_value_t = 20)]
+    trials: u32,
+    /// Bytes of the large English-like and random inputs.
+    #[arg(long, value_name = "N", default_value_t = bench::LARGE_BYTES)]
+    large_bytes: usize,
+    /// Bytes of the device-to-device copy measured as the roofline.
+    #[arg(long, default_value_t = copy::DEFAULT_BYTES)]
+    copy_bytes: usize,
+}
+
+/// `gridsync histogram`: opens the target itself, since `--write-text` needs none.
+pub fn command(device: u32, simulate: bool, args: &HistogramArgs, json: bool) -> Result<()> {
+    let bins = Bins::from_count(args.bins)?;
+    if let Some(path) = &args.write_text {
+        let n = args.bytes.unwrap_or(DEFAULT_TEXT_BYTES);
+        let text = english_text(n, args.seed);
+        std::fs::write(path, &text).map_err(|source| Error::Io {
+            path: path.clone(),
+            source,
+        })?;
+        if json {
+            return print_json(&serde_json::json!({
+                "path": path, "bytes": n, "seed": args.seed
+            }));
+        }
+        println!(
+            "wrote {n} bytes of English-like text (seed {:#x}) to {}",
+            args.seed,
+            path.display()
+        );
+        return Ok(());
+    }
+    let target = Target::open(device, simulate)?;
+    let (data, input) = match &args.input {
+        Some(path) => {
+            let data = std::fs::read(path).map_err(|source| Error::Io {
+                path: path.clone(),
+                source,
+            })?;
+            (data, path.display().to_string())
+        }
+        None => {
+            let default = if target.is_sim() {
+                SIM_DEFAULT_TEXT_BYTES
+            } else {
+                DEFAULT_TEXT_BYTES
+            };
+            let n = args.bytes.unwrap_or(default);
+            let what = format!("English-like text (seed {:#x})", args.seed);
+            (english_text(n, args.seed), what)
+        }
+    };
+    if args.sweep {
+        return sweep::sweep_command(&target, &data, &input, bins, args, json);
+    }
+    let opts = HistogramOptions {
+        bins,
+        blocks: args.blocks,
+    };
+    let r = run(&target, &data, &input, &opts, progress(!json, "histogram"))?;
+    if let Some(path) = &args.plot {
+        write_svg(path, &bar_charts(&r.letters.panels(), "Count"))?;
+    }
+    if json {
+        return print_json(&r);
+    }
+    print_report(&r, args.plot.as_deref());
+    Ok(())
+}
+
+pub(super) fn fmt_opt(v: Option<f64>, digits: usize) -> String {
+    v.map_or("—".into(), |v| format!("{v:.digits$}"))
+}
+
+pub fn print_report(r: &HistogramReport, plot: Option<&Path>) {
+    println!("histogram on the {}", r.target);
+    println!(
+        "  input: {} ({} bytes), {} bins",
+        r.input,
+        r.len,
+        r.bins.count()
+    );
+    if r.skipped > 0 {
+        println!(
+            "  {} bytes have no bin (>= {}): skipped, as the source does",
+            r.skipped,
+            r.bins.count()
+        );
+    }
+    println!();
+    println!("  letter  count        letter  count");
+    for (lo, up) in r.letters.lowercase.iter().zip(&r.letters.uppercase) {
+        println!("  {:<7} {:<12} {:<7} {}", lo.0, lo.1, up.0, up.1);
+    }
+    println!();
+    println!(
+        "  {:<16} {:>12} {:>10} {:>8}  how",
+        "kernel", "grid", "ms", "GB/s"
+    );
+    for k in &r.runs {
+        println!(
+            "  {:<16} {:>12} {:>10} {:>8}  {}",
+            k.name,
+            format!("{}×{}", k.blocks, k.threads_per_block),
+            fmt_opt(k.ms, 4),
+            fmt_opt(k.gb_per_s, 0),
+            k.what
+        );
+    }
+    println!();
+    println!("  Every kernel's histogram equals the CPU's, bin for bin.");
+    match r.shared_speedup {
+        Some(x) => println!(
+            "  The shared-memory kernel (4.4) ran {x:.1}× as fast as the global-atomic one (4.3); the source found about 3×."
+        ),
+        None => println!("  No timings: the simulator's speed says nothing about a GPU's."),
+    }
+    if r.runs.iter().any(|k| k.ms.is_some()) {
+        println!("  ms: median of {DEMO_TRIALS} event-timed launches after a checked warm-up.");
+    }
+    if let Some(p) = plot {
+        println!("  Letter counts plotted to {}", p.display());
+    }
+}
+
+pub fn bench_command(target: &Target, args: &BenchArgs, json: bool) -> Result<()> {
+    let opts = HistogramBenchOptions {
+        bins: Bins::from_count(args.bins)?,
+        trials: args.trials,
+        large_bytes: args.large_bytes,
+        copy_bytes: args.copy_bytes,
+    };
+    let b = bench::run(target, &opts, progress(!json, "bench histogram"))?;
+    if json {
+        return print_json(&b);
+    }
+    print_bench(&b);
+    Ok(())
+}
+
+pub fn print_bench(b: &HistogramBench) {
+    println!(
+        "histogram benchmark on the {} ({} bins, median of {} trials)",
+        b.device,
+        b.bins.count(),
+        b.copy.ms.samples
+    );
+    println!(
+        "  copy roofline: {} MiB device-to-device in {:.3} ms = {:.0} GB/s (read + written)",
+        b.copy.bytes >> 20,
+        b.copy.ms.median,
+        b.copy.gb_per_s
+    );
+    for i in &b.inputs {
+        println!();
+        println!(
+            "  {} bytes of {} (the library picks {})",
+            i.bytes, i.what, i.library_kernel
+        );
+        if let Some(why) = &i.skipped {
+            println!("    skipped: {why}");
+            continue;
+        }
+        println!(
+            "    {:<16} {:>12} {:>10} {:>10} {:>10} {:>8} {:>8}",
+            "kernel", "grid", "median ms", "min ms", "max ms", "GB/s", "of copy"
+        );
+        for k in &i.kernels {
+            println!(
+                "    {:<16} {:>12} {:>10.4} {:>10.4} {:>10.4} {:>8.0} {:>7.1}%",
+                k.name,
+                format!("{}×{}", k.blocks, k.threads_per_block),
+                k.ms.median,
+                k.ms.min,
+                k.ms.max,
+                k.gb_per_s,
+                100.0 * k.fraction_of_copy
+            );
+        }
+    }
+    println!();
+    println!("  {}", b.definition);
+    println!("  Every trial's histogram equals the CPU's. The 5.6 MB text fits in L2.");
+}

@@ -1,0 +1,245 @@
+//! [`HistogramLaunch`]: one histogram kernel over one uploaded input, launched any number of
+//! times.
+
+use super::{Bins, HistKernel};
+use crate::buffer::Buffer;
+use crate::error::{Error, Result, check};
+use crate::launch::Target;
+use crate::timer::Timer;
+use cust::sys as cu;
+use gpu::LaunchConfig;
+use gpu::histogram::BYTES16;
+use gpu::warp::WARP_SIZE;
+
+/// The most dynamic shared memory a block gets without opting in (CUDA's default limit, and the
+/// simulator's): every kernel here stays under it.
+pub const SHARED_LIMIT: u32 = 48 * 1024;
+
+/// Bytes of the grid-stride loop one thread of [`HistKernel::Warp`] or [`HistKernel::Vec16`]
+/// may have: 32 lanes of them, plus the vector kernel's rounding to 16 bytes and its scalar head
+/// and tail (three times 16 per lane, generously), must fit a warp's `u32` bin.
+const MAX_WARP_SHARE: u64 = u32::MAX as u64 / WARP_SIZE as u64 - 3 * BYTES16 as u64;
+
+/// One kernel over the first `len` bytes of an uploaded input, ready to run any number of times:
+/// the bins (and, for the instrument, the rows) are allocated once.
+pub struct HistogramLaunch<'a> {
+    target: &'a Target,
+    kernel: HistKernel,
+    src: &'a Buffer<u8>,
+    len: usize,
+    bins: Bins,
+    cfg: LaunchConfig,
+    /// `bins` u64, or `grid × bins` for [`HistKernel::SharedRows`].
+    out: Buffer<u64>,
+}
+
+impl<'a> HistogramLaunch<'a> {
+    /// Prepares `kernel` over `src[..len]` with launch shape `cfg`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] if `len` exceeds the buffer, the shape's shared memory is not the
+    /// kernel's or exceeds [`SHARED_LIMIT`], or the grid is too small for the per-warp `u32`
+    /// bins of [`HistKernel::Warp`] and [`HistKernel::Vec16`] (a warp would count 2³² bytes:
+    /// launch more blocks); a driver error.
+    pub fn new(
+        target: &'a Target,
+        kernel: HistKernel,
+        src: &'a Buffer<u8>,
+        len: usize,
+        bins: Bins,
+        cfg: LaunchConfig,
+    ) -> Result<HistogramLaunch<'a>> {
+        if len > src.len() {
+            return Err(Error::InvalidInput(format!(
+                "a histogram of {len} bytes of a buffer of {}",
+                src.len()
+            )));
+        }
+        let threads = cfg.block.count();
+        let want = kernel.shared_bytes(bins, cfg.block.x);
+        let name = kernel.name();
+        if threads != cfg.block.x as u64 || cfg.shared_bytes != want {
+            return Err(Error::InvalidInput(format!(
+                "{name} over {cfg:?}: it needs a 1-D block and {want} bytes of shared memory"
+            )));
+        }
+        if want > SHARED_LIMIT {
+            return Err(Error::InvalidInput(format!(
+                "{name} with {} threads per block needs {want} bytes of shared memory, over the \
+                 {SHARED_LIMIT} a block gets: use smaller blocks",
+                cfg.block.x
+            )));
+        }
+        if matches!(kernel, HistKernel::Warp | HistKernel::Vec16) {
+            // Bytes one warp reads at most: its lanes' grid-stride shares, plus the 16-byte
+            // rounding and the scalar head and tail of the vector kernel.
+            if (len as u64).div_ceil(cfg.threads().max(1)) > MAX_WARP_SHARE {
+                return Err(Error::InvalidInput(format!(
+                    "{name} with {} blocks over {len} bytes: a warp would count past the 2^32 of \
+                     its u32 bins; launch at least {} blocks",
+                    cfg.grid.x,
+                    (len as u64).div_ceil(MAX_WARP_SHARE * threads.max(1))
+                )));
+            }
+        }
+        let out_len = match kernel {
+            HistKernel::SharedRows => cfg.grid.count() as usize * bins.count() as usize,
+            _ => bins.count() as usize,
+        };
+        Ok(HistogramLaunch {
+            target,
+            kernel,
+            src,
+            len,
+            bins,
+            cfg,
+            out: target.zeros(out_len)?,
+        })
+    }
+
+    /// The launch shape.
+    pub fn config(&self) -> LaunchConfig {
+        self.cfg
+    }
+
+    /// The kernel.
+    pub fn kernel(&self) -> HistKernel {
+        self.kernel
+    }
+
+    /// Zeroes the bins (or rows): call before each [`HistogramLaunch::launch`].
+    ///
+    /// # Errors
+    /// A driver error.
+    pub fn reset(&self) -> Result<()> {
+        match self.target {
+            Target::Gpu(gpu) => {
+                gpu.make_current()?;
+                let bytes = self.out.len() * size_of::<u64>();
+                if bytes > 0 {
+                    // SAFETY: `out` owns `bytes` bytes; the memset is ordered on the library's
+                    // stream before any later launch, copy or synchronize.
+                    let code = unsafe {
+                        cu::cuMemsetD8Async(self.out.ptr() as u64, 0, bytes, gpu.stream().as_raw())
+                    };
+                    check(code, || "cuMemsetD8Async".into())?;
+                }
+                Ok(())
+            }
+            Target::Sim => self.target.write(&self.out, &vec![0; self.out.len()]),
+        }
+    }
+
+    /// Queues the kernel (on the simulator: runs it).
+    ///
+    /// # Errors
+    /// A launch error.
+    pub fn launch(&self) -> Result<()> {
+        let (t, cfg) = (self.target, self.cfg);
+        let (arr, len, out, bins) = (
+            self.src.ptr().cast_const(),
+            self.len as u64,
+            self.out.ptr(),
+            self.bins.count(),
+        );
+        // SAFETY (every launch): `src` holds at least `len` bytes (checked in `new`); `out` holds
+        // `bins` u64 (the rows kernel: `grid × bins`), zeroed by `reset`; the shared memory in
+        // `cfg` is the kernel's (checked in `new`); the kernels write only `out`, which `result`
+        // reads after synchronizing.
+        unsafe {
+            match self.kernel {
+                HistKernel::Global => {
+                    crate::launch!(
+                        t,
+                        gpu::histogram::histogram_global,
+                        cfg,
+                        (arr, len, out, bins)
+                    )
+                }
+                HistKernel::Shared => {
+                    crate::launch!(
+                        t,
+                        gpu::histogram::histogram_shared,
+                        cfg,
+                        (arr, len, out, bins)
+                    )
+                }
+                HistKernel::SharedRows => {
+                    crate::launch!(
+                        t,
+                        gpu::histogram::histogram_shared_rows,
+                        cfg,
+                        (arr, len, out, bins)
+                    )
+                }
+                HistKernel::Warp => crate::launch!(
+                    t,
+                    gpu::histogram::histogram_warp,
+                    cfg,
+                    (arr, len, out, bins)
+                ),
+                HistKernel::Vec16 => {
+                    crate::launch!(
+                        t,
+                        gpu::histogram::histogram_vec16,
+                        cfg,
+                        (arr, len, out, bins)
+                    )
+                }
+                HistKernel::Lane => crate::launch!(
+                    t,
+                    gpu::histogram::histogram_lane,
+                    cfg,
+                    (arr, len, out, bins)
+                ),
+            }
+        }
+    }
+
+    /// Waits for the kernel and returns the histogram (the instrument's rows summed).
+    ///
+    /// # Errors
+    /// A driver error.
+    pub fn result(&self) -> Result<Vec<u64>> {
+        let out = self.target.download(&self.out)?;
+        let bins = self.bins.count() as usize;
+        Ok(match self.kernel {
+            HistKernel::SharedRows => {
+                let mut sum = vec![0u64; bins];
+                for row in out.chunks_exact(bins) {
+                    for (s, v) in sum.iter_mut().zip(row) {
+                        *s += v;
+                    }
+                }
+                sum
+            }
+            _ => out,
+        })
+    }
+
+    /// Resets, launches and returns the histogram.
+    ///
+    /// # Errors
+    /// As [`HistogramLaunch::reset`], [`HistogramLaunch::launch`], [`HistogramLaunch::result`].
+    pub fn run(&self) -> Result<Vec<u64>> {
+        self.reset()?;
+        self.launch()?;
+        self.result()
+    }
+
+    /// Resets, then launches event-timed on a GPU; returns the milliseconds (`None` on the
+    /// simulator, whose timings mean nothing). Read the histogram with
+    /// [`HistogramLaunch::result`].
+    ///
+    /// # Errors
+    /// As [`HistogramLaunch::run`].
+    pub fn launch_timed(&self, timer: Option<&mut Timer>) -> Result<Option<f64>> {
+        self.reset()?;
+        match (self.target, timer) {
+            (Target::Gpu(gpu), Some(timer)) => {
+                Ok(Some(timer.time(gpu.stream(), || self.launch())? as f64))
+            }
+            _ => self.launch().map(|_| None),
+        }
+    }
+}
