@@ -22,13 +22,17 @@ pub mod device;
 pub mod dot;
 pub mod error;
 pub mod grid;
+pub mod histogram;
 pub mod input;
 pub mod launch;
 pub mod lock;
 pub mod mutex;
+pub mod plot;
 pub mod ptx;
 pub mod race;
+pub mod reduce;
 pub mod stream;
+pub mod text;
 pub mod timer;
 
 pub use buffer::{Buffer, Plain};

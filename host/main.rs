@@ -55,6 +55,12 @@ enum Command {
     CountAbove(cli::count_above::CountAboveArgs),
     /// Dot product finished on the host, under a mutex, with atomics, and fast (Numba 4.6).
     Dot(cli::dot::DotArgs),
+    /// Byte histograms: global atomics (Numba 4.3), shared memory (4.4), per warp, 16-byte
+    /// loads, per lane; letter counts, the block-count sweep (--sweep), plots.
+    Histogram(cli::histogram::HistogramArgs),
+    /// Full reductions: Numba's partial sums, the CUDA book's atomicAdd per block (1e8 × 1.23),
+    /// shuffles, the deterministic last-block single pass, 16-byte loads; sums, min and max.
+    Reduce(cli::reduce::ReduceArgs),
     /// CUDA's atomic functions, each checked against a sequential model, and the CUDA book's
     /// `double` add from `atomicCAS` next to the native one (CUDA book 9.2).
     Atomics(cli::atomics::AtomicsArgs),
@@ -99,6 +105,11 @@ enum BenchCommand {
     CountAbove(cli::count_above::BenchArgs),
     /// Bandwidth of the dot kernels at 10⁷ and 10⁹ elements, against the copy.
     Dot(cli::dot::BenchArgs),
+    /// Bandwidth of the histogram kernels on 5.6 MB and 1 GiB of text and 1 GiB of random
+    /// bytes, against the copy.
+    Histogram(cli::histogram::BenchArgs),
+    /// Time and bandwidth of the reduction kernels at 10⁸ and 10⁹ floats, against the copy.
+    Reduce(cli::reduce::BenchArgs),
     /// Atomic operations per second: shared vs global, contended vs spread, block/device/system.
     Atomics(cli::atomics::BenchArgs),
     /// Device-to-device copy bandwidth: the roofline of every other benchmark.
@@ -158,6 +169,13 @@ fn run(cli: &Cli) -> Result<()> {
         Command::Dot(args) => {
             let target = Target::open(cli.device, cli.simulate)?;
             cli::dot::command(&target, args, cli.json)
+        }
+        Command::Histogram(args) => {
+            cli::histogram::command(cli.device, cli.simulate, args, cli.json)
+        }
+        Command::Reduce(args) => {
+            let target = Target::open(cli.device, cli.simulate)?;
+            cli::reduce::command(&target, args, cli.json)
         }
         Command::Atomics(args) => {
             let target = Target::open(cli.device, cli.simulate)?;
@@ -223,6 +241,10 @@ fn run(cli: &Cli) -> Result<()> {
                     cli::count_above::bench_command(&target, args, cli.json)
                 }
                 BenchCommand::Dot(args) => cli::dot::bench_command(&target, args, cli.json),
+                BenchCommand::Histogram(args) => {
+                    cli::histogram::bench_command(&target, args, cli.json)
+                }
+                BenchCommand::Reduce(args) => cli::reduce::bench_command(&target, args, cli.json),
                 BenchCommand::Atomics(args) => cli::atomics::bench_command(&target, args, cli.json),
                 BenchCommand::Copy { bytes, trials } => {
                     let b = copy::run(&target, *bytes, *trials, progress(!cli.json, "copy"))?;

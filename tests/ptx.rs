@@ -448,3 +448,129 @@ fn ordering_cost_kernels_hold_their_scope_only() {
         }
     }
 }
+
+#[test]
+fn reductions_fence_before_the_ticket_and_use_no_float_atomics_in_one_pass() {
+    let single_pass: Vec<&str> = Kernel::ALL
+        .iter()
+        .map(|k| k.name())
+        .filter(|n| n.starts_with("reduce_last_block_") || n.starts_with("reduce_vec_"))
+        .collect();
+    assert_eq!(single_pass.len(), 13);
+    for (arch, ptx) in BUILDS {
+        // The sources' and the warp kernel: one float atomicAdd per block, nothing else.
+        for (k, atom) in [
+            ("reduce_atomic", "atom.relaxed.gpu.add.f32 "),
+            ("reduce_atomic_f64", "atom.relaxed.gpu.add.f64 "),
+            ("reduce_warp", "atom.relaxed.gpu.add.f32 "),
+        ] {
+            let insns = atomic_insns(kernel_body(ptx, k));
+            assert!(
+                insns.len() == 1 && insns[0].starts_with(atom),
+                "{arch}: {k} has {insns:?}"
+            );
+        }
+        assert!(atomic_insns(kernel_body(ptx, "partial_reduce")).is_empty());
+        // Single pass: the partial is published (`membar.gl`) before the ticket (`atomicInc`),
+        // the last block acquires after it, then resets the counter; the ticket is the only
+        // atomic — no float atomics, hence the same bits on every run.
+        for k in &single_pass {
+            let body = kernel_body(ptx, k);
+            let insns = atomic_insns(body);
+            assert!(
+                insns.len() == 1 && insns[0].starts_with("atom.relaxed.gpu.inc.u32 "),
+                "{arch}: {k} has {insns:?}"
+            );
+            let at = |insn: &str| {
+                body.find(insn)
+                    .unwrap_or_else(|| panic!("{arch}: {k} lacks `{insn}`"))
+            };
+            let (fence, ticket) = (at("membar.gl;"), at("atom.relaxed.gpu.inc.u32"));
+            let (acquire, reset) = (at("fence.acq_rel.gpu;"), at("st.relaxed.gpu.b32"));
+            assert!(
+                fence < ticket && ticket < acquire && acquire < reset,
+                "{arch}: {k}: fence, ticket, acquire, reset out of order"
+            );
+            assert!(!body.contains(".sys"), "{arch}: {k} uses .sys");
+            if k.starts_with("reduce_vec_") {
+                assert!(
+                    body.contains("ld.global.v4.") || body.contains("ld.global.v2."),
+                    "{arch}: {k} has no 16-byte loads"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn histogram_kernels_emit_what_their_docs_say() {
+    for (arch, ptx) in BUILDS {
+        let insns = |k: &str| atomic_insns(kernel_body(ptx, k));
+        // 4.3: one device-scope add per byte, nothing in shared memory.
+        let global = insns("histogram_global");
+        assert!(
+            !global.is_empty(),
+            "{arch}: histogram_global has no atomics"
+        );
+        for i in &global {
+            assert!(i.starts_with("atom.relaxed.gpu.add.u64 "), "{arch}: {i}");
+        }
+        // 4.4: block-scope u64 adds on shared addresses (generic), device adds in the flush;
+        // the instrument has no device-scope atomic at all.
+        for k in ["histogram_shared", "histogram_shared_rows"] {
+            let body = kernel_body(ptx, k);
+            assert!(
+                body.contains("cvta.shared.u64") && body.contains("bar.sync"),
+                "{arch}: {k}"
+            );
+            assert!(
+                insns(k)
+                    .iter()
+                    .any(|i| i.starts_with("atom.relaxed.cta.add.u64 ")),
+                "{arch}: {k}"
+            );
+            let device = insns(k).iter().filter(|i| i.contains(".gpu.")).count();
+            assert_eq!(device, usize::from(k == "histogram_shared"), "{arch}: {k}");
+        }
+        // The faster kernels: `red.shared` in the byte loop, one or two device adds (the flush)
+        // after it, 16-byte loads in the vector ones, no local memory and no system scope.
+        for (k, v4, device) in [
+            ("histogram_warp", false, 1),
+            ("histogram_vec16", true, 1),
+            ("histogram_lane", true, 2),
+        ] {
+            let body = kernel_body(ptx, k);
+            let all = insns(k);
+            assert!(
+                all.iter()
+                    .any(|i| i.starts_with("red.relaxed.cta.shared.add.u32 ")),
+                "{arch}: {k}"
+            );
+            for i in &all {
+                assert!(
+                    i.starts_with("red.relaxed.cta.shared.add.u32 ")
+                        || i.starts_with("atom.relaxed.gpu.add.u64 "),
+                    "{arch}: {k} has `{i}`"
+                );
+            }
+            let flush = all.iter().filter(|i| i.starts_with("atom.")).count();
+            assert_eq!(
+                flush, device,
+                "{arch}: {k}: device atomics outside the flush"
+            );
+            assert_eq!(
+                body.contains("ld.global.v4."),
+                v4,
+                "{arch}: {k}: 16-byte loads"
+            );
+            assert!(
+                body.contains("cvta.to.shared.u64") && body.contains("bar.sync"),
+                "{arch}: {k}"
+            );
+            assert!(
+                !body.contains(".local") && !body.contains(".sys"),
+                "{arch}: {k}"
+            );
+        }
+    }
+}

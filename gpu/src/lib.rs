@@ -12,9 +12,9 @@
 //! |---|---|
 //! | thread | [`index`], [`time`], [`vector`] |
 //! | memory model | [`atomic`], [`sync`], [`lock`] |
-//! | block | [`shared`], [`sync::sync_threads`], [`block_reduce`] |
+//! | block | [`shared`], [`shared_atomic`], [`sync::sync_threads`], [`block_reduce`] |
 //! | warp | [`warp`] |
-//! | kernels | [`race`], [`count_above`], [`dot`], [`mutex`], [`bench`], [`atomics_check`], [`atomics_bench`], [`primitives_check`] |
+//! | kernels | [`race`], [`reduce`], [`count_above`], [`histogram`], [`dot`], [`mutex`], [`bench`], [`atomics_check`], [`atomics_bench`], [`primitives_check`] |
 //!
 //! Every kernel is declared with [`kernel!`], listed once in [`Kernel`], and says which source
 //! it comes from.
@@ -41,6 +41,7 @@ pub mod block_reduce;
 pub mod index;
 pub mod lock;
 pub mod shared;
+pub mod shared_atomic;
 pub mod sync;
 pub mod time;
 pub mod vector;
@@ -51,9 +52,11 @@ pub mod atomics_check;
 pub mod bench;
 pub mod count_above;
 pub mod dot;
+pub mod histogram;
 pub mod mutex;
 pub mod primitives_check;
 pub mod race;
+pub mod reduce;
 
 mod config;
 mod kernels;

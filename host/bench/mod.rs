@@ -7,8 +7,10 @@ pub mod atomics;
 pub mod copy;
 pub mod count_above;
 pub mod dot;
+pub mod histogram;
 pub mod launch;
 pub mod mutex;
+pub mod reduce;
 pub mod scopes;
 
 use crate::device::Gpu;

@@ -4,5 +4,7 @@ pub mod atomics;
 pub mod basics;
 pub mod count_above;
 pub mod dot;
+pub mod histogram;
 pub mod mutex;
 pub mod output;
+pub mod reduce;
