@@ -109,6 +109,9 @@ pub fn tour(cli: &crate::Cli) -> Result<()> {
     println!(
         "mutex: add_one_mutex at 10×16 (lock, x[0] += 1, unlock) gives x[0] = {add_one_mutex}."
     );
-    println!("  Next: `gridsync mutex` (every lock), `count-above`, `dot`, `atomics`, `bench …`.");
+    println!(
+        "  Next: `gridsync mutex` (every lock), `count-above`, `dot`, `atomics`, `reduce`, \
+         `histogram [--sweep]`, `bench …`."
+    );
     Ok(())
 }
