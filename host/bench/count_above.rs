@@ -14,7 +14,7 @@
 //! input may still be in L2 (50–60 MB on an H100/H200) from the previous trial, so the fraction
 //! there can exceed what HBM alone allows; 10⁹ floats (4 GB) cannot be cached.
 
-use super::{Stats, copy, does_not_fit, require_gpu};
+use super::{SizedBenchOptions, Stats, copy, start_sized};
 use crate::count_above::{
     CountKernel, CountLaunch, DEFAULT_THRESHOLD, config_for, count_above_cpu, default_input,
     lock_bounds, read_gb_per_s,
@@ -37,28 +37,9 @@ pub const KERNELS: [CountKernel; 4] = [
 /// Untimed launches before the timed ones.
 pub const WARMUP: u32 = 3;
 
-/// What to measure.
-#[derive(Clone, Debug)]
-pub struct CountAboveBenchOptions {
-    /// Input sizes, in floats.
-    pub lens: Vec<usize>,
-    /// Timed launches per kernel and size (at least 20 for a stable median).
-    pub trials: u32,
-    /// Blocks per SM; `None`: as many as fit (the occupancy calculator).
-    pub blocks_per_sm: Option<u32>,
-    /// Bytes of the copy measured as the roofline.
-    pub copy_bytes: usize,
-}
-
-impl Default for CountAboveBenchOptions {
-    fn default() -> CountAboveBenchOptions {
-        CountAboveBenchOptions {
-            lens: DEFAULT_LENS.to_vec(),
-            trials: 20,
-            blocks_per_sm: None,
-            copy_bytes: copy::DEFAULT_BYTES,
-        }
-    }
+/// What to measure by default: [`DEFAULT_LENS`], 20 trials, the occupancy's blocks per SM.
+pub fn default_options() -> SizedBenchOptions {
+    SizedBenchOptions::new(&DEFAULT_LENS)
 }
 
 /// One kernel at one size.
@@ -81,17 +62,7 @@ pub struct KernelBench {
 }
 
 /// Every kernel at one size.
-#[derive(Clone, Debug, Serialize)]
-pub struct SizeBench {
-    /// Floats.
-    pub len: usize,
-    /// Bytes each kernel reads: `4·len`.
-    pub bytes_read: u64,
-    /// Why this size was skipped, if it was (it did not fit in memory).
-    pub skipped: Option<String>,
-    /// The kernels' results.
-    pub kernels: Vec<KernelBench>,
-}
+pub type SizeBench = super::SizeBench<KernelBench>;
 
 /// The benchmark's result.
 #[derive(Clone, Debug, Serialize)]
@@ -119,34 +90,17 @@ pub const DEFINITION: &str = "fraction of copy = (4·n bytes read / kernel time)
 /// zero blocks per SM or an empty size; [`Error::Mismatch`] if a count is wrong; a driver error.
 pub fn run(
     target: &Target,
-    opts: &CountAboveBenchOptions,
+    opts: &SizedBenchOptions,
     mut progress: impl FnMut(u32, u32),
 ) -> Result<CountAboveBench> {
-    let gpu = require_gpu(target)?;
-    if opts.trials == 0 || opts.blocks_per_sm == Some(0) || opts.lens.contains(&0) {
-        return Err(Error::InvalidInput(
-            "trials, blocks per SM and every size must be positive".into(),
-        ));
-    }
     let per_size = KERNELS.len() as u32 * (WARMUP + opts.trials);
-    let total = opts.trials + per_size * opts.lens.len() as u32;
-    let copy = copy::run(target, opts.copy_bytes, opts.trials, |d, _| {
-        progress(d, total)
-    })?;
-    let mut done = opts.trials;
+    let mut run = start_sized(target, opts, per_size, &mut progress)?;
     let mut timer = Timer::new()?;
     let mut sizes = Vec::new();
     for &len in &opts.lens {
         let bytes_read = 4 * len as u64;
-        if let Some(why) = does_not_fit(gpu, bytes_read)? {
-            done += per_size;
-            progress(done, total);
-            sizes.push(SizeBench {
-                len,
-                bytes_read,
-                skipped: Some(why),
-                kernels: Vec::new(),
-            });
+        if let Some(skipped) = run.skip_if_too_big(len, bytes_read, &mut progress)? {
+            sizes.push(skipped);
             continue;
         }
         let (src, expected) = {
@@ -174,8 +128,8 @@ pub fn run(
                 if t >= WARMUP {
                     ms.extend(time);
                 }
-                done += 1;
-                progress(done, total);
+                run.done += 1;
+                progress(run.done, run.total);
             }
             let ms = Stats::of(&ms)?;
             let gb_per_s = read_gb_per_s(len, ms.median);
@@ -186,7 +140,7 @@ pub fn run(
                 threads_per_block: cfg.block.x,
                 ms,
                 gb_per_s,
-                fraction_of_copy: gb_per_s / copy.gb_per_s,
+                fraction_of_copy: gb_per_s / run.copy.gb_per_s,
             });
         }
         sizes.push(SizeBench {
@@ -199,7 +153,7 @@ pub fn run(
     Ok(CountAboveBench {
         device: target.describe(),
         definition: DEFINITION,
-        copy,
+        copy: run.copy,
         threshold: DEFAULT_THRESHOLD,
         sizes,
     })

@@ -15,9 +15,9 @@
 //! applies to `dot_vec4` only. Reference (issue, H200): cuBLAS through `torch.dot` 0.027 ms at
 //! 10⁷; target for `dot_vec4` ≤ 0.022 ms there and ≥ 85 % of copy at 10⁹.
 
-use super::{Stats, copy, does_not_fit, require_gpu};
+use super::{SizedBenchOptions, Stats, copy, start_sized};
 use crate::dot::{DotKernel, DotLaunch, check, config_for, dot_cpu, read_gb_per_s};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::input::uniform_f32;
 use crate::launch::Target;
 use crate::timer::Timer;
@@ -30,28 +30,9 @@ pub const WARMUP: u32 = 3;
 /// The seed of the benchmark's data.
 pub const SEED: u64 = 0x0064_6f74;
 
-/// What to measure.
-#[derive(Clone, Debug)]
-pub struct DotBenchOptions {
-    /// Elements per array, per size.
-    pub lens: Vec<usize>,
-    /// Timed launches per kernel and size.
-    pub trials: u32,
-    /// Blocks per SM for `dot_vec4`; `None`: as many as fit.
-    pub blocks_per_sm: Option<u32>,
-    /// Bytes of the copy measured as the roofline.
-    pub copy_bytes: usize,
-}
-
-impl Default for DotBenchOptions {
-    fn default() -> DotBenchOptions {
-        DotBenchOptions {
-            lens: DEFAULT_LENS.to_vec(),
-            trials: 20,
-            blocks_per_sm: None,
-            copy_bytes: copy::DEFAULT_BYTES,
-        }
-    }
+/// What to measure by default: [`DEFAULT_LENS`], 20 trials, the occupancy's blocks per SM.
+pub fn default_options() -> SizedBenchOptions {
+    SizedBenchOptions::new(&DEFAULT_LENS)
 }
 
 /// One kernel at one size.
@@ -76,17 +57,7 @@ pub struct DotKernelBench {
 }
 
 /// Every kernel at one size.
-#[derive(Clone, Debug, Serialize)]
-pub struct DotSizeBench {
-    /// Elements per array.
-    pub len: usize,
-    /// Bytes each kernel reads: `8·len`.
-    pub bytes_read: u64,
-    /// Why this size was skipped, if it was (it did not fit in memory).
-    pub skipped: Option<String>,
-    /// The kernels' results.
-    pub kernels: Vec<DotKernelBench>,
-}
+pub type DotSizeBench = super::SizeBench<DotKernelBench>;
 
 /// The benchmark's result.
 #[derive(Clone, Debug, Serialize)]
@@ -108,38 +79,21 @@ pub const DEFINITION: &str = "fraction of copy = (8·n bytes read / kernel time)
 /// Runs the benchmark; `progress` gets (steps done, steps), a step being one launch or copy.
 ///
 /// # Errors
-/// [`Error::Unsupported`] on the simulator; [`Error::InvalidInput`] for zero trials, zero blocks
-/// per SM or an empty size; [`Error::Mismatch`] if a result is off; a driver error.
+/// [`crate::Error::Unsupported`] on the simulator; [`crate::Error::InvalidInput`] for zero trials, zero blocks
+/// per SM or an empty size; [`crate::Error::Mismatch`] if a result is off; a driver error.
 pub fn run(
     target: &Target,
-    opts: &DotBenchOptions,
+    opts: &SizedBenchOptions,
     mut progress: impl FnMut(u32, u32),
 ) -> Result<DotBench> {
-    let gpu = require_gpu(target)?;
-    if opts.trials == 0 || opts.blocks_per_sm == Some(0) || opts.lens.contains(&0) {
-        return Err(Error::InvalidInput(
-            "trials, blocks per SM and every size must be positive".into(),
-        ));
-    }
     let per_size = DotKernel::ALL.len() as u32 * (WARMUP + opts.trials);
-    let total = opts.trials + per_size * opts.lens.len() as u32;
-    let copy = copy::run(target, opts.copy_bytes, opts.trials, |d, _| {
-        progress(d, total)
-    })?;
-    let mut done = opts.trials;
+    let mut run = start_sized(target, opts, per_size, &mut progress)?;
     let mut timer = Timer::new()?;
     let mut sizes = Vec::new();
     for &len in &opts.lens {
         let bytes_read = 8 * len as u64;
-        if let Some(why) = does_not_fit(gpu, bytes_read)? {
-            done += per_size;
-            progress(done, total);
-            sizes.push(DotSizeBench {
-                len,
-                bytes_read,
-                skipped: Some(why),
-                kernels: Vec::new(),
-            });
+        if let Some(skipped) = run.skip_if_too_big(len, bytes_read, &mut progress)? {
+            sizes.push(skipped);
             continue;
         }
         let (da, db, cpu) = {
@@ -161,8 +115,8 @@ pub fn run(
                     ms.extend(time);
                 }
                 last = result;
-                done += 1;
-                progress(done, total);
+                run.done += 1;
+                progress(run.done, run.total);
             }
             let ms = Stats::of(&ms)?;
             let gb_per_s = read_gb_per_s(len, ms.median);
@@ -173,7 +127,7 @@ pub fn run(
                 threads_per_block: cfg.block.x,
                 ms,
                 gb_per_s,
-                fraction_of_copy: gb_per_s / copy.gb_per_s,
+                fraction_of_copy: gb_per_s / run.copy.gb_per_s,
                 rel_error: crate::dot::rel_error(last, cpu.dot),
             });
         }
@@ -187,7 +141,7 @@ pub fn run(
     Ok(DotBench {
         device: target.describe(),
         definition: DEFINITION,
-        copy,
+        copy: run.copy,
         sizes,
     })
 }

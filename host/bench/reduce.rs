@@ -10,7 +10,7 @@
 //! of the atomic kernels' result before it, nor the host's sum of `partial_reduce`'s partials
 //! after it. Each trial's result is kept: the report says whether all trials gave the same bits.
 
-use super::{Stats, copy, does_not_fit, require_gpu};
+use super::{SizedBenchOptions, Stats, copy, start_sized};
 use crate::error::{Error, Result};
 use crate::launch::Target;
 use crate::reduce::{Accumulate, BOOK_VALUE, Step, StepLaunch, book_input, relative_error};
@@ -33,28 +33,9 @@ pub const KERNELS: [(Step, Accumulate); 7] = [
 /// Untimed launches before the timed ones.
 pub const WARMUP: u32 = 3;
 
-/// What to measure.
-#[derive(Clone, Debug)]
-pub struct ReduceBenchOptions {
-    /// Input sizes, in floats.
-    pub lens: Vec<usize>,
-    /// Timed launches per kernel and size (20 or more for a stable median).
-    pub trials: u32,
-    /// Blocks per SM for the grid-stride kernels; `None`: as many as fit.
-    pub blocks_per_sm: Option<u32>,
-    /// Bytes of the copy measured as the roofline.
-    pub copy_bytes: usize,
-}
-
-impl Default for ReduceBenchOptions {
-    fn default() -> ReduceBenchOptions {
-        ReduceBenchOptions {
-            lens: DEFAULT_LENS.to_vec(),
-            trials: 20,
-            blocks_per_sm: None,
-            copy_bytes: copy::DEFAULT_BYTES,
-        }
-    }
+/// What to measure by default: [`DEFAULT_LENS`], 20 trials, the occupancy's blocks per SM.
+pub fn default_options() -> SizedBenchOptions {
+    SizedBenchOptions::new(&DEFAULT_LENS)
 }
 
 /// One kernel at one size.
@@ -85,17 +66,7 @@ pub struct KernelBench {
 }
 
 /// Every kernel at one size.
-#[derive(Clone, Debug, Serialize)]
-pub struct SizeBench {
-    /// Floats.
-    pub len: usize,
-    /// Bytes each kernel reads: `4·len`.
-    pub bytes_read: u64,
-    /// Why this size was skipped, if it was (it did not fit in memory).
-    pub skipped: Option<String>,
-    /// The kernels' results.
-    pub kernels: Vec<KernelBench>,
-}
+pub type SizeBench = super::SizeBench<KernelBench>;
 
 /// The benchmark's result.
 #[derive(Clone, Debug, Serialize)]
@@ -124,34 +95,17 @@ pub const DEFINITION: &str = "fraction of copy = (4·n bytes read / kernel time)
 /// driver error.
 pub fn run(
     target: &Target,
-    opts: &ReduceBenchOptions,
+    opts: &SizedBenchOptions,
     mut progress: impl FnMut(u32, u32),
 ) -> Result<ReduceBench> {
-    let gpu = require_gpu(target)?;
-    if opts.trials == 0 || opts.blocks_per_sm == Some(0) || opts.lens.contains(&0) {
-        return Err(Error::InvalidInput(
-            "trials, blocks per SM and every size must be positive".into(),
-        ));
-    }
     let per_size = KERNELS.len() as u32 * (WARMUP + opts.trials);
-    let total = opts.trials + per_size * opts.lens.len() as u32;
-    let copy = copy::run(target, opts.copy_bytes, opts.trials, |d, _| {
-        progress(d, total)
-    })?;
-    let mut done = opts.trials;
+    let mut run = start_sized(target, opts, per_size, &mut progress)?;
     let mut timer = Timer::new()?;
     let mut sizes = Vec::new();
     for &len in &opts.lens {
         let bytes_read = 4 * len as u64;
-        if let Some(why) = does_not_fit(gpu, bytes_read)? {
-            done += per_size;
-            progress(done, total);
-            sizes.push(SizeBench {
-                len,
-                bytes_read,
-                skipped: Some(why),
-                kernels: Vec::new(),
-            });
+        if let Some(skipped) = run.skip_if_too_big(len, bytes_read, &mut progress)? {
+            sizes.push(skipped);
             continue;
         }
         let x = target.upload(&book_input(len))?;
@@ -166,8 +120,8 @@ pub fn run(
                     ms.extend(time);
                     values.push(value);
                 }
-                done += 1;
-                progress(done, total);
+                run.done += 1;
+                progress(run.done, run.total);
             }
             let mut bits: Vec<u64> = values.iter().map(|v| v.to_bits()).collect();
             bits.sort_unstable();
@@ -190,7 +144,7 @@ pub fn run(
                 threads_per_block: cfg.block.x,
                 ms,
                 gb_per_s,
-                fraction_of_copy: gb_per_s / copy.gb_per_s,
+                fraction_of_copy: gb_per_s / run.copy.gb_per_s,
                 value: values[0],
                 rel_error: relative_error(values[0], exact),
                 distinct_results: bits.len(),
@@ -206,7 +160,7 @@ pub fn run(
     Ok(ReduceBench {
         device: target.describe(),
         definition: DEFINITION,
-        copy,
+        copy: run.copy,
         value: BOOK_VALUE,
         sizes,
     })

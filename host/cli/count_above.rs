@@ -1,9 +1,9 @@
 //! `gridsync count-above` and `gridsync bench count-above`.
 
-use super::output::{print_json, progress};
+use super::output::{print_copy_roofline, print_json, progress};
 use clap::Args;
 use gridsync::bench::copy;
-use gridsync::bench::count_above::{self as bench, CountAboveBench, CountAboveBenchOptions};
+use gridsync::bench::count_above::{self as bench, CountAboveBench};
 use gridsync::count_above::{
     CountAboveReport, CountOptions, DEFAULT_LEN, DEFAULT_SEED, DEFAULT_THRESHOLD, LOCK_PREFIX,
     SIM_DEFAULT_LEN, default_input, run,
@@ -123,8 +123,8 @@ pub fn print_report(r: &CountAboveReport) {
 }
 
 pub fn bench_command(target: &Target, args: &BenchArgs, json: bool) -> Result<()> {
-    let defaults = CountAboveBenchOptions::default();
-    let opts = CountAboveBenchOptions {
+    let defaults = bench::default_options();
+    let opts = gridsync::bench::SizedBenchOptions {
         lens: if args.len.is_empty() {
             defaults.lens
         } else {
@@ -147,12 +147,7 @@ pub fn print_bench(b: &CountAboveBench) {
         "count-above benchmark on the {} (threshold {}, median of {} trials)",
         b.device, b.threshold, b.copy.ms.samples
     );
-    println!(
-        "  copy roofline: {} MiB device-to-device in {:.3} ms = {:.0} GB/s (read + written)",
-        b.copy.bytes >> 20,
-        b.copy.ms.median,
-        b.copy.gb_per_s
-    );
+    print_copy_roofline(&b.copy);
     for s in &b.sizes {
         println!();
         println!("  n = {} ({} bytes read per count)", s.len, s.bytes_read);

@@ -1,9 +1,9 @@
 //! `gridsync dot` and `gridsync bench dot`.
 
-use super::output::{print_json, progress};
+use super::output::{print_copy_roofline, print_json, progress};
 use clap::Args;
 use gridsync::bench::copy;
-use gridsync::bench::dot::{self as bench, DotBench, DotBenchOptions};
+use gridsync::bench::dot::{self as bench, DotBench};
 use gridsync::dot::{DEFAULT_LEN, DotReport, SIM_DEFAULT_LEN, random_data, run, source_data};
 use gridsync::{Result, Target};
 
@@ -107,8 +107,8 @@ pub fn print_report(r: &DotReport) {
 }
 
 pub fn bench_command(target: &Target, args: &BenchArgs, json: bool) -> Result<()> {
-    let defaults = DotBenchOptions::default();
-    let opts = DotBenchOptions {
+    let defaults = bench::default_options();
+    let opts = gridsync::bench::SizedBenchOptions {
         lens: if args.len.is_empty() {
             defaults.lens
         } else {
@@ -131,12 +131,7 @@ pub fn print_bench(b: &DotBench) {
         "dot benchmark on the {} (median of {} trials)",
         b.device, b.copy.ms.samples
     );
-    println!(
-        "  copy roofline: {} MiB device-to-device in {:.3} ms = {:.0} GB/s (read + written)",
-        b.copy.bytes >> 20,
-        b.copy.ms.median,
-        b.copy.gb_per_s
-    );
+    print_copy_roofline(&b.copy);
     for s in &b.sizes {
         println!();
         println!("  n = {} ({} bytes read per dot)", s.len, s.bytes_read);

@@ -24,3 +24,13 @@ pub fn print_json(value: &impl Serialize) -> Result<()> {
     println!("{text}");
     Ok(())
 }
+
+/// The roofline line every bandwidth benchmark prints above its table.
+pub fn print_copy_roofline(copy: &gridsync::bench::copy::CopyBench) {
+    println!(
+        "  copy roofline: {} MiB device-to-device in {:.3} ms = {:.0} GB/s (read + written)",
+        copy.bytes >> 20,
+        copy.ms.median,
+        copy.gb_per_s
+    );
+}

@@ -1,9 +1,9 @@
 //! `gridsync reduce` and `gridsync bench reduce`.
 
-use super::output::{print_json, progress};
+use super::output::{print_copy_roofline, print_json, progress};
 use clap::Args;
 use gridsync::bench::copy;
-use gridsync::bench::reduce::{self as bench, ReduceBench, ReduceBenchOptions};
+use gridsync::bench::reduce::{self as bench, ReduceBench};
 use gridsync::input::read_f32_file;
 use gridsync::reduce::{
     Accumulate, BOOK_VALUE, DEFAULT_LEN, ReduceOptions, ReduceReport, SIM_DEFAULT_LEN, Step, Value,
@@ -241,8 +241,8 @@ fn explain(r: &ReduceReport) {
 }
 
 pub fn bench_command(target: &Target, args: &BenchArgs, json: bool) -> Result<()> {
-    let defaults = ReduceBenchOptions::default();
-    let opts = ReduceBenchOptions {
+    let defaults = bench::default_options();
+    let opts = gridsync::bench::SizedBenchOptions {
         lens: if args.len.is_empty() {
             defaults.lens
         } else {
@@ -265,12 +265,7 @@ pub fn print_bench(b: &ReduceBench) {
         "reduce benchmark on the {} (every element {}, median of {} trials)",
         b.device, b.value, b.copy.ms.samples
     );
-    println!(
-        "  copy roofline: {} MiB device-to-device in {:.3} ms = {:.0} GB/s (read + written)",
-        b.copy.bytes >> 20,
-        b.copy.ms.median,
-        b.copy.gb_per_s
-    );
+    print_copy_roofline(&b.copy);
     for s in &b.sizes {
         println!();
         println!("  n = {} ({} bytes read per sum)", s.len, s.bytes_read);

@@ -1,7 +1,7 @@
 //! `gridsync histogram` (the demo, `--write-text`; `--sweep` in [`sweep`]) and
 //! `gridsync bench histogram`.
 
-use super::output::{print_json, progress};
+use super::output::{print_copy_roofline, print_json, progress};
 use clap::Args;
 use gridsync::bench::copy;
 use gridsync::bench::histogram::{self as bench, HistogramBench, HistogramBenchOptions};
@@ -206,12 +206,7 @@ pub fn print_bench(b: &HistogramBench) {
         b.bins.count(),
         b.copy.ms.samples
     );
-    println!(
-        "  copy roofline: {} MiB device-to-device in {:.3} ms = {:.0} GB/s (read + written)",
-        b.copy.bytes >> 20,
-        b.copy.ms.median,
-        b.copy.gb_per_s
-    );
+    print_copy_roofline(&b.copy);
     for i in &b.inputs {
         println!();
         println!(
