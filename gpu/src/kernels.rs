@@ -102,4 +102,7 @@ kernel_list! {
     ReduceVecMaxF32 => reduce_vec_max_f32,
     ReduceVecMinI32 => reduce_vec_min_i32,
     ReduceVecMaxI32 => reduce_vec_max_i32,
+    SingleThreadSum => single_thread_sum,
+    DivideBy => divide_by,
+    DivideBySum => divide_by_sum,
 }

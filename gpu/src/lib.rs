@@ -54,6 +54,7 @@ pub mod count_above;
 pub mod dot;
 pub mod histogram;
 pub mod mutex;
+pub mod normalize;
 pub mod primitives_check;
 pub mod race;
 pub mod reduce;
