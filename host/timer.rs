@@ -112,7 +112,8 @@ impl Drop for Event {
 pub struct Timer {
     start: Event,
     stop: Event,
-    started: bool,
+    /// The stream the start was recorded on, once started.
+    started_on: Option<cu::CUstream>,
     stopped: bool,
 }
 
@@ -125,7 +126,7 @@ impl Timer {
         Ok(Timer {
             start: Event::new()?,
             stop: Event::new()?,
-            started: false,
+            started_on: None,
             stopped: false,
         })
     }
@@ -135,21 +136,34 @@ impl Timer {
     /// # Errors
     /// A driver error.
     pub fn start(&mut self, stream: &Stream) -> Result<()> {
-        self.start.record(stream)?;
-        self.started = true;
         self.stopped = false;
+        self.start.record(stream)?;
+        self.started_on = Some(stream.as_raw());
         Ok(())
     }
 
-    /// Records the stop on `stream` — the same stream as the start, or the interval means nothing.
+    /// Records the stop on `stream`, which must be the stream the start was recorded on: on
+    /// another stream the two events would bracket unrelated work (time several streams with an
+    /// [`Event`] per stream, as `gridsync::normalize` does).
     ///
     /// # Errors
-    /// [`Error::InvalidInput`] if the timer was not started; a driver error.
+    /// [`Error::InvalidInput`] if the timer was not started, or was started on another stream; a
+    /// driver error.
     pub fn stop(&mut self, stream: &Stream) -> Result<()> {
-        if !self.started {
-            return Err(Error::InvalidInput(
-                "Timer::stop before Timer::start".into(),
-            ));
+        match self.started_on {
+            None => {
+                return Err(Error::InvalidInput(
+                    "Timer::stop before Timer::start".into(),
+                ));
+            }
+            Some(s) if s != stream.as_raw() => {
+                return Err(Error::InvalidInput(
+                    "Timer::stop on another stream than Timer::start: the events would not \
+                     bracket one stream's work"
+                        .into(),
+                ));
+            }
+            Some(_) => {}
         }
         self.stop.record(stream)?;
         self.stopped = true;
