@@ -1,5 +1,6 @@
 //! Plots as SVG, without dependencies: the source's letter bar charts and its two-axis plot of
-//! time against blocks.
+//! time against blocks. A third kind, [`timeline_chart`], draws what events measured on several
+//! streams, one bar per operation on one time axis, so that a reader sees whether they overlapped.
 //!
 //! Two kinds, both drawn as matplotlib drew them in the source: [`bar_charts`] puts panels side
 //! by side on one shared y scale (`plt.subplots(1, 2, sharey=True)`, lower and upper case), and
@@ -17,14 +18,20 @@ pub const BLUE: &str = "#1f77b4";
 pub const RED: &str = "#d62728";
 /// A third colour (`C1`), for an extra series.
 pub const ORANGE: &str = "#ff7f0e";
+/// A fourth colour (`C2`), for an extra series or bar kind.
+pub const GREEN: &str = "#2ca02c";
+/// A fifth colour (`C4`), for an extra series or bar kind.
+pub const PURPLE: &str = "#9467bd";
 
 const FONT: &str = "font-family=\"sans-serif\" font-size=\"12\"";
 
 mod bars;
 mod lines;
+mod timeline;
 
 pub use bars::{BarPanel, bar_charts};
 pub use lines::{Series, TwoAxisChart, two_axis_chart};
+pub use timeline::{Timeline, TimelineBar, TimelinePanel, TimelineRow, timeline_chart};
 
 /// Escapes text for SVG.
 fn esc(s: &str) -> String {
