@@ -12,6 +12,7 @@ pub mod launch;
 pub mod mutex;
 pub mod reduce;
 pub mod scopes;
+pub mod transfer;
 
 use crate::device::Gpu;
 use crate::error::{Error, Result};
