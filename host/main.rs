@@ -61,6 +61,9 @@ enum Command {
     /// Full reductions: Numba's partial sums, the CUDA book's atomicAdd per block (1e8 × 1.23),
     /// shuffles, the deterministic last-block single pass, 16-byte loads; sums, min and max.
     Reduce(cli::reduce::ReduceArgs),
+    /// Normalize arrays on many streams and on one (the Numba tutorial's streams and events):
+    /// per-stream events, total, overlap, the timeline (--plot), pinned vs pageable memory.
+    Streams(cli::streams::StreamsArgs),
     /// CUDA's atomic functions, each checked against a sequential model, and the CUDA book's
     /// `double` add from `atomicCAS` next to the native one (CUDA book 9.2).
     Atomics(cli::atomics::AtomicsArgs),
@@ -112,6 +115,8 @@ enum BenchCommand {
     Reduce(cli::reduce::BenchArgs),
     /// Atomic operations per second: shared vs global, contended vs spread, block/device/system.
     Atomics(cli::atomics::BenchArgs),
+    /// Host↔device copy bandwidth, pinned and pageable, each way and both at once.
+    Transfer(cli::streams::TransferArgs),
     /// Device-to-device copy bandwidth: the roofline of every other benchmark.
     Copy {
         /// Bytes per copy (at least a few times the L2 cache).
@@ -176,6 +181,10 @@ fn run(cli: &Cli) -> Result<()> {
         Command::Reduce(args) => {
             let target = Target::open(cli.device, cli.simulate)?;
             cli::reduce::command(&target, args, cli.json)
+        }
+        Command::Streams(args) => {
+            let target = Target::open(cli.device, cli.simulate)?;
+            cli::streams::command(&target, args, cli.json)
         }
         Command::Atomics(args) => {
             let target = Target::open(cli.device, cli.simulate)?;
@@ -246,6 +255,9 @@ fn run(cli: &Cli) -> Result<()> {
                 }
                 BenchCommand::Reduce(args) => cli::reduce::bench_command(&target, args, cli.json),
                 BenchCommand::Atomics(args) => cli::atomics::bench_command(&target, args, cli.json),
+                BenchCommand::Transfer(args) => {
+                    cli::streams::transfer_command(&target, args, cli.json)
+                }
                 BenchCommand::Copy { bytes, trials } => {
                     let b = copy::run(&target, *bytes, *trials, progress(!cli.json, "copy"))?;
                     if cli.json {

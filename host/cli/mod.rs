@@ -8,3 +8,4 @@ pub mod histogram;
 pub mod mutex;
 pub mod output;
 pub mod reduce;
+pub mod streams;
