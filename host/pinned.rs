@@ -122,14 +122,14 @@ pub fn is_pinned<T>(data: &[T]) -> bool {
     let last = first + std::mem::size_of_val(data) - 1;
     [first, last].iter().all(|&p| {
         let mut kind: u32 = 0;
-        // SAFETY: `kind` is a valid out-pointer of the attribute's size (a `CUmemorytype`, 4
-        // bytes); the query reads no memory at `p`.
+        let mut attribute = cu::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE;
+        let mut out = [(&mut kind as *mut u32).cast::<std::ffi::c_void>()];
+        // SAFETY: one attribute, one out-pointer to a value of its size (a `CUmemorytype`, 4
+        // bytes); the query reads no memory at `p`. Unlike `cuPointerGetAttribute`, the plural
+        // call answers "unknown" (type 0) for memory the driver does not know instead of failing,
+        // so asking about pageable memory is not an API error (which compute-sanitizer reports).
         let code = unsafe {
-            cu::cuPointerGetAttribute(
-                (&mut kind as *mut u32).cast(),
-                cu::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-                p as cu::CUdeviceptr,
-            )
+            cu::cuPointerGetAttributes(1, &mut attribute, out.as_mut_ptr(), p as cu::CUdeviceptr)
         };
         code == cu::CUresult::CUDA_SUCCESS && kind == cu::CUmemorytype::CU_MEMORYTYPE_HOST as u32
     })

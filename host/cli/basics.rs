@@ -111,7 +111,7 @@ pub fn tour(cli: &crate::Cli) -> Result<()> {
     );
     println!(
         "  Next: `gridsync mutex` (every lock), `count-above`, `dot`, `atomics`, `reduce`, \
-         `histogram [--sweep]`, `bench …`."
+         `histogram [--sweep]`, `streams [--plot F.svg]`, `bench …`."
     );
     Ok(())
 }

@@ -16,8 +16,8 @@
 //!
 //! The total is the source's: from the first array's `begin` to the latest `end`.
 //!
-//! **Why staged.** The bus is the bottleneck (10 × 40 MB each way at 55 GB/s per direction on an
-//! H200's PCIe 5.0 link), so the best schedule keeps both directions busy from the moment the
+//! **Why staged.** The bus is the bottleneck (10 × 40 MB each way at 55 GB/s per direction on the
+//! H200 measured), so the best schedule keeps both directions busy from the moment the
 //! first array is in until the last one is out. Per stream, the copies of all streams start at
 //! once and share the bus: every array arrives late, so its kernels and its copy back start
 //! late too. Staged, the copies in run one after another at full speed, the first array is back
