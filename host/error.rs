@@ -126,6 +126,29 @@ impl From<gpu::sim::SimError> for Error {
     }
 }
 
+/// The option of `all` whose `label` is `s` (ignoring case), or an [`Error::InvalidInput`]
+/// naming `what` and listing the labels: `"schedule x: expected staged or per-stream"`. The one
+/// parser behind every `FromStr` of a labelled option.
+pub(crate) fn parse_label<T: Copy>(
+    all: &[T],
+    label: impl Fn(T) -> &'static str,
+    what: &str,
+    s: &str,
+) -> Result<T> {
+    all.iter()
+        .copied()
+        .find(|&o| label(o).eq_ignore_ascii_case(s))
+        .ok_or_else(|| {
+            let labels: Vec<&str> = all.iter().map(|&o| label(o)).collect();
+            let expected = match labels.split_last() {
+                Some((last, [])) => (*last).to_string(),
+                Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+                None => "nothing".into(),
+            };
+            Error::InvalidInput(format!("{what} {s}: expected {expected}"))
+        })
+}
+
 /// Turns a raw `CUresult` into a `Result`, naming the operation.
 pub(crate) fn check(code: cust::sys::CUresult, op: impl FnOnce() -> String) -> Result<()> {
     if code == cust::sys::CUresult::CUDA_SUCCESS {

@@ -64,12 +64,7 @@ impl Accumulate {
 impl std::str::FromStr for Accumulate {
     type Err = Error;
     fn from_str(s: &str) -> Result<Accumulate> {
-        Accumulate::ALL
-            .into_iter()
-            .find(|a| a.label().eq_ignore_ascii_case(s))
-            .ok_or_else(|| {
-                Error::InvalidInput(format!("--accumulate {s}: expected f32, f64 or kahan"))
-            })
+        crate::error::parse_label(&Accumulate::ALL, Accumulate::label, "--accumulate", s)
     }
 }
 

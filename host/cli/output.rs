@@ -18,6 +18,12 @@ pub fn progress(enabled: bool, label: &'static str) -> impl FnMut(u32, u32) {
     }
 }
 
+/// A clap value parser for any of the library's labelled options (`FromStr` with
+/// `gridsync::Error`), its error message shown as clap's.
+pub fn parse_option<T: std::str::FromStr<Err = Error>>(s: &str) -> std::result::Result<T, String> {
+    s.parse().map_err(|e: Error| e.to_string())
+}
+
 pub fn print_json(value: &impl Serialize) -> Result<()> {
     let text = serde_json::to_string_pretty(value)
         .map_err(|e| Error::InvalidInput(format!("JSON: {e}")))?;

@@ -1,6 +1,6 @@
 //! `gridsync reduce` and `gridsync bench reduce`.
 
-use super::output::{print_copy_roofline, print_json, progress};
+use super::output::{parse_option, print_copy_roofline, print_json, progress};
 use clap::Args;
 use gridsync::bench::copy;
 use gridsync::bench::reduce::{self as bench, ReduceBench};
@@ -33,15 +33,11 @@ pub struct ReduceArgs {
     #[arg(long, value_name = "S", conflicts_with = "input")]
     seed: Option<u64>,
     /// How the single-pass kernels (d) and (e) accumulate: f32, f64 or kahan.
-    #[arg(long, value_name = "ACC", default_value = "f32", value_parser = parse_accumulate)]
+    #[arg(long, value_name = "ACC", default_value = "f32", value_parser = parse_option::<Accumulate>)]
     accumulate: Accumulate,
     /// Runs of each kernel whose results are compared bit for bit (and timed on a GPU).
     #[arg(long, value_name = "R", default_value_t = 3)]
     repeats: u32,
-}
-
-fn parse_accumulate(s: &str) -> std::result::Result<Accumulate, String> {
-    s.parse().map_err(|e: gridsync::Error| e.to_string())
 }
 
 #[derive(Args)]

@@ -1,14 +1,14 @@
 //! `gridsync streams` (the tutorial's normalize experiment) and `gridsync bench transfer`.
 
-use super::output::{print_json, progress};
+use super::output::{parse_option, print_json, progress};
 use clap::Args;
 use gridsync::bench::transfer::{self, TransferBench};
 use gridsync::normalize::experiment::{
     self, DEFAULT_ARRAYS, DEFAULT_LEN, ExperimentOptions, ExperimentReport, Run, SIM_DEFAULT_LEN,
 };
 use gridsync::normalize::{Pipeline, Schedule};
-use gridsync::plot::{timeline_chart, write_svg};
-use gridsync::{Error, Result, Target};
+use gridsync::plot::{check_svg_path, timeline_chart, write_svg};
+use gridsync::{Result, Target};
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -27,12 +27,12 @@ pub struct StreamsArgs {
     #[arg(long)]
     pageable: bool,
     /// Only this pipeline: source (three kernels) or single-pass (two) [default: both].
-    #[arg(long, value_parser = parse_pipeline)]
+    #[arg(long, value_parser = parse_option::<Pipeline>)]
     pipeline: Option<Pipeline>,
     /// Only this schedule for the many-stream runs: staged (one stream copies in, K compute, one
     /// copies out) or per-stream (each array entirely on its stream, as the tutorial)
     /// [default: both].
-    #[arg(long, value_parser = parse_schedule)]
+    #[arg(long, value_parser = parse_option::<Schedule>)]
     schedule: Option<Schedule>,
     /// Runs of each configuration; the median one is reported.
     #[arg(long, default_value_t = 5)]
@@ -45,23 +45,9 @@ pub struct StreamsArgs {
     verbose: bool,
 }
 
-fn parse_pipeline(s: &str) -> std::result::Result<Pipeline, String> {
-    s.parse().map_err(|e: Error| e.to_string())
-}
-
-fn parse_schedule(s: &str) -> std::result::Result<Schedule, String> {
-    s.parse().map_err(|e: Error| e.to_string())
-}
-
 pub fn command(target: &Target, args: &StreamsArgs, json: bool) -> Result<()> {
-    if let Some(p) = &args.plot
-        && !p.extension().is_some_and(|e| e.eq_ignore_ascii_case("svg"))
-    {
-        return Err(Error::InvalidInput(format!(
-            "--plot {}: the timeline is written as SVG; name the file *.svg (convert it to PNG \
-             with e.g. `rsvg-convert in.svg -o out.png`)",
-            p.display()
-        )));
+    if let Some(p) = &args.plot {
+        check_svg_path(p)?;
     }
     let len = args.len.unwrap_or(if target.is_sim() {
         SIM_DEFAULT_LEN

@@ -67,12 +67,7 @@ impl Schedule {
 impl std::str::FromStr for Schedule {
     type Err = Error;
     fn from_str(s: &str) -> Result<Schedule> {
-        Schedule::ALL
-            .into_iter()
-            .find(|p| p.label().eq_ignore_ascii_case(s))
-            .ok_or_else(|| {
-                Error::InvalidInput(format!("schedule {s}: expected staged or per-stream"))
-            })
+        crate::error::parse_label(&Schedule::ALL, Schedule::label, "schedule", s)
     }
 }
 

@@ -82,12 +82,7 @@ impl Pipeline {
 impl std::str::FromStr for Pipeline {
     type Err = Error;
     fn from_str(s: &str) -> Result<Pipeline> {
-        Pipeline::ALL
-            .into_iter()
-            .find(|p| p.label().eq_ignore_ascii_case(s))
-            .ok_or_else(|| {
-                Error::InvalidInput(format!("pipeline {s}: expected source or single-pass"))
-            })
+        crate::error::parse_label(&Pipeline::ALL, Pipeline::label, "pipeline", s)
     }
 }
 

@@ -82,22 +82,34 @@ fn svg_open(w: f64, h: f64) -> String {
     )
 }
 
-/// Writes `svg` to `path`.
+/// Checks that `path` names an SVG file, as [`write_svg`] requires: call it before long work
+/// whose result is to be plotted, so that a wrong name fails at once.
 ///
 /// # Errors
 /// [`Error::InvalidInput`] unless the name ends in `.svg` (only SVG is written — a `.png` name
-/// would hold SVG and mislead); [`Error::Io`] if the file cannot be written.
-pub fn write_svg(path: &Path, svg: &str) -> Result<()> {
+/// would hold SVG and mislead).
+pub fn check_svg_path(path: &Path) -> Result<()> {
     let is_svg = path
         .extension()
         .and_then(|e| e.to_str())
         .is_some_and(|e| e.eq_ignore_ascii_case("svg"));
-    if !is_svg {
-        return Err(Error::InvalidInput(format!(
-            "{}: plots are written as SVG; name the file *.svg",
+    if is_svg {
+        Ok(())
+    } else {
+        Err(Error::InvalidInput(format!(
+            "{}: plots are written as SVG; name the file *.svg (convert it to PNG with e.g. \
+             `rsvg-convert in.svg -o out.png`)",
             path.display()
-        )));
+        )))
     }
+}
+
+/// Writes `svg` to `path`.
+///
+/// # Errors
+/// As [`check_svg_path`]; [`Error::Io`] if the file cannot be written.
+pub fn write_svg(path: &Path, svg: &str) -> Result<()> {
+    check_svg_path(path)?;
     std::fs::write(path, svg).map_err(|source| Error::Io {
         path: path.to_path_buf(),
         source,

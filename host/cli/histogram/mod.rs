@@ -8,7 +8,7 @@ use gridsync::bench::histogram::{self as bench, HistogramBench, HistogramBenchOp
 use gridsync::histogram::{
     Bins, DEMO_TRIALS, HistogramOptions, HistogramReport, SIM_DEFAULT_TEXT_BYTES, run,
 };
-use gridsync::plot::{bar_charts, write_svg};
+use gridsync::plot::{bar_charts, check_svg_path, write_svg};
 use gridsync::text::{DEFAULT_TEXT_BYTES, DEFAULT_TEXT_SEED, english_text};
 use gridsync::{Error, Result, Target};
 
@@ -90,6 +90,10 @@ pub fn command(device: u32, simulate: bool, args: &HistogramArgs, json: bool) ->
             path.display()
         );
         return Ok(());
+    }
+    if let Some(path) = &args.plot {
+        // Before the input is read and the histogram or sweep runs, not after.
+        check_svg_path(path)?;
     }
     let target = Target::open(device, simulate)?;
     let (data, input) = match &args.input {
