@@ -13,37 +13,41 @@
 //! assert_eq!(race.atomic, 160);
 //! # Ok(()) }
 //! ```
+//!
+//! # Layout
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`runtime`] | [`Gpu`], [`Target`], the launch path, buffers, pinned memory, streams, events and timers, PTX selection, [`Error`] |
+//! | [`primitives`] | host owners of device primitives' state ([`DeviceMutex`], [`DeviceTicketLock`]) |
+//! | topics | one module per topic, named as in [`gpu::lessons`]: [`race`], [`atomics`], [`locks`], [`count_above`], [`dot`], [`reduce`], [`histogram`], [`normalize`] (the streams topic) |
+//! | [`inputs`], [`bench`], [`plot`] | input files and generators, the benchmarks, SVG plots |
+//!
+//! The reading order of the topics is on the device crate's page ([`gpu`]).
+
+pub mod primitives;
+pub mod runtime;
 
 pub mod atomics;
-pub mod bench;
-pub mod buffer;
 pub mod count_above;
-pub mod device;
 pub mod dot;
-pub mod error;
-pub mod grid;
 pub mod histogram;
-pub mod input;
-pub mod launch;
-pub mod lock;
-pub mod mutex;
+pub mod locks;
 pub mod normalize;
-pub mod pinned;
-pub mod plot;
-pub mod ptx;
 pub mod race;
 pub mod reduce;
-pub mod stream;
-pub mod text;
-pub mod timer;
 
-pub use buffer::{Buffer, Plain};
-pub use device::{DeviceInfo, Gpu};
-pub use error::{Error, Result};
+pub mod bench;
+pub mod inputs;
+pub mod plot;
+
 pub use gpu;
 pub use gpu::{Dim3, LaunchConfig};
-pub use launch::Target;
-pub use lock::{DeviceMutex, DeviceTicketLock, MutexBounds};
-pub use pinned::PinnedBuffer;
-pub use stream::Stream;
-pub use timer::{Event, Timer, TimerGuard};
+pub use primitives::lock::{DeviceMutex, DeviceTicketLock, MutexBounds};
+pub use runtime::buffer::{Buffer, Plain};
+pub use runtime::device::{DeviceInfo, Gpu};
+pub use runtime::error::{Error, Result};
+pub use runtime::launch::Target;
+pub use runtime::pinned::PinnedBuffer;
+pub use runtime::stream::Stream;
+pub use runtime::timer::{Event, Timer, TimerGuard};

@@ -1,13 +1,14 @@
 //! The `gridsync` command: arguments → topic function → report. Run with no arguments for the
-//! tour of every demo.
+//! tour: every topic once, small, checked against the CPU.
 
 use clap::{Parser, Subcommand};
 use gridsync::bench::{copy, launch};
 use gridsync::{Gpu, Result, Target, race};
 
 mod cli;
-use cli::basics::{print_info, print_race, tour};
+use cli::basics::{print_info, print_race};
 use cli::output::{print_json, progress};
+use cli::tour::tour;
 
 #[derive(Parser)]
 #[command(
@@ -44,11 +45,12 @@ enum Command {
     },
     /// Every lock of the progression (Numba 4.5, the blog's locks, Mutex, ticket lock), checked
     /// and timed, and what a lock held forever does.
-    Mutex {
+    #[command(alias = "mutex")]
+    Locks {
         /// Launch shapes as BLOCKSxTHREADS (repeatable); default: the sources' four and the full
         /// GPU.
-        #[arg(long = "shape", value_parser = cli::mutex::parse_shape)]
-        shapes: Vec<gridsync::mutex::Shape>,
+        #[arg(long = "shape", value_parser = cli::locks::parse_shape)]
+        shapes: Vec<gridsync::locks::Shape>,
     },
     /// Count the elements above a threshold: a lock, atomics per element, per warp, per block
     /// (the CUDA lock blog's `GtThrCntKernel`).
@@ -96,7 +98,8 @@ enum BenchCommand {
         trials: u32,
     },
     /// Critical sections per second of every lock variant and shape.
-    Mutex {
+    #[command(alias = "mutex")]
+    Locks {
         /// Timed launches per cell (fewer if a cell's 3 s budget runs out).
         #[arg(long, default_value_t = 10)]
         trials: u32,
@@ -152,18 +155,18 @@ fn run(cli: &Cli) -> Result<()> {
                 Ok(())
             }
         }
-        Command::Mutex { shapes } => {
+        Command::Locks { shapes } => {
             let target = Target::open(cli.device, cli.simulate)?;
             let shapes = if shapes.is_empty() {
-                gridsync::mutex::default_shapes(&target)
+                gridsync::locks::default_shapes(&target)
             } else {
                 shapes.clone()
             };
-            let d = gridsync::mutex::demo(&target, &shapes, progress(!cli.json, "mutex"))?;
+            let d = gridsync::locks::demo(&target, &shapes, progress(!cli.json, "mutex"))?;
             if cli.json {
                 print_json(&d)
             } else {
-                cli::mutex::print_demo(&d);
+                cli::locks::print_demo(&d);
                 Ok(())
             }
         }
@@ -229,21 +232,21 @@ fn run(cli: &Cli) -> Result<()> {
                     if cli.json {
                         return print_json(&b);
                     }
-                    cli::mutex::print_scopes(&b);
+                    cli::locks::print_scopes(&b);
                     Ok(())
                 }
-                BenchCommand::Mutex { trials, sweep } => {
-                    let opts = gridsync::bench::mutex::MutexBenchOptions {
+                BenchCommand::Locks { trials, sweep } => {
+                    let opts = gridsync::bench::locks::MutexBenchOptions {
                         trials: *trials,
                         sweep: *sweep,
                         ..Default::default()
                     };
                     let b =
-                        gridsync::bench::mutex::run(&target, opts, progress(!cli.json, "mutex"))?;
+                        gridsync::bench::locks::run(&target, opts, progress(!cli.json, "mutex"))?;
                     if cli.json {
                         return print_json(&b);
                     }
-                    cli::mutex::print_bench(&b);
+                    cli::locks::print_bench(&b);
                     Ok(())
                 }
                 BenchCommand::CountAbove(args) => {

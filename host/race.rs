@@ -1,9 +1,9 @@
 //! The data race and its atomic fix: `add_one` vs `add_one_atomic`.
 //!
-//! Source: Numba CUDA by example, part 4, examples 4.1–4.2. Device code: `gpu/src/race.rs`.
+//! Source: Numba CUDA by example, part 4, examples 4.1–4.2. Device code: `gpu/src/lessons/race.rs`.
 
-use crate::error::{Error, Result};
-use crate::launch::Target;
+use crate::runtime::error::{Error, Result};
+use crate::runtime::launch::Target;
 use gpu::LaunchConfig;
 use serde::Serialize;
 
@@ -61,12 +61,12 @@ pub fn run_shape(target: &Target, blocks: u32, threads_per_block: u32) -> Result
     let x = target.zeros::<u32>(1)?;
     // SAFETY: `x` holds one u32, the only element either kernel touches, and lives past the
     // launch (downloads synchronize first).
-    unsafe { crate::launch!(target, gpu::race::add_one, cfg, (x.ptr()))? };
+    unsafe { crate::launch!(target, gpu::lessons::race::add_one, cfg, (x.ptr()))? };
     let racy = target.download(&x)?[0];
 
     let x = target.zeros::<u32>(1)?;
     // SAFETY: as above.
-    unsafe { crate::launch!(target, gpu::race::add_one_atomic, cfg, (x.ptr()))? };
+    unsafe { crate::launch!(target, gpu::lessons::race::add_one_atomic, cfg, (x.ptr()))? };
     let atomic = target.download(&x)?[0];
 
     if atomic != expected {

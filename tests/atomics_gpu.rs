@@ -10,7 +10,7 @@ mod common;
 use gridsync::Error;
 use gridsync::atomics::{Case, CheckShape, ValueType, check};
 use gridsync::gpu::atomic::{Order, Scope};
-use gridsync::gpu::atomics_check::AtomicOp;
+use gridsync::gpu::checks::atomics::AtomicOp;
 
 /// Blocks of the big shapes: one per SM of an H100 SXM.
 const BLOCKS: u32 = 132;

@@ -12,7 +12,7 @@ use gridsync::atomics::{
     launch_case, validate,
 };
 use gridsync::gpu::atomic::{Order, Scope};
-use gridsync::gpu::atomics_check::AtomicOp;
+use gridsync::gpu::checks::atomics::AtomicOp;
 use gridsync::{Error, Target};
 
 /// Runs every supported case at `shape`, each with its own seed from the base seed, and fails

@@ -8,7 +8,7 @@ use gridsync::count_above::{
     self, CountKernel, CountLaunch, CountOptions, config_for, count_above_cpu, lock_bounds,
 };
 use gridsync::gpu::block_reduce::block_reduce_shared_bytes;
-use gridsync::input::read_f32_file;
+use gridsync::inputs::read_f32_file;
 use gridsync::{Error, LaunchConfig, Target};
 use rand::Rng;
 
@@ -119,7 +119,7 @@ fn misaligned_input_is_counted_exactly_by_the_vector_kernel() {
                 let p = src.ptr().add(offset).cast_const();
                 gridsync::launch!(
                     t,
-                    gridsync::gpu::count_above::gt_thr_cnt_vec4,
+                    gridsync::gpu::lessons::count_above::gt_thr_cnt_vec4,
                     cfg,
                     (p, len as u64, 0.5f32, cnt.ptr())
                 )

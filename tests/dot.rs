@@ -115,7 +115,7 @@ fn misaligned_arrays_are_summed_exactly_by_the_vector_kernel() {
                 let (pa, pb) = (da.ptr().add(oa).cast_const(), db.ptr().add(ob).cast_const());
                 gridsync::launch!(
                     t,
-                    gridsync::gpu::dot::dot_vec4,
+                    gridsync::gpu::lessons::dot::dot_vec4,
                     cfg,
                     (pa, pb, len as u64, c.ptr())
                 )
@@ -216,8 +216,8 @@ fn gpu_dot_of_a_billion_if_memory_allows() {
         eprintln!("skipped: {why}");
         return;
     }
-    let a = gridsync::input::uniform_f32(n, 1, 0.0, 1.0);
-    let b = gridsync::input::uniform_f32(n, 2, 0.0, 1.0);
+    let a = gridsync::inputs::uniform_f32(n, 1, 0.0, 1.0);
+    let b = gridsync::inputs::uniform_f32(n, 2, 0.0, 1.0);
     let cpu = dot_cpu(&a, &b);
     for kernel in [DotKernel::Vec4, DotKernel::Atomic] {
         let got = run_kernel(&gpu, kernel, &a, &b);

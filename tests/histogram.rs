@@ -10,8 +10,8 @@ use gridsync::histogram::{
     self, Bins, HistKernel, HistogramLaunch, HistogramOptions, SweepOptions, config_for,
     fastest_kernel, flush_atomic_counts, histogram_cpu, sweep, sweep_chart, uniform_bytes,
 };
+use gridsync::inputs::text::{DEFAULT_TEXT_BYTES, DEFAULT_TEXT_SEED, english_text};
 use gridsync::plot::{BarPanel, Series, TwoAxisChart, bar_charts, two_axis_chart, write_svg};
-use gridsync::text::{DEFAULT_TEXT_BYTES, DEFAULT_TEXT_SEED, english_text};
 use gridsync::{Error, LaunchConfig, Target};
 use rand::Rng;
 
@@ -149,13 +149,13 @@ fn misaligned_input_is_counted_exactly_by_the_vector_kernels() {
                     match kernel {
                         HistKernel::Vec16 => gridsync::launch!(
                             t,
-                            gridsync::gpu::histogram::histogram_vec16,
+                            gridsync::gpu::lessons::histogram::histogram_vec16,
                             cfg,
                             (args.0, args.1, args.2, args.3)
                         ),
                         _ => gridsync::launch!(
                             t,
-                            gridsync::gpu::histogram::histogram_lane,
+                            gridsync::gpu::lessons::histogram::histogram_lane,
                             cfg,
                             (args.0, args.1, args.2, args.3)
                         ),
@@ -204,7 +204,7 @@ fn the_generated_text_is_deterministic_and_english_like() {
         a == english_text(n, DEFAULT_TEXT_SEED),
         "same seed, same bytes"
     );
-    let chunk = gridsync::text::CHUNK_BYTES;
+    let chunk = gridsync::inputs::text::CHUNK_BYTES;
     let long = english_text(2 * chunk + 5, DEFAULT_TEXT_SEED);
     assert!(
         long[..chunk] == english_text(chunk, DEFAULT_TEXT_SEED)[..],

@@ -476,10 +476,10 @@ fn gpu_pinned_buffers_are_pinned_and_vecs_are_not() {
     let p = gridsync::PinnedBuffer::new(gpu, 1000, 3.5f32).unwrap();
     assert_eq!(p.len(), 1000);
     assert!(p.iter().all(|&v| v == 3.5));
-    assert!(gridsync::pinned::is_pinned(&p));
-    assert!(gridsync::pinned::is_pinned(&p[10..20]));
+    assert!(gridsync::runtime::pinned::is_pinned(&p));
+    assert!(gridsync::runtime::pinned::is_pinned(&p[10..20]));
     let v = vec![0u8; 1 << 20];
-    assert!(!gridsync::pinned::is_pinned(&v));
+    assert!(!gridsync::runtime::pinned::is_pinned(&v));
     let empty = gridsync::PinnedBuffer::<f32>::new(gpu, 0, 0.0).unwrap();
     assert!(empty.is_empty());
     let copy = gridsync::PinnedBuffer::from_slice(gpu, &[1u32, 2, 3]).unwrap();

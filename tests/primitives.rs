@@ -3,7 +3,7 @@
 
 mod common;
 
-use gpu::primitives_check::WARP_CHECK_FIELDS;
+use gpu::checks::primitives::WARP_CHECK_FIELDS;
 use gridsync::{LaunchConfig, Target, launch};
 
 /// What `warp_check` must write for thread `g` of a grid of `blocks × block` threads.
@@ -48,7 +48,7 @@ fn check_warp_primitives(target: &Target, blocks: u32, block: u32) {
     unsafe {
         launch!(
             target,
-            gpu::primitives_check::warp_check,
+            gpu::checks::primitives::warp_check,
             cfg,
             (inp.ptr().cast_const(), out.ptr())
         )
@@ -93,7 +93,7 @@ fn check_fences(target: &Target) {
     unsafe {
         launch!(
             target,
-            gpu::primitives_check::fence_check,
+            gpu::checks::primitives::fence_check,
             LaunchConfig::linear(2, 32),
             (data.ptr(), flag.ptr())
         )
@@ -117,7 +117,7 @@ fn check_timers(target: &Target, sleep_ns: u32) -> [u64; 4] {
     unsafe {
         launch!(
             target,
-            gpu::primitives_check::timer_check,
+            gpu::checks::primitives::timer_check,
             LaunchConfig::linear(1, 1),
             (out.ptr(), sleep_ns)
         )

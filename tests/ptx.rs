@@ -4,7 +4,7 @@
 
 use gpu::Kernel;
 use gpu::atomic::{Order, Scope};
-use gridsync::ptx::{BUILDS, arch_capability, best_for};
+use gridsync::runtime::ptx::{BUILDS, arch_capability, best_for};
 use std::collections::BTreeSet;
 
 fn entries(ptx: &str) -> BTreeSet<&str> {

@@ -7,7 +7,7 @@
 
 mod common;
 
-use gridsync::gpu::reduce::{
+use gridsync::gpu::lessons::reduce::{
     self as r, Element, Reduction, SumF32InF64, SumI32, last_block_shared_bytes,
 };
 use gridsync::reduce::{
@@ -367,7 +367,7 @@ fn the_demo_reports_every_step_and_every_type() {
 fn unreadable_files_are_errors() {
     let missing = std::path::Path::new("/nonexistent/gridsync-reduce.f32");
     assert!(matches!(
-        gridsync::input::read_f32_file(missing),
+        gridsync::inputs::read_f32_file(missing),
         Err(Error::Io { .. })
     ));
     let out = common::cli(&["reduce", "--simulate", "--input", "/nonexistent/x.f32"]);

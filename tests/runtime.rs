@@ -60,7 +60,10 @@ fn stats_take_the_median() {
 /// Whether the dynamic loader gave this process a real driver (a binary built without one
 /// may run where one is installed).
 fn driver_at_run_time() -> bool {
-    !matches!(gridsync::device::init_driver(), Err(Error::NoGpu(_)))
+    !matches!(
+        gridsync::runtime::device::init_driver(),
+        Err(Error::NoGpu(_))
+    )
 }
 
 #[test]
@@ -121,21 +124,71 @@ fn cli_rejects_bad_input_with_an_error_not_a_panic() {
     ignore = "a driver is installed: this checks the driverless path"
 )]
 fn cli_tour_without_a_gpu_runs_the_simulator() {
-    let out = common::cli(&[]);
+    let out = common::cli(&["--json"]);
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("x[0] =    160"), "{text}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     if driver_at_run_time() {
-        assert!(text.contains("compute capability"), "{text}");
-        return;
+        assert!(v["gpu"]["compute_capability"].is_array(), "{v}");
+    } else {
+        let why = v["no_gpu_reason"].as_str().unwrap();
+        assert!(why.contains("no NVIDIA driver"), "{why}");
     }
-    assert!(text.contains("no NVIDIA driver"), "{text}");
-    assert!(text.contains("simulator"), "{text}");
-    assert!(text.contains("x[0] =    160"), "{text}");
+    assert_tour_covers_every_topic(&v);
+}
+
+/// The tour's stops: every topic of the reading order, each checked.
+const TOUR_TOPICS: [&str; 8] = [
+    "race",
+    "atomics",
+    "locks",
+    "count-above",
+    "dot",
+    "reduce",
+    "histogram",
+    "streams",
+];
+
+fn assert_tour_covers_every_topic(v: &serde_json::Value) {
+    let stops = v["stops"].as_array().unwrap();
+    let topics: Vec<&str> = stops.iter().map(|s| s["topic"].as_str().unwrap()).collect();
+    assert_eq!(topics, TOUR_TOPICS);
+    for s in stops {
+        assert_eq!(s["ok"], true, "{s}");
+        assert!(!s["result"].as_str().unwrap().is_empty(), "{s}");
+        assert!(
+            s["deeper"].as_str().unwrap().starts_with("gridsync "),
+            "{s}"
+        );
+    }
+    let race = &stops[0]["result"];
+    assert!(
+        race.as_str().unwrap().contains("atomic x[0] = 160 of 160"),
+        "{race}"
+    );
+}
+
+#[test]
+#[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
+fn gpu_tour_checks_and_times_every_topic() {
+    let out = common::cli(&["--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["gpu"]["sm_count"].as_u64().unwrap() > 0, "{v}");
+    assert_tour_covers_every_topic(&v);
+    // Every topic with kernels timed by events names its fastest; the race and the atomics
+    // model checks are not timed.
+    for s in v["stops"].as_array().unwrap() {
+        let timed = !matches!(s["topic"].as_str().unwrap(), "race" | "atomics" | "streams");
+        assert_eq!(s["fastest"].is_array(), timed, "{s}");
+    }
 }
 
 #[test]
@@ -175,7 +228,8 @@ fn gpu_launch_shapes_are_validated() {
         LaunchConfig::linear(1, 32).with_shared_bytes(1 << 30),
     ] {
         // SAFETY: `x` is one valid word; the launch is refused before it starts.
-        let r = unsafe { gridsync::launch!(gpu, gpu::race::add_one_atomic, cfg, (x.ptr())) };
+        let r =
+            unsafe { gridsync::launch!(gpu, gpu::lessons::race::add_one_atomic, cfg, (x.ptr())) };
         assert!(matches!(r, Err(Error::InvalidInput(_))), "{cfg:?}: {r:?}");
     }
 }
@@ -200,7 +254,7 @@ fn timer_errors_before_it_has_a_result() {
         unsafe {
             gridsync::launch!(
                 target,
-                gpu::primitives_check::timer_check,
+                gpu::checks::primitives::timer_check,
                 LaunchConfig::linear(1, 1),
                 (words.ptr(), 1_000_000u32)
             )

@@ -5,16 +5,39 @@
 //! thread per GPU thread — so that the logic of each kernel can be tested, and a race watched,
 //! without a GPU.
 //!
-//! Layered like CUB, primitives below and kernels above; kernels call primitives, never the
-//! reverse, and only the primitive modules touch `core::arch::nvptx` or inline PTX:
+//! # Layout
 //!
-//! | layer | modules |
+//! | folder | what it holds |
 //! |---|---|
-//! | thread | [`index`], [`time`], [`vector`] |
-//! | memory model | [`atomic`], [`sync`], [`lock`] |
-//! | block | [`shared`], [`shared_atomic`], [`sync::sync_threads`], [`block_reduce`] |
-//! | warp | [`warp`] |
-//! | kernels | [`race`], [`reduce`], [`count_above`], [`histogram`], [`dot`], [`mutex`], [`bench`], [`atomics_check`], [`atomics_bench`], [`primitives_check`] |
+//! | [`primitives`] | what a kernel of yours may call, by level: thread ([`index`], [`time`], [`vector`]), memory model ([`atomic`], [`sync`]), warp ([`warp`]), block ([`shared`], [`shared_atomic`], [`block_reduce`]), device ([`lock`]); re-exported here |
+//! | [`lessons`] | the sources' topics, one module each, each a graded progression of kernels |
+//! | [`checks`], [`bench`] | kernels that exist only to check the primitives against a model, or to measure them |
+//! | [`sim`] | the CPU simulator (host only) |
+//! | `kernel/` | [`kernel!`], the one list of kernels ([`Kernel`]), launch shapes ([`LaunchConfig`]) |
+//!
+//! Kernels call primitives, never the reverse, and only the primitives touch
+//! `core::arch::nvptx` or inline PTX.
+//!
+//! # Reading order
+//!
+//! Each topic's host half has the same name in the `gridsync` crate (`gridsync::race`, …), and
+//! `gridsync <topic>` runs it.
+//!
+//! 1. [`lessons::race`] — `x[0] += 1` from 160 threads loses updates; one atomic add does not
+//!    (Numba tutorial part 4, 4.1–4.2).
+//! 2. [`atomic`], then [`checks::atomics`] and [`bench::atomics`] — every CUDA atomic with its
+//!    scope and ordering, checked against a sequential model; what scope costs; `double` add
+//!    from `atomicCAS` (CUDA book ch. 9).
+//! 3. [`lock`], then [`lessons::locks`] — the CAS spinlock, the missing fence, intra-warp
+//!    deadlock, a mutex that cannot hang (Numba part 4, 4.5; the CUDA lock blog).
+//! 4. [`lessons::count_above`] and [`lessons::dot`] — from a lock per element to one atomic per
+//!    block (the lock blog's `GtThrCntKernel`; Numba part 4, 4.6).
+//! 5. [`block_reduce`], then [`lessons::reduce`] — tree, `atomicAdd` per block, shuffles, a
+//!    deterministic last-block single pass (Numba part 3; CUDA book 9.1).
+//! 6. [`shared`], [`shared_atomic`], then [`lessons::histogram`] — global atomics, privatized in
+//!    shared memory, per warp, per lane (Numba part 4, 4.3–4.4).
+//! 7. [`lessons::normalize`] — the kernels of the streams topic; the streams and events
+//!    themselves are host code, `gridsync::normalize` (Numba part 3, 3.1–3.7).
 //!
 //! Every kernel is declared with [`kernel!`], listed once in [`Kernel`], and says which source
 //! it comes from.
@@ -34,35 +57,18 @@
 #![warn(missing_docs)]
 
 #[macro_use]
-mod macros;
+mod kernel;
+pub use kernel::{Dim3, Kernel, LaunchConfig};
 
-pub mod atomic;
-pub mod block_reduce;
-pub mod index;
-pub mod lock;
-pub mod shared;
-pub mod shared_atomic;
-pub mod sync;
-pub mod time;
-pub mod vector;
-pub mod warp;
+pub mod primitives;
+pub use primitives::{
+    atomic, block_reduce, index, lock, shared, shared_atomic, sync, time, vector, warp,
+};
 
-pub mod atomics_bench;
-pub mod atomics_check;
+pub mod lessons;
+
 pub mod bench;
-pub mod count_above;
-pub mod dot;
-pub mod histogram;
-pub mod mutex;
-pub mod normalize;
-pub mod primitives_check;
-pub mod race;
-pub mod reduce;
-
-mod config;
-mod kernels;
-pub use config::{Dim3, LaunchConfig};
-pub use kernels::Kernel;
+pub mod checks;
 
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod sim;

@@ -2,9 +2,9 @@
 //! the [`CheckShape`] of a launch.
 
 use super::{MAX_OPS, MAX_TARGETS};
-use crate::error::{Error, Result};
+use crate::runtime::error::{Error, Result};
 use gpu::atomic::{Order, Scope};
-use gpu::atomics_check::AtomicOp;
+use gpu::checks::atomics::AtomicOp;
 use serde::{Serialize, Serializer};
 use std::fmt;
 

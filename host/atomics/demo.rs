@@ -7,8 +7,8 @@ use super::f64_add::{self, F64Add, F64AddCheck, F64AddShape, F64Inputs};
 use super::table::{self, Row};
 use super::throughput::Layout;
 use crate::bench::atomics::{self as bench, F64AddThroughput, THREADS_PER_BLOCK};
-use crate::error::Result;
-use crate::launch::Target;
+use crate::runtime::error::Result;
+use crate::runtime::launch::Target;
 use serde::Serialize;
 
 /// The simulator's table shape: two blocks of two warps on one address (block-scope cases run

@@ -4,8 +4,8 @@
 use super::cases::{Case, CheckShape};
 use super::model::CaseRun;
 use super::value::Value;
-use crate::error::{Error, Result};
-use gpu::atomics_check::AtomicOp;
+use crate::runtime::error::{Error, Result};
+use gpu::checks::atomics::AtomicOp;
 use std::collections::HashSet;
 
 /// Largest operand of the addition checks; sums stay exact, and far from overflow.

@@ -1,8 +1,8 @@
 //! Every atomic operation, type, scope and ordering, checked against a sequential model.
 //!
-//! One [`Case`] is a value type, an [`AtomicOp`](gpu::atomics_check::AtomicOp), a
+//! One [`Case`] is a value type, an [`AtomicOp`](gpu::checks::atomics::AtomicOp), a
 //! [`Scope`](gpu::atomic::Scope) and an [`Order`](gpu::atomic::Order). [`check`] runs it once:
-//! it draws fresh operands from a seed, launches `gpu::atomics_check::atomics_check_<type>`
+//! it draws fresh operands from a seed, launches `gpu::checks::atomics::atomics_check_<type>`
 //! (thread `i` applies the operation to `targets[i % targets]` with `operands[i]` and writes the
 //! value it saw into `olds[i]`), and [`validate`]s what came back. An atomic operation is
 //! *linearizable*: the threads' operations on one address happened in some order, one at a

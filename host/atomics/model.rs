@@ -3,8 +3,8 @@
 
 use super::cases::Case;
 use super::value::Value;
-use crate::error::{Error, Result};
-use gpu::atomics_check::AtomicOp;
+use crate::runtime::error::{Error, Result};
+use gpu::checks::atomics::AtomicOp;
 use std::cmp::Ordering;
 use std::collections::HashSet;
 

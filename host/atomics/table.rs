@@ -7,10 +7,10 @@
 
 use super::cases::{Case, CheckShape, ValueType, all_cases, scope_name};
 use super::run::check;
-use crate::error::{Error, Result};
-use crate::launch::Target;
+use crate::runtime::error::{Error, Result};
+use crate::runtime::launch::Target;
 use gpu::atomic::Scope;
-use gpu::atomics_check::AtomicOp;
+use gpu::checks::atomics::AtomicOp;
 use serde::Serialize;
 
 /// One CUDA atomic function.

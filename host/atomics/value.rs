@@ -1,10 +1,10 @@
 //! The six value types as the model sees them ([`Value`]), each with its typed launch of its
-//! check kernel, `gpu::atomics_check::atomics_check_<type>`.
+//! check kernel, `gpu::checks::atomics::atomics_check_<type>`.
 
 use super::cases::{Case, ValueType};
-use crate::buffer::{Buffer, Plain};
-use crate::error::{Error, Result};
-use crate::launch::{KernelParam, Target};
+use crate::runtime::buffer::{Buffer, Plain};
+use crate::runtime::error::{Error, Result};
+use crate::runtime::launch::{KernelParam, Target};
 use gpu::LaunchConfig;
 use std::cmp::Ordering;
 use std::fmt;
@@ -75,7 +75,7 @@ macro_rules! values {
                 // rest only from the thread that owns the index. The buffers outlive the launch
                 // (the caller downloads, which synchronizes, before dropping them).
                 unsafe {
-                    crate::launch!(target, gpu::atomics_check::$kernel, cfg, (
+                    crate::launch!(target, gpu::checks::atomics::$kernel, cfg, (
                         case.op as u32, case.scope as u32, case.order as u32,
                         targets.ptr(), targets.len() as u32, operands.ptr().cast_const(),
                         olds.ptr(), n, limit,

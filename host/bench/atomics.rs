@@ -22,10 +22,10 @@ use crate::atomics::f64_add::{self, F64Add, F64AddBuffers, F64AddShape};
 use crate::atomics::throughput::{
     self, BenchOp, Layout, Memory, ThroughputConfig, ThroughputShape, all_configs,
 };
-use crate::device::Gpu;
-use crate::error::{Error, Result};
-use crate::launch::Target;
-use crate::timer::Timer;
+use crate::runtime::device::Gpu;
+use crate::runtime::error::{Error, Result};
+use crate::runtime::launch::Target;
+use crate::runtime::timer::Timer;
 use gpu::atomic::Scope;
 use serde::Serialize;
 

@@ -6,9 +6,9 @@
 //! (4.25 TB/s on an H200).
 
 use super::{Stats, require_gpu};
-use crate::error::{Error, Result, check};
-use crate::launch::Target;
-use crate::timer::Timer;
+use crate::runtime::error::{Error, Result, check};
+use crate::runtime::launch::Target;
+use crate::runtime::timer::Timer;
 use cust::sys as cu;
 use serde::Serialize;
 

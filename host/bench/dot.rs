@@ -15,18 +15,16 @@
 //! applies to `dot_vec4` only. Reference (issue, H200): cuBLAS through `torch.dot` 0.027 ms at
 //! 10⁷; target for `dot_vec4` ≤ 0.022 ms there and ≥ 85 % of copy at 10⁹.
 
-use super::{SizedBenchOptions, Stats, copy, start_sized};
-use crate::dot::{DotKernel, DotLaunch, check, config_for, dot_cpu, read_gb_per_s};
-use crate::error::Result;
-use crate::input::uniform_f32;
-use crate::launch::Target;
-use crate::timer::Timer;
+use super::sized::{SizedTopic, run_sized};
+use super::{KernelTiming, SizedBench, SizedBenchOptions};
+use crate::dot::{DotKernel, DotLaunch, check, config_for, dot_cpu, rel_error};
+use crate::inputs::uniform_f32;
+use crate::runtime::error::Result;
+use crate::runtime::launch::Target;
 use serde::Serialize;
 
 /// Sizes benchmarked by default, elements per array.
 pub const DEFAULT_LENS: [usize; 2] = [10_000_000, 1_000_000_000];
-/// Untimed launches before the timed ones.
-pub const WARMUP: u32 = 3;
 /// The seed of the benchmark's data.
 pub const SEED: u64 = 0x0064_6f74;
 
@@ -40,18 +38,9 @@ pub fn default_options() -> SizedBenchOptions {
 pub struct DotKernelBench {
     /// Which kernel.
     pub kernel: DotKernel,
-    /// Its PTX name.
-    pub name: &'static str,
-    /// Blocks launched.
-    pub blocks: u32,
-    /// Threads per block.
-    pub threads_per_block: u32,
-    /// Milliseconds per launch.
-    pub ms: Stats,
-    /// `8·n` bytes read / median time, GB/s.
-    pub gb_per_s: f64,
-    /// `gb_per_s` / the copy's (read + written) GB/s.
-    pub fraction_of_copy: f64,
+    /// Its name, shape, time and bandwidth (`8·n` bytes read).
+    #[serde(flatten)]
+    pub timing: KernelTiming,
     /// The last trial's relative error against the float64 CPU dot.
     pub rel_error: f64,
 }
@@ -60,21 +49,13 @@ pub struct DotKernelBench {
 pub type DotSizeBench = super::SizeBench<DotKernelBench>;
 
 /// The benchmark's result.
-#[derive(Clone, Debug, Serialize)]
-pub struct DotBench {
-    /// The device.
-    pub device: String,
-    /// How `fraction_of_copy` is defined.
-    pub definition: &'static str,
-    /// The roofline, measured in this run.
-    pub copy: copy::CopyBench,
-    /// Each size.
-    pub sizes: Vec<DotSizeBench>,
-}
+pub type DotBench = SizedBench<DotKernelBench>;
 
-/// The definition printed with the numbers.
-pub const DEFINITION: &str = "fraction of copy = (8·n bytes read / kernel time) / \
-    ((bytes read + bytes written) / copy time): both the rate HBM moves bytes";
+/// The kernels, each reading a float of each array per element.
+const TOPIC: SizedTopic<DotKernel> = SizedTopic {
+    kernels: &DotKernel::ALL,
+    bytes_per_element: 2 * size_of::<f32>() as u64,
+};
 
 /// Runs the benchmark; `progress` gets (steps done, steps), a step being one launch or copy.
 ///
@@ -84,64 +65,34 @@ pub const DEFINITION: &str = "fraction of copy = (8·n bytes read / kernel time)
 pub fn run(
     target: &Target,
     opts: &SizedBenchOptions,
-    mut progress: impl FnMut(u32, u32),
+    progress: impl FnMut(u32, u32),
 ) -> Result<DotBench> {
-    let per_size = DotKernel::ALL.len() as u32 * (WARMUP + opts.trials);
-    let mut run = start_sized(target, opts, per_size, &mut progress)?;
-    let mut timer = Timer::new()?;
-    let mut sizes = Vec::new();
-    for &len in &opts.lens {
-        let bytes_read = 8 * len as u64;
-        if let Some(skipped) = run.skip_if_too_big(len, bytes_read, &mut progress)? {
-            sizes.push(skipped);
-            continue;
-        }
-        let (da, db, cpu) = {
+    run_sized(
+        target,
+        opts,
+        &TOPIC,
+        progress,
+        |len| {
             let (a, b) = (
                 uniform_f32(len, SEED, 0.0, 1.0),
                 uniform_f32(len, !SEED, 0.0, 1.0),
             );
-            (target.upload(&a)?, target.upload(&b)?, dot_cpu(&a, &b))
-        };
-        let mut kernels = Vec::new();
-        for kernel in DotKernel::ALL {
-            let cfg = config_for(target, kernel, len, opts.blocks_per_sm)?;
-            let launch = DotLaunch::new(target, kernel, &da, &db, cfg)?;
-            let (mut ms, mut last) = (Vec::new(), 0.0);
-            for t in 0..WARMUP + opts.trials {
-                let (result, time) = launch.run_timed(Some(&mut timer))?;
-                check(kernel, result, &cpu)?;
-                if t >= WARMUP {
-                    ms.extend(time);
-                }
-                last = result;
-                run.done += 1;
-                progress(run.done, run.total);
-            }
-            let ms = Stats::of(&ms)?;
-            let gb_per_s = read_gb_per_s(len, ms.median);
-            kernels.push(DotKernelBench {
+            Ok((target.upload(&a)?, target.upload(&b)?, dot_cpu(&a, &b)))
+        },
+        |size, (da, db, cpu), kernel| {
+            let cfg = config_for(target, kernel, size.len, opts.blocks_per_sm)?;
+            let launch = DotLaunch::new(target, kernel, da, db, cfg)?;
+            let (timing, results) = size.time(kernel.name(), cfg, |timer| {
+                let (result, time) = launch.run_timed(Some(timer))?;
+                check(kernel, result, cpu)?;
+                Ok((result, time))
+            })?;
+            let last = results.last().copied().unwrap_or(f64::NAN);
+            Ok(DotKernelBench {
                 kernel,
-                name: kernel.name(),
-                blocks: cfg.grid.x,
-                threads_per_block: cfg.block.x,
-                ms,
-                gb_per_s,
-                fraction_of_copy: gb_per_s / run.copy.gb_per_s,
-                rel_error: crate::dot::rel_error(last, cpu.dot),
-            });
-        }
-        sizes.push(DotSizeBench {
-            len,
-            bytes_read,
-            skipped: None,
-            kernels,
-        });
-    }
-    Ok(DotBench {
-        device: target.describe(),
-        definition: DEFINITION,
-        copy: run.copy,
-        sizes,
-    })
+                timing,
+                rel_error: rel_error(last, cpu.dot),
+            })
+        },
+    )
 }

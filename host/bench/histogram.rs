@@ -6,26 +6,24 @@
 //! kilobytes of bins, so its bandwidth is `n / time`; the copy's is `2·b / time` (read + written).
 //! The fraction of copy is the first over the second — both the rate at which HBM moves bytes.
 //!
-//! Every trial launches on the same input after [`WARMUP`] launches, and every trial's
+//! Every trial launches on the same input after [`WARMUP`](super::WARMUP) launches, and every trial's
 //! histogram is compared with the CPU's. The 5.6 MB text fits in L2 (50–60 MB on an H100/H200),
 //! so that size measures launch, L2 and the kernel's fixed costs as much as bandwidth; the
 //! 1 GiB inputs cannot be cached.
 
-use super::{Stats, copy, does_not_fit, require_gpu};
-use crate::error::{Error, Result};
+use super::sized::{BandwidthRun, DEFAULT_TRIALS, definition};
+use super::{KernelTiming, copy};
 use crate::histogram::{
     Bins, HistKernel, HistogramLaunch, RANDOM_SEED, check, config_for, fastest_kernel,
-    histogram_cpu, read_gb_per_s, uniform_bytes,
+    histogram_cpu, uniform_bytes,
 };
-use crate::launch::Target;
-use crate::text::{DEFAULT_TEXT_BYTES, DEFAULT_TEXT_SEED, english_text};
-use crate::timer::Timer;
+use crate::inputs::text::{DEFAULT_TEXT_BYTES, DEFAULT_TEXT_SEED, english_text};
+use crate::runtime::error::{Error, Result};
+use crate::runtime::launch::Target;
 use serde::Serialize;
 
 /// Bytes of the large inputs: 1 GiB, as the issue's targets.
 pub const LARGE_BYTES: usize = 1 << 30;
-/// Untimed launches before the timed ones.
-pub const WARMUP: u32 = 3;
 
 /// The inputs of the benchmark.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -87,7 +85,7 @@ impl Default for HistogramBenchOptions {
     fn default() -> HistogramBenchOptions {
         HistogramBenchOptions {
             bins: Bins::Ascii,
-            trials: 20,
+            trials: DEFAULT_TRIALS,
             large_bytes: LARGE_BYTES,
             copy_bytes: copy::DEFAULT_BYTES,
         }
@@ -99,18 +97,9 @@ impl Default for HistogramBenchOptions {
 pub struct KernelBench {
     /// Which kernel.
     pub kernel: HistKernel,
-    /// Its PTX name.
-    pub name: &'static str,
-    /// Blocks launched.
-    pub blocks: u32,
-    /// Threads per block.
-    pub threads_per_block: u32,
-    /// Milliseconds per launch.
-    pub ms: Stats,
-    /// Bytes read / median time, GB/s.
-    pub gb_per_s: f64,
-    /// `gb_per_s` / the copy's (read + written) GB/s.
-    pub fraction_of_copy: f64,
+    /// Its name, shape, time and bandwidth (`n` bytes read).
+    #[serde(flatten)]
+    pub timing: KernelTiming,
 }
 
 /// Every kernel on one input.
@@ -135,8 +124,8 @@ pub struct InputBench {
 pub struct HistogramBench {
     /// The device.
     pub device: String,
-    /// How `fraction_of_copy` is defined.
-    pub definition: &'static str,
+    /// How `fraction_of_copy` is defined ([`definition`]).
+    pub definition: String,
     /// The roofline, measured in this run.
     pub copy: copy::CopyBench,
     /// Bins.
@@ -144,10 +133,6 @@ pub struct HistogramBench {
     /// Each input.
     pub inputs: Vec<InputBench>,
 }
-
-/// The definition printed with the numbers.
-pub const DEFINITION: &str = "fraction of copy = (n bytes read / kernel time) / \
-    ((bytes read + bytes written) / copy time): both the rate HBM moves bytes";
 
 /// Runs the benchmark; `progress` gets (steps done, steps), a step being one launch or copy.
 ///
@@ -159,19 +144,20 @@ pub fn run(
     opts: &HistogramBenchOptions,
     mut progress: impl FnMut(u32, u32),
 ) -> Result<HistogramBench> {
-    let gpu = require_gpu(target)?;
     if opts.trials == 0 || opts.large_bytes == 0 {
         return Err(Error::InvalidInput(
             "trials and the large input's size must be positive".into(),
         ));
     }
-    let per_input = HistKernel::ALL.len() as u32 * (WARMUP + opts.trials);
-    let total = opts.trials + per_input * BenchInput::ALL.len() as u32;
-    let copy = copy::run(target, opts.copy_bytes, opts.trials, |d, _| {
-        progress(d, total)
-    })?;
-    let mut done = opts.trials;
-    let mut timer = Timer::new()?;
+    let per_input = HistKernel::ALL.len() as u32;
+    let kernel_runs = per_input * BenchInput::ALL.len() as u32;
+    let mut run = BandwidthRun::start(
+        target,
+        opts.trials,
+        opts.copy_bytes,
+        kernel_runs,
+        &mut progress,
+    )?;
     let mut inputs = Vec::new();
     for input in BenchInput::ALL {
         let bytes = input.bytes(opts.large_bytes);
@@ -180,12 +166,10 @@ pub fn run(
             what: input.describe(),
             bytes,
             library_kernel: fastest_kernel(bytes).name(),
-            skipped: does_not_fit(gpu, bytes as u64)?,
+            skipped: run.skip_if_too_big(bytes as u64, per_input)?,
             kernels: Vec::new(),
         };
         if bench.skipped.is_some() {
-            done += per_input;
-            progress(done, total);
             inputs.push(bench);
             continue;
         }
@@ -196,34 +180,19 @@ pub fn run(
         for kernel in HistKernel::ALL {
             let cfg = config_for(target, kernel, opts.bins, bytes, None)?;
             let launch = HistogramLaunch::new(target, kernel, &src, bytes, opts.bins, cfg)?;
-            let mut ms = Vec::new();
-            for t in 0..WARMUP + opts.trials {
-                let time = launch.launch_timed(Some(&mut timer))?;
+            let (timing, _) = run.time(kernel.name(), cfg, bytes as u64, |timer| {
+                let time = launch.launch_timed(Some(timer))?;
                 check(kernel, &launch.result()?, &want)?;
-                if t >= WARMUP {
-                    ms.extend(time);
-                }
-                done += 1;
-                progress(done, total);
-            }
-            let ms = Stats::of(&ms)?;
-            let gb_per_s = read_gb_per_s(bytes, ms.median);
-            bench.kernels.push(KernelBench {
-                kernel,
-                name: kernel.name(),
-                blocks: cfg.grid.x,
-                threads_per_block: cfg.block.x,
-                ms,
-                gb_per_s,
-                fraction_of_copy: gb_per_s / copy.gb_per_s,
-            });
+                Ok(((), time))
+            })?;
+            bench.kernels.push(KernelBench { kernel, timing });
         }
         inputs.push(bench);
     }
     Ok(HistogramBench {
         device: target.describe(),
-        definition: DEFINITION,
-        copy,
+        definition: definition(1),
+        copy: run.copy,
         bins: opts.bins,
         inputs,
     })

@@ -10,9 +10,9 @@
 //!   smallest GPU-side time a kernel can show.
 
 use super::{Stats, require_gpu};
-use crate::error::{Error, Result};
-use crate::launch::Target;
-use crate::timer::Timer;
+use crate::runtime::error::{Error, Result};
+use crate::runtime::launch::Target;
+use crate::runtime::timer::Timer;
 use gpu::LaunchConfig;
 use serde::Serialize;
 use std::time::Instant;
@@ -50,7 +50,14 @@ pub struct LaunchBench {
 
 fn launch_empty(target: &Target) -> Result<()> {
     // SAFETY: `empty` takes no arguments and touches no memory.
-    unsafe { crate::launch!(target, gpu::bench::empty, LaunchConfig::linear(1, 32), ()) }
+    unsafe {
+        crate::launch!(
+            target,
+            gpu::bench::launch::empty,
+            LaunchConfig::linear(1, 32),
+            ()
+        )
+    }
 }
 
 /// Runs the launch benchmark; `progress` is called with (done, total) trials.

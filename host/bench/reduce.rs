@@ -10,11 +10,11 @@
 //! of the atomic kernels' result before it, nor the host's sum of `partial_reduce`'s partials
 //! after it. Each trial's result is kept: the report says whether all trials gave the same bits.
 
-use super::{SizedBenchOptions, Stats, copy, start_sized};
-use crate::error::{Error, Result};
-use crate::launch::Target;
+use super::sized::{SizedTopic, run_sized};
+use super::{KernelTiming, SizedBench, SizedBenchOptions};
 use crate::reduce::{Accumulate, BOOK_VALUE, Step, StepLaunch, book_input, relative_error};
-use crate::timer::Timer;
+use crate::runtime::error::{Error, Result};
+use crate::runtime::launch::Target;
 use serde::Serialize;
 
 /// Sizes benchmarked by default: the book's 10⁸ (target ≤ 0.1 ms on an H200, not slower than
@@ -30,9 +30,6 @@ pub const KERNELS: [(Step, Accumulate); 7] = [
     (Step::Vec, Accumulate::F64),
     (Step::Vec, Accumulate::Kahan),
 ];
-/// Untimed launches before the timed ones.
-pub const WARMUP: u32 = 3;
-
 /// What to measure by default: [`DEFAULT_LENS`], 20 trials, the occupancy's blocks per SM.
 pub fn default_options() -> SizedBenchOptions {
     SizedBenchOptions::new(&DEFAULT_LENS)
@@ -41,22 +38,13 @@ pub fn default_options() -> SizedBenchOptions {
 /// One kernel at one size.
 #[derive(Clone, Debug, Serialize)]
 pub struct KernelBench {
-    /// Its PTX name.
-    pub name: &'static str,
     /// Its step of the progression.
     pub step: Step,
     /// Its accumulation, for the single-pass steps.
     pub accumulate: Option<Accumulate>,
-    /// Blocks launched.
-    pub blocks: u32,
-    /// Threads per block.
-    pub threads_per_block: u32,
-    /// Milliseconds per launch.
-    pub ms: Stats,
-    /// `4·n` bytes read / median time, GB/s.
-    pub gb_per_s: f64,
-    /// `gb_per_s` / the copy's (read + written) GB/s.
-    pub fraction_of_copy: f64,
+    /// Its PTX name, shape, time and bandwidth (`4·n` bytes read).
+    #[serde(flatten)]
+    pub timing: KernelTiming,
     /// The result of the first timed trial.
     pub value: f64,
     /// Its error against `1.23f32 · n` (computed in `f64`, exact).
@@ -71,21 +59,18 @@ pub type SizeBench = super::SizeBench<KernelBench>;
 /// The benchmark's result.
 #[derive(Clone, Debug, Serialize)]
 pub struct ReduceBench {
-    /// The device.
-    pub device: String,
-    /// How `fraction_of_copy` is defined.
-    pub definition: &'static str,
-    /// The roofline, measured in this run.
-    pub copy: copy::CopyBench,
+    /// The roofline and every kernel at every size.
+    #[serde(flatten)]
+    pub bench: SizedBench<KernelBench>,
     /// Every element's value (the book's).
     pub value: f32,
-    /// Each size.
-    pub sizes: Vec<SizeBench>,
 }
 
-/// The definition printed with the numbers.
-pub const DEFINITION: &str = "fraction of copy = (4·n bytes read / kernel time) / \
-    ((bytes read + bytes written) / copy time): both the rate HBM moves bytes";
+/// The kernels, each reading one float per element.
+const TOPIC: SizedTopic<(Step, Accumulate)> = SizedTopic {
+    kernels: &KERNELS,
+    bytes_per_element: size_of::<f32>() as u64,
+};
 
 /// Runs the benchmark; `progress` gets (steps done, steps), a step being one launch or copy.
 ///
@@ -96,72 +81,43 @@ pub const DEFINITION: &str = "fraction of copy = (4·n bytes read / kernel time)
 pub fn run(
     target: &Target,
     opts: &SizedBenchOptions,
-    mut progress: impl FnMut(u32, u32),
+    progress: impl FnMut(u32, u32),
 ) -> Result<ReduceBench> {
-    let per_size = KERNELS.len() as u32 * (WARMUP + opts.trials);
-    let mut run = start_sized(target, opts, per_size, &mut progress)?;
-    let mut timer = Timer::new()?;
-    let mut sizes = Vec::new();
-    for &len in &opts.lens {
-        let bytes_read = 4 * len as u64;
-        if let Some(skipped) = run.skip_if_too_big(len, bytes_read, &mut progress)? {
-            sizes.push(skipped);
-            continue;
-        }
-        let x = target.upload(&book_input(len))?;
-        let exact = BOOK_VALUE as f64 * len as f64;
-        let mut kernels = Vec::new();
-        for (step, acc) in KERNELS {
+    let bench = run_sized(
+        target,
+        opts,
+        &TOPIC,
+        progress,
+        |len| target.upload(&book_input(len)),
+        |size, x, (step, acc)| {
+            let len = size.len;
             let launch = StepLaunch::new(target, step, acc, len, opts.blocks_per_sm)?;
-            let (mut ms, mut values) = (Vec::new(), Vec::new());
-            for t in 0..WARMUP + opts.trials {
-                let (value, time) = launch.run_timed(&x, len, Some(&mut timer))?;
-                if t >= WARMUP {
-                    ms.extend(time);
-                    values.push(value);
-                }
-                run.done += 1;
-                progress(run.done, run.total);
-            }
+            let name = launch.kernel().name();
+            let (timing, values) = size.time(name, launch.config(), |timer| {
+                launch.run_timed(x, len, Some(timer))
+            })?;
             let mut bits: Vec<u64> = values.iter().map(|v| v.to_bits()).collect();
             bits.sort_unstable();
             bits.dedup();
             if step.deterministic() && bits.len() > 1 {
                 return Err(Error::Mismatch(format!(
-                    "{} gave {} different results on one input",
-                    launch.kernel().name(),
+                    "{name} gave {} different results on one input",
                     bits.len()
                 )));
             }
-            let ms = Stats::of(&ms)?;
-            let gb_per_s = bytes_read as f64 / (ms.median * 1e-3) / 1e9;
-            let cfg = launch.config();
-            kernels.push(KernelBench {
-                name: launch.kernel().name(),
+            let value = values.first().copied().unwrap_or(f64::NAN);
+            Ok(KernelBench {
                 step,
                 accumulate: step.takes_accumulate().then_some(acc),
-                blocks: cfg.grid.x,
-                threads_per_block: cfg.block.x,
-                ms,
-                gb_per_s,
-                fraction_of_copy: gb_per_s / run.copy.gb_per_s,
-                value: values[0],
-                rel_error: relative_error(values[0], exact),
+                timing,
+                value,
+                rel_error: relative_error(value, BOOK_VALUE as f64 * len as f64),
                 distinct_results: bits.len(),
-            });
-        }
-        sizes.push(SizeBench {
-            len,
-            bytes_read,
-            skipped: None,
-            kernels,
-        });
-    }
+            })
+        },
+    )?;
     Ok(ReduceBench {
-        device: target.describe(),
-        definition: DEFINITION,
-        copy: run.copy,
+        bench,
         value: BOOK_VALUE,
-        sizes,
     })
 }

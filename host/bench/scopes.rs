@@ -3,17 +3,17 @@
 //! `bench atomics` shows relaxed read-modify-writes cost the same at every scope (they are all
 //! performed in L2). Ordering is where scope matters: a release store, an acquire-release add or
 //! a `fence.sc` must wait until the thread's earlier writes are visible to the whole scope. This
-//! runs `gpu::atomics_bench::ordering_cost_{block,device,system}` on the full-GPU shape (SM count
+//! runs `gpu::bench::atomics::ordering_cost_{block,device,system}` on the full-GPU shape (SM count
 //! × 4 blocks × 256 threads), each thread repeating one operation `iters` times on its own word,
 //! event-timed medians after a warm-up. ops/s = threads × iters / median time.
 
 use super::{Stats, require_gpu};
-use crate::error::{Error, Result};
-use crate::launch::Target;
-use crate::timer::Timer;
+use crate::runtime::error::{Error, Result};
+use crate::runtime::launch::Target;
+use crate::runtime::timer::Timer;
 use gpu::LaunchConfig;
 use gpu::atomic::Scope;
-use gpu::atomics_bench::{
+use gpu::bench::atomics::{
     ORDERING_ACQ_REL_ADD, ORDERING_FENCE_SC, ORDERING_RELAXED_STORE, ORDERING_RELEASE_STORE,
 };
 use serde::Serialize;
@@ -114,19 +114,19 @@ pub fn run(
                     match scope {
                         Scope::Block => crate::launch!(
                             target,
-                            gpu::atomics_bench::ordering_cost_block,
+                            gpu::bench::atomics::ordering_cost_block,
                             cfg,
                             (s, iters, kind)
                         ),
                         Scope::Device => crate::launch!(
                             target,
-                            gpu::atomics_bench::ordering_cost_device,
+                            gpu::bench::atomics::ordering_cost_device,
                             cfg,
                             (s, iters, kind)
                         ),
                         Scope::System => crate::launch!(
                             target,
-                            gpu::atomics_bench::ordering_cost_system,
+                            gpu::bench::atomics::ordering_cost_system,
                             cfg,
                             (s, iters, kind)
                         ),

@@ -8,13 +8,13 @@
 //! `scripts/reference_streams.py` does the same with PyTorch and CuPy.
 
 use super::{Stats, require_gpu};
-use crate::buffer::Buffer;
-use crate::device::Gpu;
-use crate::error::{Error, Result, check};
-use crate::launch::Target;
-use crate::pinned::PinnedBuffer;
-use crate::stream::Stream;
-use crate::timer::{Event, Timer};
+use crate::runtime::buffer::Buffer;
+use crate::runtime::device::Gpu;
+use crate::runtime::error::{Error, Result, check};
+use crate::runtime::launch::Target;
+use crate::runtime::pinned::PinnedBuffer;
+use crate::runtime::stream::Stream;
+use crate::runtime::timer::{Event, Timer};
 use cust::sys as cu;
 use serde::Serialize;
 

@@ -1,8 +1,6 @@
-//! The tour, `info` and `race`: the foundation's demos.
+//! `info` and `race`: the device report and the first demo (the tour prints both).
 
-use super::output::print_json;
-use gridsync::{Error, Gpu, Result, Target, race};
-use serde::Serialize;
+use gridsync::{Gpu, race};
 
 pub fn print_info(gpu: &Gpu) {
     let i = gpu.info();
@@ -60,58 +58,4 @@ pub fn print_race(r: &race::RaceReport) {
     for line in race::EXPLANATION.lines() {
         println!("  {line}");
     }
-}
-
-#[derive(Serialize)]
-struct Tour {
-    gpu: Option<gridsync::DeviceInfo>,
-    no_gpu_reason: Option<String>,
-    race: race::RaceReport,
-    add_one_mutex: u32,
-}
-
-pub fn tour(cli: &crate::Cli) -> Result<()> {
-    let (target, reason) = if cli.simulate {
-        (Target::Sim, Some("--simulate was given".to_string()))
-    } else {
-        match Gpu::new(cli.device) {
-            Ok(gpu) => (Target::Gpu(gpu), None),
-            Err(e @ (Error::NoGpu(_) | Error::Unsupported(_))) => {
-                (Target::Sim, Some(e.to_string()))
-            }
-            Err(e) => return Err(e),
-        }
-    };
-    let race = race::run(&target)?;
-    let add_one_mutex = gridsync::mutex::add_one_mutex(&target)?;
-    if cli.json {
-        let gpu = match &target {
-            Target::Gpu(g) => Some(g.info().clone()),
-            Target::Sim => None,
-        };
-        return print_json(&Tour {
-            gpu,
-            no_gpu_reason: reason,
-            race,
-            add_one_mutex,
-        });
-    }
-    match (&target, &reason) {
-        (Target::Gpu(g), _) => print_info(g),
-        (Target::Sim, Some(why)) => {
-            println!("{why}: running the demos on the CPU simulator (kernels run as OS threads).");
-        }
-        (Target::Sim, None) => {}
-    }
-    println!();
-    print_race(&race);
-    println!();
-    println!(
-        "mutex: add_one_mutex at 10×16 (lock, x[0] += 1, unlock) gives x[0] = {add_one_mutex}."
-    );
-    println!(
-        "  Next: `gridsync mutex` (every lock), `count-above`, `dot`, `atomics`, `reduce`, \
-         `histogram [--sweep]`, `streams [--plot F.svg]`, `bench …`."
-    );
-    Ok(())
 }

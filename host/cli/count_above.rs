@@ -1,14 +1,15 @@
 //! `gridsync count-above` and `gridsync bench count-above`.
 
-use super::output::{print_copy_roofline, print_json, progress};
+use super::output::{
+    SizedBenchArgs, TableLayout, print_json_or, print_sized_bench, print_timing_note, progress,
+};
 use clap::Args;
-use gridsync::bench::copy;
 use gridsync::bench::count_above::{self as bench, CountAboveBench};
 use gridsync::count_above::{
     CountAboveReport, CountOptions, DEFAULT_LEN, DEFAULT_SEED, DEFAULT_THRESHOLD, LOCK_PREFIX,
     SIM_DEFAULT_LEN, default_input, run,
 };
-use gridsync::input::read_f32_file;
+use gridsync::inputs::read_f32_file;
 use gridsync::{Result, Target};
 use std::path::PathBuf;
 
@@ -31,20 +32,14 @@ pub struct CountAboveArgs {
     lock_all: bool,
 }
 
+/// `bench count-above`: a sized benchmark's flags, its sizes in floats.
 #[derive(Args)]
+#[command(mut_arg("len", |a| a.help(
+    "Sizes in floats, comma-separated [default: 10000000,1000000000]"
+)))]
 pub struct BenchArgs {
-    /// Sizes in floats, comma-separated [default: 10000000,1000000000].
-    #[arg(long, value_name = "N,...", value_delimiter = ',')]
-    len: Vec<usize>,
-    /// Timed launches per kernel and size.
-    #[arg(long, default_value_t = 20)]
-    trials: u32,
-    /// Blocks per SM [default: as many as fit, from the occupancy calculator].
-    #[arg(long, value_name = "B")]
-    blocks_per_sm: Option<u32>,
-    /// Bytes of the device-to-device copy measured as the roofline.
-    #[arg(long, default_value_t = copy::DEFAULT_BYTES)]
-    copy_bytes: usize,
+    #[command(flatten)]
+    sized: SizedBenchArgs,
 }
 
 pub fn command(target: &Target, args: &CountAboveArgs, json: bool) -> Result<()> {
@@ -70,11 +65,7 @@ pub fn command(target: &Target, args: &CountAboveArgs, json: bool) -> Result<()>
         },
     };
     let r = run(target, &data, &input, &opts, progress(!json, "count-above"))?;
-    if json {
-        return print_json(&r);
-    }
-    print_report(&r);
-    Ok(())
+    print_json_or(json, &r, print_report)
 }
 
 fn fmt_opt(v: Option<f64>, digits: usize) -> String {
@@ -113,67 +104,34 @@ pub fn print_report(r: &CountAboveReport) {
             r.lock_elements, r.len
         );
     }
-    if r.runs.iter().all(|k| k.ms.is_none()) {
-        println!("  No timings: the simulator's speed says nothing about a GPU's.");
-    } else {
-        println!(
-            "  ms: one event-timed launch after a warm-up (the lock kernel: its only launch)."
-        );
-    }
+    let timed = r.runs.iter().any(|k| k.ms.is_some());
+    print_timing_note(
+        timed,
+        "one event-timed launch after a warm-up (the lock kernel: its only launch).",
+    );
 }
 
 pub fn bench_command(target: &Target, args: &BenchArgs, json: bool) -> Result<()> {
-    let defaults = bench::default_options();
-    let opts = gridsync::bench::SizedBenchOptions {
-        lens: if args.len.is_empty() {
-            defaults.lens
-        } else {
-            args.len.clone()
-        },
-        trials: args.trials,
-        blocks_per_sm: args.blocks_per_sm,
-        copy_bytes: args.copy_bytes,
-    };
+    let opts = args.sized.options(&bench::DEFAULT_LENS);
     let b = bench::run(target, &opts, progress(!json, "bench count-above"))?;
-    if json {
-        return print_json(&b);
-    }
-    print_bench(&b);
-    Ok(())
+    print_json_or(json, &b, print_bench)
 }
 
+/// The counting kernels' tables: the shared columns only.
+const BENCH_TABLE: TableLayout = TableLayout {
+    kernel: 18,
+    grid: 12,
+    extra: &[],
+};
+
 pub fn print_bench(b: &CountAboveBench) {
-    println!(
+    let title = format!(
         "count-above benchmark on the {} (threshold {}, median of {} trials)",
-        b.device, b.threshold, b.copy.ms.samples
+        b.bench.device, b.threshold, b.bench.copy.ms.samples
     );
-    print_copy_roofline(&b.copy);
-    for s in &b.sizes {
-        println!();
-        println!("  n = {} ({} bytes read per count)", s.len, s.bytes_read);
-        if let Some(why) = &s.skipped {
-            println!("    skipped: {why}");
-            continue;
-        }
-        println!(
-            "    {:<18} {:>12} {:>10} {:>10} {:>10} {:>8} {:>8}",
-            "kernel", "grid", "median ms", "min ms", "max ms", "GB/s", "of copy"
-        );
-        for k in &s.kernels {
-            println!(
-                "    {:<18} {:>12} {:>10.4} {:>10.4} {:>10.4} {:>8.0} {:>7.1}%",
-                k.name,
-                format!("{}×{}", k.blocks, k.threads_per_block),
-                k.ms.median,
-                k.ms.min,
-                k.ms.max,
-                k.gb_per_s,
-                100.0 * k.fraction_of_copy
-            );
-        }
-    }
-    println!();
-    println!("  {}", b.definition);
+    print_sized_bench(&title, &b.bench, "count", &BENCH_TABLE, |k| {
+        (&k.timing, Vec::new())
+    });
     println!(
         "  The lock kernel is not benchmarked (~1 µs per element above); `count-above` times it."
     );

@@ -1,8 +1,10 @@
 //! `gridsync dot` and `gridsync bench dot`.
 
-use super::output::{print_copy_roofline, print_json, progress};
+use super::output::{
+    Column, SizedBenchArgs, TableLayout, print_json_or, print_sized_bench, print_timing_note,
+    progress,
+};
 use clap::Args;
-use gridsync::bench::copy;
 use gridsync::bench::dot::{self as bench, DotBench};
 use gridsync::dot::{DEFAULT_LEN, DotReport, SIM_DEFAULT_LEN, random_data, run, source_data};
 use gridsync::{Result, Target};
@@ -20,20 +22,18 @@ pub struct DotArgs {
     seed: Option<u64>,
 }
 
+/// `bench dot`: a sized benchmark's flags, worded for two arrays and `dot_vec4`'s grid (the
+/// source's kernels keep the source's).
 #[derive(Args)]
+#[command(mut_arg("len", |a| a.help(
+    "Elements per array, comma-separated [default: 10000000,1000000000]"
+)))]
+#[command(mut_arg("blocks_per_sm", |a| a.help(
+    "Blocks per SM of dot_vec4 [default: as many as fit, from the occupancy calculator]"
+)))]
 pub struct BenchArgs {
-    /// Elements per array, comma-separated [default: 10000000,1000000000].
-    #[arg(long, value_name = "N,...", value_delimiter = ',')]
-    len: Vec<usize>,
-    /// Timed launches per kernel and size.
-    #[arg(long, default_value_t = 20)]
-    trials: u32,
-    /// Blocks per SM of dot_vec4 [default: as many as fit, from the occupancy calculator].
-    #[arg(long, value_name = "B")]
-    blocks_per_sm: Option<u32>,
-    /// Bytes of the device-to-device copy measured as the roofline.
-    #[arg(long, default_value_t = copy::DEFAULT_BYTES)]
-    copy_bytes: usize,
+    #[command(flatten)]
+    sized: SizedBenchArgs,
 }
 
 pub fn command(target: &Target, args: &DotArgs, json: bool) -> Result<()> {
@@ -52,11 +52,7 @@ pub fn command(target: &Target, args: &DotArgs, json: bool) -> Result<()> {
         None => (source_data(n), "the source's: a = 1, b = 1/N".into()),
     };
     let r = run(target, &a, &b, &data, progress(!json, "dot"))?;
-    if json {
-        return print_json(&r);
-    }
-    print_report(&r);
-    Ok(())
+    print_json_or(json, &r, print_report)
 }
 
 fn fresh_seed() -> u64 {
@@ -97,67 +93,36 @@ pub fn print_report(r: &DotReport) {
         "  The source's dot_mutex reduced with s_block[tid + 1]; here every kernel uses \
          s_block[tid + i]."
     );
-    if r.runs.iter().all(|k| k.ms.is_none()) {
-        println!("  No timings: the simulator's speed says nothing about a GPU's.");
-    } else {
-        println!(
-            "  ms: one event-timed launch after a warm-up; dot_partial without the host's sum."
-        );
-    }
+    let timed = r.runs.iter().any(|k| k.ms.is_some());
+    print_timing_note(
+        timed,
+        "one event-timed launch after a warm-up; dot_partial without the host's sum.",
+    );
 }
 
 pub fn bench_command(target: &Target, args: &BenchArgs, json: bool) -> Result<()> {
-    let defaults = bench::default_options();
-    let opts = gridsync::bench::SizedBenchOptions {
-        lens: if args.len.is_empty() {
-            defaults.lens
-        } else {
-            args.len.clone()
-        },
-        trials: args.trials,
-        blocks_per_sm: args.blocks_per_sm,
-        copy_bytes: args.copy_bytes,
-    };
+    let opts = args.sized.options(&bench::DEFAULT_LENS);
     let b = bench::run(target, &opts, progress(!json, "bench dot"))?;
-    if json {
-        return print_json(&b);
-    }
-    print_bench(&b);
-    Ok(())
+    print_json_or(json, &b, print_bench)
 }
 
+/// The dot kernels' tables: the shared columns, then the error against the CPU.
+const BENCH_TABLE: TableLayout = TableLayout {
+    kernel: 12,
+    grid: 10,
+    extra: &[Column {
+        header: "rel. error",
+        width: 10,
+    }],
+};
+
 pub fn print_bench(b: &DotBench) {
-    println!(
+    let title = format!(
         "dot benchmark on the {} (median of {} trials)",
         b.device, b.copy.ms.samples
     );
-    print_copy_roofline(&b.copy);
-    for s in &b.sizes {
-        println!();
-        println!("  n = {} ({} bytes read per dot)", s.len, s.bytes_read);
-        if let Some(why) = &s.skipped {
-            println!("    skipped: {why}");
-            continue;
-        }
-        println!(
-            "    {:<12} {:>10} {:>10} {:>10} {:>10} {:>8} {:>8} {:>10}",
-            "kernel", "grid", "median ms", "min ms", "max ms", "GB/s", "of copy", "rel. error"
-        );
-        for k in &s.kernels {
-            println!(
-                "    {:<12} {:>10} {:>10.4} {:>10.4} {:>10.4} {:>8.0} {:>7.1}% {:>10.2e}",
-                k.name,
-                format!("{}×{}", k.blocks, k.threads_per_block),
-                k.ms.median,
-                k.ms.min,
-                k.ms.max,
-                k.gb_per_s,
-                100.0 * k.fraction_of_copy,
-                k.rel_error
-            );
-        }
-    }
-    println!();
-    println!("  {}", b.definition);
+    print_sized_bench(&title, b, "dot", &BENCH_TABLE, |k| {
+        (&k.timing, vec![format!("{:.2e}", k.rel_error)])
+    });
     println!("  Reference (H200): cuBLAS via torch.dot, 10⁷: 0.027 ms.");
 }

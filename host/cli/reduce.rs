@@ -1,10 +1,12 @@
 //! `gridsync reduce` and `gridsync bench reduce`.
 
-use super::output::{parse_option, print_copy_roofline, print_json, progress};
+use super::output::{
+    Column, SizedBenchArgs, TableLayout, parse_option, print_json_or, print_sized_bench,
+    print_timing_note, progress,
+};
 use clap::Args;
-use gridsync::bench::copy;
 use gridsync::bench::reduce::{self as bench, ReduceBench};
-use gridsync::input::read_f32_file;
+use gridsync::inputs::read_f32_file;
 use gridsync::reduce::{
     Accumulate, BOOK_VALUE, DEFAULT_LEN, ReduceOptions, ReduceReport, SIM_DEFAULT_LEN, Step, Value,
     book_input, random_input, run,
@@ -40,21 +42,18 @@ pub struct ReduceArgs {
     repeats: u32,
 }
 
+/// `bench reduce`: a sized benchmark's flags, worded for the reduction kernels.
 #[derive(Args)]
+#[command(mut_arg("len", |a| a.help(
+    "Sizes in floats, comma-separated [default: 100000000,1000000000]"
+)))]
+#[command(mut_arg("blocks_per_sm", |a| a.help(
+    "Blocks per SM of the grid-stride kernels [default: as many as fit, from the occupancy \
+     calculator]"
+)))]
 pub struct BenchArgs {
-    /// Sizes in floats, comma-separated [default: 100000000,1000000000].
-    #[arg(long, value_name = "N,...", value_delimiter = ',')]
-    len: Vec<usize>,
-    /// Timed launches per kernel and size (after 3 warm-ups).
-    #[arg(long, default_value_t = 20)]
-    trials: u32,
-    /// Blocks per SM of the grid-stride kernels [default: as many as fit, from the occupancy
-    /// calculator].
-    #[arg(long, value_name = "B")]
-    blocks_per_sm: Option<u32>,
-    /// Bytes of the device-to-device copy measured as the roofline.
-    #[arg(long, default_value_t = copy::DEFAULT_BYTES)]
-    copy_bytes: usize,
+    #[command(flatten)]
+    sized: SizedBenchArgs,
 }
 
 pub fn command(target: &Target, args: &ReduceArgs, json: bool) -> Result<()> {
@@ -87,11 +86,7 @@ pub fn command(target: &Target, args: &ReduceArgs, json: bool) -> Result<()> {
         types: true,
     };
     let r = run(target, &data, &input, &opts, progress(!json, "reduce"))?;
-    if json {
-        return print_json(&r);
-    }
-    print_report(&r);
-    Ok(())
+    print_json_or(json, &r, print_report)
 }
 
 fn fresh_seed() -> u64 {
@@ -227,77 +222,47 @@ fn explain(r: &ReduceReport) {
              mattering on varied data.",
         );
     }
-    if r.runs.iter().all(|k| k.ms.is_none()) {
-        println!("  No timings: the simulator's speed says nothing about a GPU's.");
-    } else {
-        println!(
-            "  ms: median of the event-timed runs after a warm-up; the host's part not timed."
-        );
-    }
+    let timed = r.runs.iter().any(|k| k.ms.is_some());
+    print_timing_note(
+        timed,
+        "median of the event-timed runs after a warm-up; the host's part not timed.",
+    );
 }
 
 pub fn bench_command(target: &Target, args: &BenchArgs, json: bool) -> Result<()> {
-    let defaults = bench::default_options();
-    let opts = gridsync::bench::SizedBenchOptions {
-        lens: if args.len.is_empty() {
-            defaults.lens
-        } else {
-            args.len.clone()
-        },
-        trials: args.trials,
-        blocks_per_sm: args.blocks_per_sm,
-        copy_bytes: args.copy_bytes,
-    };
+    let opts = args.sized.options(&bench::DEFAULT_LENS);
     let b = bench::run(target, &opts, progress(!json, "bench reduce"))?;
-    if json {
-        return print_json(&b);
-    }
-    print_bench(&b);
-    Ok(())
+    print_json_or(json, &b, print_bench)
 }
 
+/// The reduction's tables: the shared columns, then the error and the distinct results.
+const BENCH_TABLE: TableLayout = TableLayout {
+    kernel: 34,
+    grid: 13,
+    extra: &[
+        Column {
+            header: "rel. err",
+            width: 9,
+        },
+        Column {
+            header: "results",
+            width: 9,
+        },
+    ],
+};
+
 pub fn print_bench(b: &ReduceBench) {
-    println!(
+    let title = format!(
         "reduce benchmark on the {} (every element {}, median of {} trials)",
-        b.device, b.value, b.copy.ms.samples
+        b.bench.device, b.value, b.bench.copy.ms.samples
     );
-    print_copy_roofline(&b.copy);
-    for s in &b.sizes {
-        println!();
-        println!("  n = {} ({} bytes read per sum)", s.len, s.bytes_read);
-        if let Some(why) = &s.skipped {
-            println!("    skipped: {why}");
-            continue;
-        }
-        println!(
-            "    {:<34} {:>13} {:>10} {:>10} {:>10} {:>8} {:>8} {:>9} {:>9}",
-            "kernel",
-            "grid",
-            "median ms",
-            "min ms",
-            "max ms",
-            "GB/s",
-            "of copy",
-            "rel. err",
-            "results"
-        );
-        for k in &s.kernels {
-            println!(
-                "    {:<34} {:>13} {:>10.4} {:>10.4} {:>10.4} {:>8.0} {:>7.1}% {:>9.1e} {:>9}",
-                k.name,
-                format!("{}×{}", k.blocks, k.threads_per_block),
-                k.ms.median,
-                k.ms.min,
-                k.ms.max,
-                k.gb_per_s,
-                100.0 * k.fraction_of_copy,
-                k.rel_error,
-                k.distinct_results
-            );
-        }
-    }
-    println!();
-    println!("  {}", b.definition);
+    print_sized_bench(&title, &b.bench, "sum", &BENCH_TABLE, |k| {
+        let cells = vec![
+            format!("{:.1e}", k.rel_error),
+            k.distinct_results.to_string(),
+        ];
+        (&k.timing, cells)
+    });
     println!(
         "  results: distinct values over the trials (1 = the same bits every time). Timed: the \
          kernel only (not the zeroing before the atomic ones, nor the host's sum after \

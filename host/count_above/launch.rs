@@ -2,11 +2,11 @@
 //! times.
 
 use super::CountKernel;
-use crate::buffer::Buffer;
-use crate::error::{Error, Result};
-use crate::launch::Target;
-use crate::lock::{DeviceMutex, MutexBounds};
-use crate::timer::Timer;
+use crate::primitives::lock::{DeviceMutex, MutexBounds};
+use crate::runtime::buffer::Buffer;
+use crate::runtime::error::{Error, Result};
+use crate::runtime::launch::Target;
+use crate::runtime::timer::Timer;
 use gpu::LaunchConfig;
 
 /// One kernel over the first `len` floats of one input on the target, ready to run any number
@@ -96,7 +96,7 @@ impl<'a> CountLaunch<'a> {
             match (self.kernel, &self.mutex) {
                 (CountKernel::Mutex, Some(m)) => crate::launch!(
                     t,
-                    gpu::count_above::gt_thr_cnt_mutex,
+                    gpu::lessons::count_above::gt_thr_cnt_mutex,
                     self.cfg,
                     (src, len, thr, cnt, m.ptr())
                 ),
@@ -105,25 +105,25 @@ impl<'a> CountLaunch<'a> {
                 )),
                 (CountKernel::Atomic, _) => crate::launch!(
                     t,
-                    gpu::count_above::gt_thr_cnt_atomic,
+                    gpu::lessons::count_above::gt_thr_cnt_atomic,
                     self.cfg,
                     (src, len, thr, cnt)
                 ),
                 (CountKernel::Warp, _) => crate::launch!(
                     t,
-                    gpu::count_above::gt_thr_cnt_warp,
+                    gpu::lessons::count_above::gt_thr_cnt_warp,
                     self.cfg,
                     (src, len, thr, cnt)
                 ),
                 (CountKernel::Block, _) => crate::launch!(
                     t,
-                    gpu::count_above::gt_thr_cnt_block,
+                    gpu::lessons::count_above::gt_thr_cnt_block,
                     self.cfg,
                     (src, len, thr, cnt)
                 ),
                 (CountKernel::Vec4, _) => crate::launch!(
                     t,
-                    gpu::count_above::gt_thr_cnt_vec4,
+                    gpu::lessons::count_above::gt_thr_cnt_vec4,
                     self.cfg,
                     (src, len, thr, cnt)
                 ),

@@ -4,10 +4,10 @@ use super::{
     CountKernel, CountLaunch, DEFAULT_THRESHOLD, LOCK_PREFIX, config_for, count_above_cpu,
     lock_bounds, read_gb_per_s,
 };
-use crate::error::{Error, Result};
-use crate::launch::Target;
-use crate::timer::Timer;
-use gpu::count_above::THREADS_PER_BLOCK;
+use crate::runtime::error::{Error, Result};
+use crate::runtime::launch::Target;
+use crate::runtime::timer::Timer;
+use gpu::lessons::count_above::THREADS_PER_BLOCK;
 use serde::Serialize;
 
 /// What [`run`] does.

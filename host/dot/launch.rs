@@ -1,11 +1,11 @@
 //! [`DotLaunch`]: one dot kernel, its output and its mutex, launched any number of times.
 
 use super::DotKernel;
-use crate::buffer::Buffer;
-use crate::error::{Error, Result};
-use crate::launch::Target;
-use crate::lock::DeviceMutex;
-use crate::timer::Timer;
+use crate::primitives::lock::DeviceMutex;
+use crate::runtime::buffer::Buffer;
+use crate::runtime::error::{Error, Result};
+use crate::runtime::launch::Target;
+use crate::runtime::timer::Timer;
 use gpu::LaunchConfig;
 
 /// One kernel over one pair of arrays on the target, ready to run any number of times.
@@ -93,18 +93,20 @@ impl<'a> DotLaunch<'a> {
         unsafe {
             match (self.kernel, &self.mutex) {
                 (DotKernel::Partial, _) => {
-                    crate::launch!(t, gpu::dot::dot_partial, cfg, (a, b, n, c))
+                    crate::launch!(t, gpu::lessons::dot::dot_partial, cfg, (a, b, n, c))
                 }
                 (DotKernel::Mutex, Some(m)) => {
-                    crate::launch!(t, gpu::dot::dot_mutex, cfg, (m.ptr(), a, b, n, c))
+                    crate::launch!(t, gpu::lessons::dot::dot_mutex, cfg, (m.ptr(), a, b, n, c))
                 }
                 (DotKernel::Mutex, None) => Err(Error::InvalidInput(
                     "the dot_mutex kernel's mutex is missing".into(),
                 )),
                 (DotKernel::Atomic, _) => {
-                    crate::launch!(t, gpu::dot::dot_atomic, cfg, (a, b, n, c))
+                    crate::launch!(t, gpu::lessons::dot::dot_atomic, cfg, (a, b, n, c))
                 }
-                (DotKernel::Vec4, _) => crate::launch!(t, gpu::dot::dot_vec4, cfg, (a, b, n, c)),
+                (DotKernel::Vec4, _) => {
+                    crate::launch!(t, gpu::lessons::dot::dot_vec4, cfg, (a, b, n, c))
+                }
             }
         }
     }

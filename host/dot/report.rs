@@ -1,9 +1,9 @@
 //! The `dot` demo: every kernel once over one pair of arrays, checked and (on a GPU) timed.
 
 use super::{CpuDot, DotKernel, DotLaunch, check, config_for, dot_cpu, read_gb_per_s, rel_error};
-use crate::error::{Error, Result};
-use crate::launch::Target;
-use crate::timer::Timer;
+use crate::runtime::error::{Error, Result};
+use crate::runtime::launch::Target;
+use crate::runtime::timer::Timer;
 use serde::Serialize;
 
 /// One kernel's run.

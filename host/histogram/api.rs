@@ -1,9 +1,9 @@
 //! The library call: a byte histogram of host or device data, with the kernel chosen for you.
 
 use super::{Bins, HistKernel, HistogramLaunch, config_for};
-use crate::buffer::Buffer;
-use crate::error::{Error, Result};
-use crate::launch::Target;
+use crate::runtime::buffer::Buffer;
+use crate::runtime::error::{Error, Result};
+use crate::runtime::launch::Target;
 
 /// The kernel [`histogram`] uses for `len` bytes: `histogram_vec16` at every size.
 ///

@@ -2,13 +2,13 @@
 //! times.
 
 use super::{Bins, HistKernel};
-use crate::buffer::Buffer;
-use crate::error::{Error, Result, check};
-use crate::launch::Target;
-use crate::timer::Timer;
+use crate::runtime::buffer::Buffer;
+use crate::runtime::error::{Error, Result, check};
+use crate::runtime::launch::Target;
+use crate::runtime::timer::Timer;
 use cust::sys as cu;
 use gpu::LaunchConfig;
-use gpu::histogram::BYTES16;
+use gpu::lessons::histogram::BYTES16;
 use gpu::warp::WARP_SIZE;
 
 /// The most dynamic shared memory a block gets without opting in (CUDA's default limit, and the
@@ -151,7 +151,7 @@ impl<'a> HistogramLaunch<'a> {
                 HistKernel::Global => {
                     crate::launch!(
                         t,
-                        gpu::histogram::histogram_global,
+                        gpu::lessons::histogram::histogram_global,
                         cfg,
                         (arr, len, out, bins)
                     )
@@ -159,7 +159,7 @@ impl<'a> HistogramLaunch<'a> {
                 HistKernel::Shared => {
                     crate::launch!(
                         t,
-                        gpu::histogram::histogram_shared,
+                        gpu::lessons::histogram::histogram_shared,
                         cfg,
                         (arr, len, out, bins)
                     )
@@ -167,28 +167,28 @@ impl<'a> HistogramLaunch<'a> {
                 HistKernel::SharedRows => {
                     crate::launch!(
                         t,
-                        gpu::histogram::histogram_shared_rows,
+                        gpu::lessons::histogram::histogram_shared_rows,
                         cfg,
                         (arr, len, out, bins)
                     )
                 }
                 HistKernel::Warp => crate::launch!(
                     t,
-                    gpu::histogram::histogram_warp,
+                    gpu::lessons::histogram::histogram_warp,
                     cfg,
                     (arr, len, out, bins)
                 ),
                 HistKernel::Vec16 => {
                     crate::launch!(
                         t,
-                        gpu::histogram::histogram_vec16,
+                        gpu::lessons::histogram::histogram_vec16,
                         cfg,
                         (arr, len, out, bins)
                     )
                 }
                 HistKernel::Lane => crate::launch!(
                     t,
-                    gpu::histogram::histogram_lane,
+                    gpu::lessons::histogram::histogram_lane,
                     cfg,
                     (arr, len, out, bins)
                 ),

@@ -3,7 +3,7 @@
 //!
 //! Source: the Numba tutorial, part 4, examples 4.3 (global atomics) and 4.4 (a shared-memory
 //! histogram per block) over 128 ASCII bins, and its sweep of blocks = 32 × i. Device code and
-//! the progression table: `gpu/src/histogram/`. Every kernel's histogram is compared with
+//! the progression table: `gpu/src/lessons/histogram/`. Every kernel's histogram is compared with
 //! [`histogram_cpu`], exactly.
 //!
 //! | kernel | [`HistKernel`] | threads per block | grid |
@@ -19,12 +19,12 @@
 //!
 //! For other projects: [`histogram`], [`histogram_ascii`] and [`histogram_of_buffer`].
 
-use crate::error::{Error, Result};
-use crate::grid::grid_stride_config;
-use crate::input::par_map_ranges;
-use crate::launch::Target;
+use crate::inputs::par_map_ranges;
+use crate::runtime::error::{Error, Result};
+use crate::runtime::grid::grid_stride_config;
+use crate::runtime::launch::Target;
 use gpu::LaunchConfig;
-use gpu::histogram::{
+use gpu::lessons::histogram::{
     self as dev, BYTES16, LANE_THREADS_PER_BLOCK, SOURCE_BLOCKS_PER_SM, SOURCE_THREADS_PER_BLOCK,
     WARP_THREADS_PER_BLOCK,
 };
@@ -171,7 +171,7 @@ impl HistKernel {
 /// The launch shape for `kernel` over `len` bytes: `blocks` blocks if given; else the source's
 /// rule for the source's kernels ([`SOURCE_BLOCKS_PER_SM`] × SMs) and one full wave for the
 /// others — never more blocks than the input fills, at least one, and on the simulator at most
-/// [`crate::grid::SIM_BLOCKS`].
+/// [`crate::runtime::grid::SIM_BLOCKS`].
 ///
 /// # Errors
 /// [`Error::InvalidInput`] for zero blocks; a driver error from the occupancy query.
@@ -258,7 +258,7 @@ pub fn uniform_bytes(len: usize, seed: u64) -> Vec<u8> {
         (z ^ (z >> 31)).to_le_bytes()
     };
     let mut out = vec![0u8; len];
-    crate::input::par_chunks_mut(&mut out, |start, chunk| {
+    crate::inputs::par_chunks_mut(&mut out, |start, chunk| {
         // Bytes before the chunk's first 8-byte group boundary, then whole groups.
         let head = (8 - start % 8) % 8;
         let (first, rest) = chunk.split_at_mut(head.min(chunk.len()));

@@ -3,10 +3,10 @@
 
 use super::{Bins, HistKernel, HistogramLaunch, config_for, histogram_cpu, read_gb_per_s};
 use crate::bench::Stats;
-use crate::error::Result;
-use crate::launch::Target;
 use crate::plot::BarPanel;
-use crate::timer::Timer;
+use crate::runtime::error::Result;
+use crate::runtime::launch::Target;
+use crate::runtime::timer::Timer;
 use serde::Serialize;
 
 /// Timed launches per kernel in the demo (after a checked warm-up launch): a median of ten.

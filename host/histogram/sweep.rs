@@ -12,13 +12,13 @@
 
 use super::{Bins, HistKernel, HistogramLaunch, check, histogram_cpu};
 use crate::bench::Stats;
-use crate::error::{Error, Result};
-use crate::input::par_map_ranges;
-use crate::launch::Target;
+use crate::inputs::par_map_ranges;
 use crate::plot::{BLUE, ORANGE, RED, Series, TwoAxisChart};
-use crate::timer::Timer;
+use crate::runtime::error::{Error, Result};
+use crate::runtime::launch::Target;
+use crate::runtime::timer::Timer;
 use gpu::LaunchConfig;
-use gpu::histogram::SOURCE_THREADS_PER_BLOCK;
+use gpu::lessons::histogram::SOURCE_THREADS_PER_BLOCK;
 use serde::Serialize;
 
 /// The source's block counts, 32 × i for i in `range(10, 1000, step)` (the source's step is 5).

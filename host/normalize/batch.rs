@@ -29,11 +29,11 @@
 
 use super::Pipeline;
 use super::lane::{Grids, Lane};
-use crate::error::{Error, Result, check};
-use crate::launch::Target;
-use crate::pinned::{PinnedBuffer, is_pinned};
-use crate::stream::Stream;
-use crate::timer::Event;
+use crate::runtime::error::{Error, Result, check};
+use crate::runtime::launch::Target;
+use crate::runtime::pinned::{PinnedBuffer, is_pinned};
+use crate::runtime::stream::Stream;
+use crate::runtime::timer::Event;
 use cust::sys as cu;
 use serde::Serialize;
 use std::time::Instant;
@@ -67,7 +67,7 @@ impl Schedule {
 impl std::str::FromStr for Schedule {
     type Err = Error;
     fn from_str(s: &str) -> Result<Schedule> {
-        crate::error::parse_label(&Schedule::ALL, Schedule::label, "schedule", s)
+        crate::runtime::error::parse_label(&Schedule::ALL, Schedule::label, "schedule", s)
     }
 }
 
@@ -328,7 +328,7 @@ impl<'t> Normalizer<'t> {
         let bad: Vec<String> = results
             .iter()
             .enumerate()
-            .filter(|(_, r)| !gpu::normalize::usable_divisor(r.sum))
+            .filter(|(_, r)| !gpu::lessons::normalize::usable_divisor(r.sum))
             .map(|(i, r)| format!("array {i} sums to {}", r.sum))
             .collect();
         if !bad.is_empty() {

@@ -10,11 +10,11 @@
 use super::{BatchOptions, BatchReport, Normalizer, Pipeline, Schedule};
 use crate::bench::Stats;
 use crate::bench::transfer::{self, Direction};
-use crate::error::{Error, Result};
-use crate::launch::Target;
-use crate::pinned::PinnedBuffer;
 use crate::plot::{BLUE, GREEN, ORANGE, Timeline, TimelineBar, TimelinePanel, TimelineRow};
-use crate::timer::Timer;
+use crate::runtime::error::{Error, Result};
+use crate::runtime::launch::Target;
+use crate::runtime::pinned::PinnedBuffer;
+use crate::runtime::timer::Timer;
 use serde::Serialize;
 
 /// The tutorial's arrays: ten.
@@ -282,7 +282,7 @@ fn time_kernels(
     };
     let grids = super::lane::Grids::of(target)?;
     let lane = super::lane::Lane::new(target, len, grids)?;
-    target.write(&lane.data, &crate::input::uniform_f32(len, 7, 0.5, 1.5))?;
+    target.write(&lane.data, &crate::inputs::uniform_f32(len, 7, 0.5, 1.5))?;
     let mut timer = Timer::new()?;
     let mut ms = Vec::new();
     for t in 0..=trials {

@@ -2,13 +2,13 @@
 //! the reductions' scratch, and the launch shapes — and the kernels of each [`Pipeline`].
 
 use super::Pipeline;
-use crate::buffer::Buffer;
-use crate::error::{Error, Result};
-use crate::grid::{SIM_BLOCKS, grid_stride_config};
-use crate::launch::{KernelArgs, Target, kernel_name, launch_on};
 use crate::reduce::single_pass_shared_bytes;
-use crate::stream::Stream;
-use gpu::reduce::{NUMBA_BLOCKS_PER_GRID, NUMBA_THREADS_PER_BLOCK, THREADS_PER_BLOCK};
+use crate::runtime::buffer::Buffer;
+use crate::runtime::error::{Error, Result};
+use crate::runtime::grid::{SIM_BLOCKS, grid_stride_config};
+use crate::runtime::launch::{KernelArgs, Target, kernel_name, launch_on};
+use crate::runtime::stream::Stream;
+use gpu::lessons::reduce::{NUMBA_BLOCKS_PER_GRID, NUMBA_THREADS_PER_BLOCK, THREADS_PER_BLOCK};
 use gpu::{Kernel, LaunchConfig};
 
 /// Launches on `stream` of a GPU, or runs on the simulator (which has no streams).
@@ -152,21 +152,21 @@ impl Lane {
                     queue!(
                         target,
                         stream,
-                        gpu::reduce::partial_reduce,
+                        gpu::lessons::reduce::partial_reduce,
                         LaunchConfig::linear(blocks, threads).with_shared_bytes(shared),
                         (x.cast_const(), n, partials)
                     )?;
                     queue!(
                         target,
                         stream,
-                        gpu::normalize::single_thread_sum,
+                        gpu::lessons::normalize::single_thread_sum,
                         LaunchConfig::linear(1, 1),
                         (partials.cast_const(), blocks as u64, sum)
                     )?;
                     queue!(
                         target,
                         stream,
-                        gpu::normalize::divide_by,
+                        gpu::lessons::normalize::divide_by,
                         LaunchConfig::linear(blocks, threads),
                         (x, n, sum.cast_const())
                     )
@@ -188,7 +188,7 @@ impl Lane {
                     queue!(
                         target,
                         stream,
-                        gpu::reduce::reduce_vec_sum_f32_in_f64,
+                        gpu::lessons::reduce::reduce_vec_sum_f32_in_f64,
                         reduce_cfg,
                         (
                             x.cast_const(),
@@ -201,7 +201,7 @@ impl Lane {
                     queue!(
                         target,
                         stream,
-                        gpu::normalize::divide_by_sum,
+                        gpu::lessons::normalize::divide_by_sum,
                         divide_cfg,
                         (x, n, sum.cast_const())
                     )

@@ -2,7 +2,7 @@
 //! streams-and-events pipeline, a faster one, and a batch API that overlaps arrays on streams.
 //!
 //! Source: the Numba tutorial, part 3. Device code and the story of the two pipelines:
-//! `gpu/src/normalize.rs`.
+//! `gpu/src/lessons/normalize.rs`.
 //!
 //! | [`Pipeline`] | kernels | the sum |
 //! |---|---|---|
@@ -31,7 +31,7 @@
 //!
 //! **Errors instead of division by zero.** An empty array is rejected before anything runs. An
 //! array whose sum is zero, infinite or NaN is left unchanged by the device (see
-//! `gpu/src/normalize.rs`) and reported as [`Error::InvalidInput`] naming it.
+//! `gpu/src/lessons/normalize.rs`) and reported as [`Error::InvalidInput`] naming it.
 
 mod batch;
 pub mod experiment;
@@ -42,8 +42,8 @@ pub use batch::{
     StreamTiming, normalize_batch,
 };
 
-use crate::error::{Error, Result};
-use crate::launch::Target;
+use crate::runtime::error::{Error, Result};
+use crate::runtime::launch::Target;
 use serde::Serialize;
 
 /// Which kernels normalize an array.
@@ -82,7 +82,7 @@ impl Pipeline {
 impl std::str::FromStr for Pipeline {
     type Err = Error;
     fn from_str(s: &str) -> Result<Pipeline> {
-        crate::error::parse_label(&Pipeline::ALL, Pipeline::label, "pipeline", s)
+        crate::runtime::error::parse_label(&Pipeline::ALL, Pipeline::label, "pipeline", s)
     }
 }
 
@@ -119,7 +119,7 @@ pub fn normalize_with(target: &Target, data: &mut [f32], pipeline: Pipeline) -> 
 /// rounded once to `f32`. `None` if the sum cannot divide (empty, zero, not finite).
 pub fn normalize_cpu(data: &[f32]) -> Option<(f64, Vec<f32>)> {
     let s: f64 = data.iter().map(|&v| v as f64).sum();
-    if data.is_empty() || !gpu::normalize::usable_divisor(s) {
+    if data.is_empty() || !gpu::lessons::normalize::usable_divisor(s) {
         return None;
     }
     Some((s, data.iter().map(|&v| (v as f64 / s) as f32).collect()))

@@ -9,7 +9,7 @@
 //! Every bar is a `<rect class="bar">`, every series a `<polyline class="series">` with one
 //! point per value, so a test (or a script) can count them.
 
-use crate::error::{Error, Result};
+use crate::runtime::error::{Error, Result};
 use std::path::Path;
 
 /// matplotlib's first colour (`C0`), the source's colour for the global-atomic kernel.

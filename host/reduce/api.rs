@@ -12,7 +12,7 @@
 //! ```
 //!
 //! **Which kernel.** Every function runs the vectorized single-pass kernel (e) of its reduction
-//! (`gpu/src/reduce/vec.rs`): 16-byte loads, one wave of blocks, the last block finishing — the
+//! (`gpu/src/lessons/reduce/vec.rs`): 16-byte loads, one wave of blocks, the last block finishing — the
 //! fastest correct kernel at every size the benchmark measures (docs/perf-notes.md). Its grid
 //! shrinks with the input (one block of 256 threads below 1024 vectors), where the launch, not
 //! the kernel, is the cost; an empty sum returns 0 without launching anything.
@@ -39,10 +39,10 @@
 use super::Accumulate;
 use super::kernels::DeviceReduction;
 use super::single_pass::{SinglePass, SinglePassKernel};
-use crate::buffer::Buffer;
-use crate::error::{Error, Result};
-use crate::launch::Target;
-use gpu::reduce::{
+use crate::runtime::buffer::Buffer;
+use crate::runtime::error::{Error, Result};
+use crate::runtime::launch::Target;
+use gpu::lessons::reduce::{
     MaxF32, MaxI32, MinF32, MinI32, SumF32, SumF32InF64, SumF32Kahan, SumF64, SumI32, SumU64,
 };
 

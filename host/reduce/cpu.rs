@@ -2,7 +2,7 @@
 //! is measured against), exact wrapping integer sums, and min/max — computed on every core,
 //! independently of the device code.
 
-use crate::input::par_map_ranges;
+use crate::inputs::par_map_ranges;
 
 /// A compensated `f64` sum (Neumaier): `sum` and the rounding error `c` it has lost. The sum of
 /// 10⁹ `f32` this way is off by about one `f64` rounding: far below any `f32` result's error.

@@ -1,11 +1,11 @@
 //! [`DeviceReduction`]: each [`Reduction`] the device crate exposes, tied to its kernels — the one
 //! place that names them for launching.
 
-use crate::buffer::Plain;
-use crate::error::{Error, Result};
-use crate::launch::Target;
+use crate::runtime::buffer::Plain;
+use crate::runtime::error::{Error, Result};
+use crate::runtime::launch::Target;
 use gpu::LaunchConfig;
-use gpu::reduce::{self as r, Reduction};
+use gpu::lessons::reduce::{self as r, Reduction};
 
 /// The arguments every single-pass kernel takes, in order: `x`, `n`, `partials`, `count`,
 /// `result`.
@@ -65,13 +65,13 @@ macro_rules! device_reduction {
                 // SAFETY (both arms): forwarded to the caller.
                 if kernel == Self::VEC {
                     return unsafe {
-                        crate::launch!(target, gpu::reduce::$vec, cfg, (x, n, partials, count, result))
+                        crate::launch!(target, gpu::lessons::reduce::$vec, cfg, (x, n, partials, count, result))
                     };
                 }
                 $(
                     if Some(kernel) == Self::LAST_BLOCK {
                         return unsafe {
-                            crate::launch!(target, gpu::reduce::$last, cfg, (x, n, partials, count, result))
+                            crate::launch!(target, gpu::lessons::reduce::$last, cfg, (x, n, partials, count, result))
                         };
                     }
                 )?

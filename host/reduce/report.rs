@@ -7,9 +7,9 @@ use super::steps::StepLaunch;
 use super::types::{TYPE_RUNS, TypeRun, run_types};
 use super::{Accumulate, Step};
 use crate::bench::Stats;
-use crate::error::{Error, Result};
-use crate::launch::Target;
-use crate::timer::Timer;
+use crate::runtime::error::{Error, Result};
+use crate::runtime::launch::Target;
+use crate::runtime::timer::Timer;
 use serde::Serialize;
 
 /// What [`run`] does.

@@ -1,14 +1,14 @@
-//! [`SinglePass`]: one single-pass kernel ((d) or (e)) of one [`Reduction`](gpu::reduce::Reduction),
+//! [`SinglePass`]: one single-pass kernel ((d) or (e)) of one [`Reduction`](gpu::lessons::reduce::Reduction),
 //! its partials, ticket counter and result allocated once, launched any number of times.
 
 use super::kernels::DeviceReduction;
 use super::{config_for, single_pass_shared_bytes};
-use crate::buffer::Buffer;
-use crate::error::{Error, Result};
-use crate::launch::Target;
-use crate::timer::Timer;
+use crate::runtime::buffer::Buffer;
+use crate::runtime::error::{Error, Result};
+use crate::runtime::launch::Target;
+use crate::runtime::timer::Timer;
 use gpu::LaunchConfig;
-use gpu::reduce::Element;
+use gpu::lessons::reduce::Element;
 use serde::Serialize;
 
 /// Which single-pass kernel of a reduction.

@@ -3,12 +3,12 @@
 
 use super::single_pass::{SinglePass, SinglePassKernel};
 use super::{Accumulate, Step, config_for, shape_of};
-use crate::buffer::Buffer;
-use crate::error::{Error, Result};
-use crate::launch::Target;
-use crate::timer::Timer;
+use crate::runtime::buffer::Buffer;
+use crate::runtime::error::{Error, Result};
+use crate::runtime::launch::Target;
+use crate::runtime::timer::Timer;
 use gpu::LaunchConfig;
-use gpu::reduce::{BOOK_BLOCK_SIZE, SumF32, SumF32InF64, SumF32Kahan};
+use gpu::lessons::reduce::{BOOK_BLOCK_SIZE, SumF32, SumF32InF64, SumF32Kahan};
 
 /// Elements per launch of the book's kernel on the simulator: as many blocks of 128 as fit in
 /// its 4096 threads. On a GPU the whole input is one launch, as in the book.
@@ -145,12 +145,17 @@ impl<'a> StepLaunch<'a> {
             // SAFETY: `src` holds `n` floats; `partials` one float per block of `cfg`; the shared
             // memory is in `cfg`; `result` synchronizes before the buffer is read.
             (Engine::Partial(p), _) => unsafe {
-                crate::launch!(t, gpu::reduce::partial_reduce, cfg, (src, n, p.ptr()))
+                crate::launch!(
+                    t,
+                    gpu::lessons::reduce::partial_reduce,
+                    cfg,
+                    (src, n, p.ptr())
+                )
             },
             (Engine::Atomic(y), Step::Atomic) => self.launch_book(src, len, y),
             // SAFETY: `src` holds `n` floats; `y` one float, touched only atomically.
             (Engine::Atomic(y), _) => unsafe {
-                crate::launch!(t, gpu::reduce::reduce_warp, cfg, (src, n, y.ptr()))
+                crate::launch!(t, gpu::lessons::reduce::reduce_warp, cfg, (src, n, y.ptr()))
             },
             (Engine::F32(s), _) => s.launch(x, len),
             (Engine::F64(s), _) => s.launch(x, len),
@@ -178,7 +183,7 @@ impl<'a> StepLaunch<'a> {
                 let d_x = src.add(start);
                 crate::launch!(
                     self.target,
-                    gpu::reduce::reduce_atomic,
+                    gpu::lessons::reduce::reduce_atomic,
                     cfg,
                     (d_x, y.ptr(), n as u64)
                 )?;

@@ -5,11 +5,11 @@
 use super::cpu::{max_cpu, min_cpu, relative_error, sum_cpu, sum_i32_wrapping, sum_u64_wrapping};
 use super::kernels::DeviceReduction;
 use super::single_pass::{SinglePass, SinglePassKernel};
-use crate::buffer::Plain;
-use crate::error::{Error, Result};
-use crate::launch::Target;
-use crate::timer::Timer;
-use gpu::reduce::{MaxF32, MaxI32, MinF32, MinI32, SumF64, SumI32, SumU64};
+use crate::runtime::buffer::Plain;
+use crate::runtime::error::{Error, Result};
+use crate::runtime::launch::Target;
+use crate::runtime::timer::Timer;
+use gpu::lessons::reduce::{MaxF32, MaxI32, MinF32, MinI32, SumF64, SumI32, SumU64};
 use serde::Serialize;
 
 /// A result of any type, for the report.

@@ -2,8 +2,8 @@
 //! one — next to the native `atom.add.f64`, both checked against a float64 reference.
 //!
 //! Thread `t` of a 1-D grid adds `values[(t + k) % values.len()]`, `k = 0, 1, …`, to
-//! `sums[t / threads_per_address]` ([`gpu::atomics_bench::atomic_add_f64_cas`] and
-//! [`gpu::atomics_bench::atomic_add_f64_native`]) — `iters` of them, or as many as it completes
+//! `sums[t / threads_per_address]` ([`gpu::bench::atomics::atomic_add_f64_cas`] and
+//! [`gpu::bench::atomics::atomic_add_f64_native`]) — `iters` of them, or as many as it completes
 //! within a time budget — and reports how many it did; the reference replays exactly those. The
 //! additions to one word happen in an order no one chooses, so a float sum is exact only where
 //! every partial sum is:
@@ -17,9 +17,9 @@
 //!   `γ(m) = m·u / (1 − m·u)`, `u = 2⁻⁵³` ([`error_bound`]).
 
 use super::inputs::SplitMix64;
-use crate::buffer::Buffer;
-use crate::error::{Error, Result};
-use crate::launch::Target;
+use crate::runtime::buffer::Buffer;
+use crate::runtime::error::{Error, Result};
+use crate::runtime::launch::Target;
 use gpu::LaunchConfig;
 use serde::Serialize;
 
@@ -42,7 +42,7 @@ const UNIT_ROUNDOFF: f64 = f64::EPSILON / 2.0;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum F64Add {
-    /// The CUDA book's CAS loop ([`gpu::atomics_bench::atomic_add_f64_via_cas`]).
+    /// The CUDA book's CAS loop ([`gpu::bench::atomics::atomic_add_f64_via_cas`]).
     CasLoop,
     /// `atom.add.f64`, native since sm_60.
     Native,
@@ -250,13 +250,13 @@ pub fn launch(
         match kind {
             F64Add::CasLoop => crate::launch!(
                 target,
-                gpu::atomics_bench::atomic_add_f64_cas,
+                gpu::bench::atomics::atomic_add_f64_cas,
                 cfg,
                 (s, t, v, n, i, b, c, k)
             ),
             F64Add::Native => crate::launch!(
                 target,
-                gpu::atomics_bench::atomic_add_f64_native,
+                gpu::bench::atomics::atomic_add_f64_native,
                 cfg,
                 (s, t, v, n, i, b, c, k)
             ),

@@ -1,8 +1,8 @@
 //! The float64 reference of a run, the bound a float sum in any order keeps to, and the check.
 
 use super::{F64Add, F64AddBuffers, F64AddShape, F64Inputs, UNIT_ROUNDOFF, launch, values};
-use crate::error::{Error, Result};
-use crate::launch::Target;
+use crate::runtime::error::{Error, Result};
+use crate::runtime::launch::Target;
 use serde::Serialize;
 
 /// The float64 reference of one run, per word.

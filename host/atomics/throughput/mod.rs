@@ -1,4 +1,4 @@
-//! The throughput kernels of `gpu::atomics_bench`, one launch at a time, with a check of every
+//! The throughput kernels of `gpu::bench::atomics`, one launch at a time, with a check of every
 //! launch's counts: what `gridsync bench atomics` times, runnable (and tested) on the simulator.
 //!
 //! A [`ThroughputConfig`] is an operation ([`BenchOp`]), a [`Memory`], a [`Scope`] and a
@@ -13,7 +13,7 @@
 //! | `cas_u32` | the number of successful CASes on it, ≤ c | each holds its thread's successes |
 
 use super::cases::scope_name;
-use crate::error::{Error, Result};
+use crate::runtime::error::{Error, Result};
 use gpu::atomic::Scope;
 use serde::{Serialize, Serializer};
 

@@ -1,9 +1,9 @@
 //! Allocating, launching and checking one throughput configuration.
 
 use super::{BenchOp, F32_COUNT_LIMIT, Memory, ThroughputConfig, ThroughputShape};
-use crate::buffer::Buffer;
-use crate::error::{Error, Result};
-use crate::launch::Target;
+use crate::runtime::buffer::Buffer;
+use crate::runtime::error::{Error, Result};
+use crate::runtime::launch::Target;
 use gpu::LaunchConfig;
 use gpu::atomic::Scope;
 use serde::Serialize;
@@ -82,7 +82,7 @@ pub fn launch(
         bufs.sink.ptr(),
     );
     let f32_args = (args.0.cast::<f32>(), args.1, args.2, args.3);
-    use gpu::atomics_bench as k;
+    use gpu::bench::atomics as k;
     use {BenchOp::*, Memory::*, Scope::*};
     // SAFETY: `words` has `⌈threads / threads_per_address⌉` words (global) or that many per
     // block (shared, with as many words of dynamic shared memory), `sink` one slot per thread

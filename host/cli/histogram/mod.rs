@@ -1,15 +1,17 @@
 //! `gridsync histogram` (the demo, `--write-text`; `--sweep` in [`sweep`]) and
 //! `gridsync bench histogram`.
 
-use super::output::{print_copy_roofline, print_json, progress};
+use super::output::{
+    TableLayout, print_copy_roofline, print_json, print_json_or, print_kernel_table, progress,
+};
 use clap::Args;
 use gridsync::bench::copy;
 use gridsync::bench::histogram::{self as bench, HistogramBench, HistogramBenchOptions};
 use gridsync::histogram::{
     Bins, DEMO_TRIALS, HistogramOptions, HistogramReport, SIM_DEFAULT_TEXT_BYTES, run,
 };
+use gridsync::inputs::text::{DEFAULT_TEXT_BYTES, DEFAULT_TEXT_SEED, english_text};
 use gridsync::plot::{bar_charts, check_svg_path, write_svg};
-use gridsync::text::{DEFAULT_TEXT_BYTES, DEFAULT_TEXT_SEED, english_text};
 use gridsync::{Error, Result, Target};
 
 mod sweep;
@@ -126,11 +128,7 @@ pub fn command(device: u32, simulate: bool, args: &HistogramArgs, json: bool) ->
     if let Some(path) = &args.plot {
         write_svg(path, &bar_charts(&r.letters.panels(), "Count"))?;
     }
-    if json {
-        return print_json(&r);
-    }
-    print_report(&r, args.plot.as_deref());
-    Ok(())
+    print_json_or(json, &r, |r| print_report(r, args.plot.as_deref()))
 }
 
 pub(super) fn fmt_opt(v: Option<f64>, digits: usize) -> String {
@@ -196,12 +194,15 @@ pub fn bench_command(target: &Target, args: &BenchArgs, json: bool) -> Result<()
         copy_bytes: args.copy_bytes,
     };
     let b = bench::run(target, &opts, progress(!json, "bench histogram"))?;
-    if json {
-        return print_json(&b);
-    }
-    print_bench(&b);
-    Ok(())
+    print_json_or(json, &b, print_bench)
 }
+
+/// The histogram kernels' tables: the shared columns only.
+const BENCH_TABLE: TableLayout = TableLayout {
+    kernel: 16,
+    grid: 12,
+    extra: &[],
+};
 
 pub fn print_bench(b: &HistogramBench) {
     println!(
@@ -212,31 +213,12 @@ pub fn print_bench(b: &HistogramBench) {
     );
     print_copy_roofline(&b.copy);
     for i in &b.inputs {
-        println!();
-        println!(
-            "  {} bytes of {} (the library picks {})",
+        let heading = format!(
+            "{} bytes of {} (the library picks {})",
             i.bytes, i.what, i.library_kernel
         );
-        if let Some(why) = &i.skipped {
-            println!("    skipped: {why}");
-            continue;
-        }
-        println!(
-            "    {:<16} {:>12} {:>10} {:>10} {:>10} {:>8} {:>8}",
-            "kernel", "grid", "median ms", "min ms", "max ms", "GB/s", "of copy"
-        );
-        for k in &i.kernels {
-            println!(
-                "    {:<16} {:>12} {:>10.4} {:>10.4} {:>10.4} {:>8.0} {:>7.1}%",
-                k.name,
-                format!("{}×{}", k.blocks, k.threads_per_block),
-                k.ms.median,
-                k.ms.min,
-                k.ms.max,
-                k.gb_per_s,
-                100.0 * k.fraction_of_copy
-            );
-        }
+        let rows = i.kernels.iter().map(|k| (&k.timing, Vec::new()));
+        print_kernel_table(&heading, i.skipped.as_deref(), &BENCH_TABLE, rows);
     }
     println!();
     println!("  {}", b.definition);

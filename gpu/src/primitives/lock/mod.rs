@@ -17,7 +17,7 @@
 //!   never scheduled). [`Mutex`] and [`TicketLock`] bound their spin: past a deadline they
 //!   record a timeout in the lock's state and give up, and the host reports an error.
 //!
-//! The progression of lock kernels built on these is in [`crate::mutex`].
+//! The progression of lock kernels built on these is in [`crate::lessons::locks`].
 
 use crate::atomic::{atomic_cas_device, atomic_exch_device};
 use crate::sync::threadfence;

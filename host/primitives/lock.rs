@@ -18,9 +18,9 @@
 //! So one lock can be passed to any number of launches, and is checked after each with
 //! [`DeviceLock::check`]: still unlocked, and no thread timed out.
 
-use crate::buffer::{Buffer, Plain};
-use crate::error::{Error, Result};
-use crate::launch::Target;
+use crate::runtime::buffer::{Buffer, Plain};
+use crate::runtime::error::{Error, Result};
+use crate::runtime::launch::Target;
 use gpu::lock::{MutexState, TicketState, UNLOCKED};
 use std::time::Duration;
 

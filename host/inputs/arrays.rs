@@ -8,7 +8,7 @@
 //! Generated data is a hash of the index (SplitMix64), so it is the same on every machine and
 //! can be produced in parallel: a billion floats take well under a second on a many-core host.
 
-use crate::error::{Error, Result};
+use crate::runtime::error::{Error, Result};
 use std::ops::Range;
 use std::path::Path;
 

@@ -1,8 +1,8 @@
 //! The GPU: driver initialization, the context, the PTX module, and the device's report.
 
-use crate::error::{Error, Result, check, cust_err};
-use crate::ptx;
-use crate::stream::Stream;
+use crate::runtime::error::{Error, Result, check, cust_err};
+use crate::runtime::ptx;
+use crate::runtime::stream::Stream;
 use cust::device::{Device, DeviceAttribute};
 use cust::sys as cu;
 use serde::Serialize;

@@ -1,14 +1,14 @@
-//! Locks on the GPU, run and checked: every variant of the progression in `gpu/src/mutex.rs`,
+//! Locks on the GPU, run and checked: every variant of the progression in `gpu/src/lessons/locks.rs`,
 //! at the sources' launch shapes and at a full-GPU shape.
 //!
 //! Sources: Numba CUDA by example, part 4, example 4.5 (`add_one_mutex`, 10 × 16); the blog on
 //! CUDA lock pitfalls (`<<<128,1>>>`, `<<<1,128>>>`, `<<<4,128>>>`). Device code:
-//! `gpu/src/lock.rs` (the locks) and `gpu/src/mutex.rs` (the kernels).
+//! `gpu/src/primitives/lock/` (the locks) and `gpu/src/lessons/locks.rs` (the kernels).
 
-use crate::error::{Error, Result};
-use crate::launch::Target;
-use crate::lock::{DeviceMutex, DeviceTicketLock, MutexBounds};
-use crate::timer::Timer;
+use crate::primitives::lock::{DeviceMutex, DeviceTicketLock, MutexBounds};
+use crate::runtime::error::{Error, Result};
+use crate::runtime::launch::Target;
+use crate::runtime::timer::Timer;
 use gpu::LaunchConfig;
 use serde::Serialize;
 use std::time::Duration;
@@ -237,12 +237,27 @@ pub fn run_variant_with(
                 unsafe {
                     match variant {
                         Variant::Unfenced => {
-                            crate::launch!(target, gpu::mutex::lock_unfenced, cfg, (c, m, iters))
+                            crate::launch!(
+                                target,
+                                gpu::lessons::locks::lock_unfenced,
+                                cfg,
+                                (c, m, iters)
+                            )
                         }
                         Variant::Fenced => {
-                            crate::launch!(target, gpu::mutex::lock_fenced, cfg, (c, m, iters))
+                            crate::launch!(
+                                target,
+                                gpu::lessons::locks::lock_fenced,
+                                cfg,
+                                (c, m, iters)
+                            )
                         }
-                        _ => crate::launch!(target, gpu::mutex::lock_loop, cfg, (c, m, iters)),
+                        _ => crate::launch!(
+                            target,
+                            gpu::lessons::locks::lock_loop,
+                            cfg,
+                            (c, m, iters)
+                        ),
                     }
                 }
             })?;
@@ -259,9 +274,14 @@ pub fn run_variant_with(
                 // launch (`check` synchronizes first).
                 unsafe {
                     if variant == Variant::Mutex {
-                        crate::launch!(target, gpu::mutex::lock_mutex, cfg, (c, s, iters))
+                        crate::launch!(target, gpu::lessons::locks::lock_mutex, cfg, (c, s, iters))
                     } else {
-                        crate::launch!(target, gpu::mutex::lock_warp_leader, cfg, (c, s, iters))
+                        crate::launch!(
+                            target,
+                            gpu::lessons::locks::lock_warp_leader,
+                            cfg,
+                            (c, s, iters)
+                        )
                     }
                 }
             })?;
@@ -273,7 +293,9 @@ pub fn run_variant_with(
             let s = lock.ptr();
             let ms = timed(target, &mut timer, || {
                 // SAFETY: as above, for the ticket lock's state.
-                unsafe { crate::launch!(target, gpu::mutex::lock_ticket, cfg, (c, s, iters)) }
+                unsafe {
+                    crate::launch!(target, gpu::lessons::locks::lock_ticket, cfg, (c, s, iters))
+                }
             })?;
             lock.check(target)?;
             ms
@@ -329,7 +351,7 @@ pub fn add_one_mutex(target: &Target) -> Result<u32> {
     unsafe {
         crate::launch!(
             target,
-            gpu::mutex::add_one_mutex,
+            gpu::lessons::locks::add_one_mutex,
             cfg,
             (x.ptr(), mutex.ptr())
         )?
@@ -366,7 +388,7 @@ pub fn held_forever(target: &Target, shape: Shape, timeout: Duration) -> Result<
     unsafe {
         crate::launch!(
             target,
-            gpu::mutex::mutex_held_forever,
+            gpu::lessons::locks::mutex_held_forever,
             cfg,
             (counter.ptr(), mutex.ptr())
         )?

@@ -18,8 +18,8 @@
 //! Allocate pinned buffers once and reuse them; the tutorial pins inside its timed loop, which is
 //! why its 10-stream run is slower than its 1-stream run.
 
-use crate::device::Gpu;
-use crate::error::{Result, cust_err};
+use crate::runtime::device::Gpu;
+use crate::runtime::error::{Result, cust_err};
 use cust::memory::{DeviceCopy, LockedBuffer};
 use cust::sys as cu;
 

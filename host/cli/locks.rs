@@ -1,7 +1,7 @@
 //! `gridsync mutex` and `gridsync bench mutex`: printing.
 
-use gridsync::bench::mutex::MutexBench;
-use gridsync::mutex::{self, MutexDemo, Shape};
+use gridsync::bench::locks::MutexBench;
+use gridsync::locks::{self, MutexDemo, Shape};
 
 /// Parses `BLOCKSxTHREADS` (also `B×T`), e.g. `132x256`.
 pub fn parse_shape(s: &str) -> Result<Shape, String> {
@@ -55,7 +55,7 @@ pub fn print_demo(d: &MutexDemo) {
     );
     println!("    \"{}\"", h.error);
     println!();
-    for line in mutex::EXPLANATION.lines() {
+    for line in locks::EXPLANATION.lines() {
         println!("  {line}");
     }
 }
@@ -83,7 +83,7 @@ pub fn print_bench(b: &MutexBench) {
         println!("  back-off sweep (M critical sections/s)");
         for p in &b.sweep {
             let what = match p.variant {
-                gridsync::mutex::Variant::Ticket => {
+                gridsync::locks::Variant::Ticket => {
                     format!("ticket, {} ns per ticket ahead", p.backoff_min_ns)
                 }
                 _ => format!("mutex, {}..{} ns", p.backoff_min_ns, p.backoff_max_ns),

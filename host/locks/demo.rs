@@ -2,9 +2,9 @@
 //! forever.
 
 use super::{LockRun, SOURCE_SHAPES, Shape, Variant, add_one_mutex, full_gpu_shape, run_variant};
-use crate::error::Result;
-use crate::launch::Target;
-use crate::lock::MutexBounds;
+use crate::primitives::lock::MutexBounds;
+use crate::runtime::error::Result;
+use crate::runtime::launch::Target;
 use serde::Serialize;
 use std::time::Duration;
 

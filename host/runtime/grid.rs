@@ -7,9 +7,9 @@
 //! makes the per-block epilogue (one atomic, say) as rare as it can be while memory stays busy.
 //! The driver's occupancy calculator says how many blocks of a given kernel fit on one SM.
 
-use crate::device::Gpu;
-use crate::error::{Result, check};
-use crate::launch::Target;
+use crate::runtime::device::Gpu;
+use crate::runtime::error::{Result, check};
+use crate::runtime::launch::Target;
 use cust::sys as cu;
 use gpu::LaunchConfig;
 

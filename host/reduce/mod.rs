@@ -3,10 +3,10 @@
 //!
 //! Sources: the Numba tutorial's `partial_reduce` (part 3) and the CUDA book's section 9.1
 //! (one `atomicAdd` per block; `N = 1e8` floats all `1.23`). Device code and the progression
-//! table: `gpu/src/reduce/`. The demo ([`run`], `gridsync reduce`) runs the `f32` progression
+//! table: `gpu/src/lessons/reduce/`. The demo ([`run`], `gridsync reduce`) runs the `f32` progression
 //! ([`Step`]) and the typed kernels on one input and compares every result with a CPU reference
 //! in `f64` (exact for integers); [`SinglePass`] drives the single-pass kernels for any
-//! [`Reduction`](gpu::reduce::Reduction); [`api`] holds the functions other projects call.
+//! [`Reduction`](gpu::lessons::reduce::Reduction); [`api`] holds the functions other projects call.
 //!
 //! Why 1.23 × 10⁸ in `f32` atomics goes wrong: the running total grows to 1.23·10⁸, where
 //! neighbouring `f32` values are 8 apart, and each of the 781 250 block sums (157.44) added to it
@@ -14,13 +14,13 @@
 //! book's result is off by about 5·10⁻³ and, since the atomics' order changes, differs from run to
 //! run. The last-block kernels add a thousand partials in a fixed order: same bits every run.
 
-use crate::error::{Error, Result};
-use crate::grid::grid_stride_config;
-use crate::input::uniform_f32;
-use crate::launch::Target;
+use crate::inputs::uniform_f32;
+use crate::runtime::error::{Error, Result};
+use crate::runtime::grid::grid_stride_config;
+use crate::runtime::launch::Target;
 use gpu::LaunchConfig;
 use gpu::block_reduce::block_reduce_shared_bytes;
-use gpu::reduce::{
+use gpu::lessons::reduce::{
     BOOK_BLOCK_SIZE, NUMBA_BLOCKS_PER_GRID, NUMBA_THREADS_PER_BLOCK, THREADS_PER_BLOCK,
     last_block_shared_bytes,
 };
@@ -64,11 +64,11 @@ impl Accumulate {
 impl std::str::FromStr for Accumulate {
     type Err = Error;
     fn from_str(s: &str) -> Result<Accumulate> {
-        crate::error::parse_label(&Accumulate::ALL, Accumulate::label, "--accumulate", s)
+        crate::runtime::error::parse_label(&Accumulate::ALL, Accumulate::label, "--accumulate", s)
     }
 }
 
-/// The `f32` progression, (a) to (e) of `gpu/src/reduce/`.
+/// The `f32` progression, (a) to (e) of `gpu/src/lessons/reduce/`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Step {

@@ -7,12 +7,12 @@
 //! locks are capped at [`UNBOUNDED_LIMIT`] acquisitions per launch.
 
 use super::{Stats, require_gpu};
-use crate::error::Result;
-use crate::launch::Target;
-use crate::lock::MutexBounds;
-use crate::mutex::{
+use crate::locks::{
     SOURCE_SHAPES, Shape, UNBOUNDED_LIMIT, Variant, full_gpu_shape, run_variant_with,
 };
+use crate::primitives::lock::MutexBounds;
+use crate::runtime::error::Result;
+use crate::runtime::launch::Target;
 use serde::Serialize;
 use std::time::{Duration, Instant};
 

@@ -1,14 +1,14 @@
 //! Running a kernel: on the GPU through the driver, or on the simulator — one call for both.
 //!
 //! The [`launch!`](crate::launch!) macro names the kernel by its path in the device crate,
-//! `gpu::race::add_one`, and passes its arguments as a tuple. The same path gives both the PTX
+//! `gpu::lessons::race::add_one`, and passes its arguments as a tuple. The same path gives both the PTX
 //! entry-point name (the kernel is `#[no_mangle]`) and the host function the simulator runs; the
 //! simulator branch takes the arguments through that function's own signature, so argument
 //! types that do not match the kernel fail to compile.
 
-use crate::device::Gpu;
-use crate::error::{Error, Result, check};
-use crate::stream::Stream;
+use crate::runtime::device::Gpu;
+use crate::runtime::error::{Error, Result, check};
+use crate::runtime::stream::Stream;
 use cust::sys as cu;
 use gpu::LaunchConfig;
 use std::ffi::c_void;
@@ -255,13 +255,13 @@ pub(crate) unsafe fn launch_on<A: KernelArgs>(
 }
 
 /// Launches a kernel of the device crate by its path:
-/// `launch!(target, gpu::race::add_one, cfg, (x.ptr(),))`.
+/// `launch!(target, gpu::lessons::race::add_one, cfg, (x.ptr(),))`.
 ///
 /// Expands to [`Target::launch`] with the kernel's PTX name; it is `unsafe` for the same
 /// reason, so it must be used inside an `unsafe` block that says why the pointers are valid.
 #[macro_export]
 macro_rules! launch {
     ($target:expr, $kernel:path, $cfg:expr, ($($arg:expr),* $(,)?)) => {
-        $target.launch($crate::launch::kernel_name(stringify!($kernel)), $cfg, ($($arg,)*), $kernel)
+        $target.launch($crate::runtime::launch::kernel_name(stringify!($kernel)), $cfg, ($($arg,)*), $kernel)
     };
 }

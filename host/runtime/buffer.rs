@@ -1,8 +1,8 @@
 //! Typed buffers that live where the kernels run: device memory on a GPU, host memory on the
 //! simulator.
 
-use crate::error::{Error, Result, check};
-use crate::launch::Target;
+use crate::runtime::error::{Error, Result, check};
+use crate::runtime::launch::Target;
 use cust::sys as cu;
 use std::cell::UnsafeCell;
 

@@ -3,7 +3,7 @@
 //!
 //! Source: the Numba tutorial, part 3 ("streams and events"). Its pipeline, on one stream:
 //!
-//! 1. [`partial_reduce`](crate::reduce::partial_reduce) over `[32 * 40, 256]`: one partial sum
+//! 1. [`partial_reduce`](crate::lessons::reduce::partial_reduce) over `[32 * 40, 256]`: one partial sum
 //!    per block, 1280 of them;
 //! 2. [`single_thread_sum`] on **one thread of one block**: adds the 1280 partials;
 //! 3. [`divide_by`] over `[32 * 40, 256]`: every element divided by that sum.
@@ -11,8 +11,8 @@
 //! Step 2 is the weak point. One thread adds 1280 floats one after another, each addition
 //! waiting for a global load: a few microseconds in which the other 16 895 thread slots of an
 //! H200 do nothing, plus a third launch. The two-kernel pipeline replaces steps 1 and 2 with the
-//! single-pass reduction of `gpu/src/reduce/vec.rs`
-//! ([`reduce_vec_sum_f32_in_f64`](crate::reduce::reduce_vec_sum_f32_in_f64)): each block
+//! single-pass reduction of `gpu/src/lessons/reduce/vec.rs`
+//! ([`reduce_vec_sum_f32_in_f64`](crate::lessons::reduce::reduce_vec_sum_f32_in_f64)): each block
 //! writes its partial and takes a ticket, and the block that draws the last ticket adds the
 //! partials with all of its threads. The sum is ready when that kernel ends, and it is an `f64`.
 //! Step 3 becomes [`divide_by_sum`]: 16-byte loads and stores, and one `f64` multiplication per

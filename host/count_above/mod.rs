@@ -2,18 +2,18 @@
 //! element, one atomic per warp, one per block, and the fast one with 16-byte loads.
 //!
 //! Source: the CUDA lock blog's `GtThrCntKernel` (zh). Device code and the progression table:
-//! `gpu/src/count_above.rs`. Every kernel's count is compared with [`count_above_cpu`] (NaN never
+//! `gpu/src/lessons/count_above.rs`. Every kernel's count is compared with [`count_above_cpu`] (NaN never
 //! counts). The lock kernel costs about a microsecond per element above the threshold on a GPU,
 //! so [`run`] gives it only the first [`LOCK_PREFIX`] elements unless asked for all of them.
 
-use crate::error::Result;
-use crate::grid::grid_stride_config;
-use crate::input::{par_map_ranges, uniform_f32};
-use crate::launch::Target;
-use crate::lock::MutexBounds;
+use crate::inputs::{par_map_ranges, uniform_f32};
+use crate::primitives::lock::MutexBounds;
+use crate::runtime::error::Result;
+use crate::runtime::grid::grid_stride_config;
+use crate::runtime::launch::Target;
 use gpu::LaunchConfig;
 use gpu::block_reduce::block_reduce_shared_bytes;
-use gpu::count_above::THREADS_PER_BLOCK;
+use gpu::lessons::count_above::THREADS_PER_BLOCK;
 use serde::Serialize;
 use std::time::Duration;
 

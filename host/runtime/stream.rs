@@ -5,7 +5,7 @@
 //! allocations run on that NULL stream, which then serializes every such stream. This type
 //! creates the stream with `cuStreamCreate(CU_STREAM_NON_BLOCKING)` itself.
 
-use crate::error::{Result, check};
+use crate::runtime::error::{Result, check};
 use cust::sys as cu;
 
 /// An owned, non-blocking CUDA stream. Work on it runs in issue order; work on different

@@ -3,16 +3,16 @@
 //!
 //! Source: Numba CUDA by example, part 4, example 4.6 (`dot_partial`, `dot_mutex`; `[32 * 20,
 //! 256]`, `N = 10_000_000`, `a = ones`, `b = ones / N`). Device code, the progression table and
-//! the source's reduction bug (fixed): `gpu/src/dot.rs`. Every result is compared with
+//! the source's reduction bug (fixed): `gpu/src/lessons/dot.rs`. Every result is compared with
 //! [`dot_cpu`], a float64 dot on the host.
 
-use crate::error::{Error, Result};
-use crate::grid::{SIM_BLOCKS, grid_stride_config};
-use crate::input::{par_map_ranges, uniform_f32};
-use crate::launch::Target;
+use crate::inputs::{par_map_ranges, uniform_f32};
+use crate::runtime::error::{Error, Result};
+use crate::runtime::grid::{SIM_BLOCKS, grid_stride_config};
+use crate::runtime::launch::Target;
 use gpu::LaunchConfig;
 use gpu::block_reduce::block_reduce_shared_bytes;
-use gpu::dot::{BLOCKS_PER_GRID, THREADS_PER_BLOCK};
+use gpu::lessons::dot::{BLOCKS_PER_GRID, THREADS_PER_BLOCK};
 use serde::Serialize;
 
 /// Elements on a GPU by default: the source's `N`.

@@ -5,8 +5,8 @@
 //! driver reports the milliseconds between two of them. Source: the Numba tutorial's
 //! `CUDATimer`, which wraps a region in two events.
 
-use crate::error::{Error, Result, check};
-use crate::stream::Stream;
+use crate::runtime::error::{Error, Result, check};
+use crate::runtime::stream::Stream;
 use cust::sys as cu;
 
 /// A CUDA event with timing enabled.

@@ -4,7 +4,7 @@
 mod common;
 
 use gpu::lock::{LockError, Mutex, MutexState, TicketLock, TicketState};
-use gridsync::mutex::{self, SOURCE_SHAPES, Shape, Variant, run_variant};
+use gridsync::locks::{self, SOURCE_SHAPES, Shape, Variant, run_variant};
 use gridsync::{DeviceMutex, Error, MutexBounds, Target};
 use std::time::Duration;
 
@@ -35,7 +35,7 @@ fn every_variant_counts_exactly(target: &Target, shape: Shape, iters: u32) {
 
 #[test]
 fn add_one_mutex_counts_160_on_the_simulator() {
-    assert_eq!(mutex::add_one_mutex(&Target::Sim).unwrap(), 160);
+    assert_eq!(locks::add_one_mutex(&Target::Sim).unwrap(), 160);
 }
 
 #[test]
@@ -111,7 +111,7 @@ fn ticket_lock_serves_in_order_and_times_out() {
 #[test]
 fn a_lock_held_forever_fails_the_host_call_instead_of_hanging() {
     let timeout = Duration::from_millis(50);
-    let (e, took) = mutex::held_forever(&Target::Sim, shape(2, 16), timeout).unwrap();
+    let (e, took) = locks::held_forever(&Target::Sim, shape(2, 16), timeout).unwrap();
     match e {
         Error::LockTimeout { lock, threads } => {
             assert_eq!(lock, "mutex");
@@ -134,7 +134,13 @@ fn one_device_mutex_serves_many_launches_and_is_checked_after_each() {
     for round in 1..=3u32 {
         // SAFETY: `counter` and the mutex state outlive the launch.
         unsafe {
-            gridsync::launch!(t, gpu::mutex::lock_mutex, cfg, (counter.ptr(), m.ptr(), 2)).unwrap()
+            gridsync::launch!(
+                t,
+                gpu::lessons::locks::lock_mutex,
+                cfg,
+                (counter.ptr(), m.ptr(), 2)
+            )
+            .unwrap()
         };
         m.check(&t).unwrap();
         assert_eq!(t.download(&counter).unwrap()[0], round * 192);
@@ -209,15 +215,15 @@ fn cli_mutex_runs_on_the_simulator() {
 #[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
 fn every_lock_is_exclusive_on_the_gpu() {
     let gpu = common::gpu();
-    assert_eq!(mutex::add_one_mutex(&gpu).unwrap(), 160);
+    assert_eq!(locks::add_one_mutex(&gpu).unwrap(), 160);
     for s in SOURCE_SHAPES {
         every_variant_counts_exactly(&gpu, s, 16);
     }
     every_variant_counts_exactly(&gpu, shape(3, 45), 9);
     // Every thread of the GPU on one lock (the source locks at one round, within their cap).
-    every_variant_counts_exactly(&gpu, mutex::full_gpu_shape(&gpu), 1);
+    every_variant_counts_exactly(&gpu, locks::full_gpu_shape(&gpu), 1);
     for v in [Variant::WarpLeader, Variant::Mutex, Variant::Ticket] {
-        let s = mutex::full_gpu_shape(&gpu);
+        let s = locks::full_gpu_shape(&gpu);
         let r = run_variant(&gpu, v, shape(s.blocks * 4, 256), 4, MutexBounds::default())
             .unwrap_or_else(|e| panic!("{v:?}: {e}"));
         assert_eq!(r.counter, r.expected, "{v:?}");
@@ -229,8 +235,8 @@ fn every_lock_is_exclusive_on_the_gpu() {
 fn a_lock_held_forever_times_out_on_the_gpu() {
     let gpu = common::gpu();
     let timeout = Duration::from_millis(100);
-    let full = mutex::full_gpu_shape(&gpu);
-    let (e, took) = mutex::held_forever(&gpu, full, timeout).unwrap();
+    let full = locks::full_gpu_shape(&gpu);
+    let (e, took) = locks::held_forever(&gpu, full, timeout).unwrap();
     match e {
         Error::LockTimeout { threads, .. } => assert_eq!(threads as u64, full.count() - 1),
         other => panic!("expected LockTimeout, got {other}"),

@@ -1,0 +1,5 @@
+//! Kernels that exist to check the primitives, not to teach a topic: each records what every
+//! thread saw, so that the tests can compare the GPU and the simulator with a CPU model.
+
+pub mod atomics;
+pub mod primitives;

@@ -1,0 +1,15 @@
+//! The sources' topics, one module each, in reading order. Each is a graded progression of
+//! small kernels: the source's kernel as written first, then one change at a time, each saying
+//! what changed and why. The host half of every topic has the same name in the `gridsync`
+//! crate, which runs the kernels, checks them against the CPU and times them.
+//!
+//! The reading order, with what each teaches and where it comes from, is on the
+//! [crate page](crate#reading-order).
+
+pub mod count_above;
+pub mod dot;
+pub mod histogram;
+pub mod locks;
+pub mod normalize;
+pub mod race;
+pub mod reduce;

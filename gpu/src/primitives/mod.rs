@@ -1,0 +1,28 @@
+//! What a kernel of yours may call: the building blocks every lesson is made of, grouped by the
+//! level they work at. Only these modules touch `core::arch::nvptx` or inline PTX.
+//!
+//! | level | module | what |
+//! |---|---|---|
+//! | thread | [`index`] | ids (`threadIdx`, `blockIdx`, …), grid-stride ranges |
+//! | thread | [`time`] | clocks, `nanosleep`, deadlines for bounded spins |
+//! | thread | [`vector`] | 16-byte loads with an aligned head, body and tail |
+//! | memory model | [`atomic`] | every CUDA atomic, scope and ordering in the name or the type |
+//! | memory model | [`sync`] | fences per scope, and `sync_threads`, the block barrier |
+//! | warp | [`warp`] | lane id, active mask, vote, shuffles, warp barrier |
+//! | block | [`shared`] | dynamic shared memory |
+//! | block | [`shared_atomic`] | atomics addressed in the shared state space (`red.shared`) |
+//! | block | [`block_reduce`] | warp and block sums (CUB's `WarpReduce` / `BlockReduce`) |
+//! | device | [`lock`] | the sources' spinlock, [`lock::Mutex`] and [`lock::TicketLock`] |
+//!
+//! Each is re-exported at the crate root: `gpu::atomic` is `gpu::primitives::atomic`.
+
+pub mod atomic;
+pub mod block_reduce;
+pub mod index;
+pub mod lock;
+pub mod shared;
+pub mod shared_atomic;
+pub mod sync;
+pub mod time;
+pub mod vector;
+pub mod warp;

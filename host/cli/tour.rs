@@ -1,0 +1,417 @@
+//! The tour: `gridsync` with no arguments runs every topic once, small and quick, in the reading
+//! order, each result checked against the CPU, and ends with a one-screen summary and the
+//! commands that go deeper.
+//!
+//! Each stop calls the topic's own library function (the one its subcommand calls) on a small
+//! input, so the tour checks what the subcommands check; a stop that fails is reported in the
+//! summary and the others still run.
+
+use super::basics::{print_info, print_race};
+use super::output::{print_json, progress};
+use gridsync::{Error, Gpu, Result, Target};
+use serde::Serialize;
+use std::time::Instant;
+
+/// Input sizes of the stops: large enough on a GPU for the kernel times to mean something,
+/// small enough on the simulator (one OS thread per GPU thread) to finish in seconds.
+struct Sizes {
+    floats: usize,
+    text_bytes: usize,
+    stream_floats: usize,
+    repeats: u32,
+}
+
+const GPU_SIZES: Sizes = Sizes {
+    floats: 1 << 24,
+    text_bytes: gridsync::inputs::text::DEFAULT_TEXT_BYTES,
+    stream_floats: 1 << 22,
+    repeats: 3,
+};
+
+const SIM_SIZES: Sizes = Sizes {
+    floats: 2 * 1024 + 7,
+    text_bytes: 20_000,
+    stream_floats: 256 + 7,
+    repeats: 1,
+};
+
+/// One stop of the tour, as the summary shows it.
+#[derive(Serialize)]
+struct Stop {
+    /// The topic, as its subcommand is named.
+    topic: &'static str,
+    /// The headline result, checked against the CPU; or why the stop failed.
+    result: String,
+    /// Whether the stop's checks passed.
+    ok: bool,
+    /// The fastest checked kernel and its event-timed median in milliseconds (GPU only).
+    fastest: Option<(String, f64)>,
+    /// Wall-clock seconds of the whole stop, set-up and CPU checks included.
+    wall_s: f64,
+    /// The command that goes deeper.
+    deeper: &'static str,
+}
+
+#[derive(Serialize)]
+struct Tour {
+    gpu: Option<gridsync::DeviceInfo>,
+    no_gpu_reason: Option<String>,
+    stops: Vec<Stop>,
+}
+
+/// What a stop's body returns: the headline, and the fastest kernel.
+type Headline = (String, Option<(String, f64)>);
+
+/// The fastest of `(name, ms)` pairs; `None` where nothing was timed (the simulator).
+fn fastest<'a>(runs: impl IntoIterator<Item = (&'a str, Option<f64>)>) -> Option<(String, f64)> {
+    runs.into_iter()
+        .filter_map(|(name, ms)| ms.map(|ms| (name.to_string(), ms)))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+}
+
+pub fn tour(cli: &crate::Cli) -> Result<()> {
+    let (target, reason) = if cli.simulate {
+        (Target::Sim, Some("--simulate was given".to_string()))
+    } else {
+        match Gpu::new(cli.device) {
+            Ok(gpu) => (Target::Gpu(gpu), None),
+            Err(e @ (Error::NoGpu(_) | Error::Unsupported(_))) => {
+                (Target::Sim, Some(e.to_string()))
+            }
+            Err(e) => return Err(e),
+        }
+    };
+    let text = !cli.json;
+    if text {
+        match (&target, &reason) {
+            (Target::Gpu(g), _) => print_info(g),
+            (Target::Sim, Some(why)) => println!(
+                "{why}: running the tour on the CPU simulator (kernels run as OS threads)."
+            ),
+            (Target::Sim, None) => {}
+        }
+    }
+    let sizes = if target.is_sim() {
+        &SIM_SIZES
+    } else {
+        &GPU_SIZES
+    };
+    type Body<'t> = Box<dyn FnOnce(&Target, &Sizes, bool) -> Result<Headline> + 't>;
+    let stops: Vec<(&'static str, &'static str, Body)> = vec![
+        ("race", "gridsync race", Box::new(race)),
+        ("atomics", "gridsync atomics", Box::new(atomics)),
+        (
+            "locks",
+            "gridsync locks; gridsync bench locks",
+            Box::new(locks),
+        ),
+        (
+            "count-above",
+            "gridsync count-above --len N",
+            Box::new(count_above),
+        ),
+        ("dot", "gridsync dot --len N", Box::new(dot)),
+        (
+            "reduce",
+            "gridsync reduce; gridsync bench reduce",
+            Box::new(reduce),
+        ),
+        (
+            "histogram",
+            "gridsync histogram --sweep --plot F.svg",
+            Box::new(histogram),
+        ),
+        (
+            "streams",
+            "gridsync streams --plot F.svg",
+            Box::new(streams),
+        ),
+    ];
+    let mut done = Vec::new();
+    for (topic, deeper, body) in stops {
+        if text {
+            println!("\n── {topic} ──");
+        }
+        let start = Instant::now();
+        let outcome = body(&target, sizes, text);
+        let wall_s = start.elapsed().as_secs_f64();
+        let (result, ok, fastest) = match outcome {
+            Ok((result, fastest)) => (result, true, fastest),
+            Err(e) => (format!("FAILED: {e}"), false, None),
+        };
+        if text && !ok {
+            println!("  {result}");
+        }
+        if text && let Some((name, ms)) = &fastest {
+            println!("  fastest checked kernel: {name}, {ms:.3} ms");
+        }
+        done.push(Stop {
+            topic,
+            result,
+            ok,
+            fastest,
+            wall_s,
+            deeper,
+        });
+    }
+    let failed = done.iter().filter(|s| !s.ok).count();
+    if cli.json {
+        let gpu = match &target {
+            Target::Gpu(g) => Some(g.info().clone()),
+            Target::Sim => None,
+        };
+        print_json(&Tour {
+            gpu,
+            no_gpu_reason: reason,
+            stops: done,
+        })?;
+    } else {
+        print_summary(&target, &done);
+    }
+    if failed > 0 {
+        return Err(Error::Mismatch(format!(
+            "{failed} of the tour's stops failed (see above)"
+        )));
+    }
+    Ok(())
+}
+
+fn print_summary(target: &Target, stops: &[Stop]) {
+    println!("\nsummary on the {}", target.describe());
+    println!(
+        "  {:<12} {:<46} {:>10} {:>7}  go deeper",
+        "topic", "checked against the CPU", "fastest ms", "wall s"
+    );
+    for s in stops {
+        let ms = s
+            .fastest
+            .as_ref()
+            .map_or("—".to_string(), |(_, ms)| format!("{ms:.3}"));
+        let mut result = s.result.clone();
+        if result.chars().count() > 46 {
+            result = result.chars().take(45).collect::<String>() + "…";
+        }
+        println!(
+            "  {:<12} {:<46} {:>10} {:>7.2}  {}",
+            s.topic, result, ms, s.wall_s, s.deeper
+        );
+    }
+    println!(
+        "\n  Every subcommand takes --json, --device N and --simulate; `gridsync bench …` measures \
+         against the copy roofline; the README gives the reading order."
+    );
+}
+
+fn race(target: &Target, _: &Sizes, text: bool) -> Result<Headline> {
+    let r = gridsync::race::run(target)?;
+    if text {
+        print_race(&r);
+    }
+    if r.atomic != r.expected {
+        return Err(Error::Mismatch(format!(
+            "add_one_atomic gave {}, not {}",
+            r.atomic, r.expected
+        )));
+    }
+    Ok((
+        format!(
+            "racy x[0] = {}, atomic x[0] = {} of {}",
+            r.racy, r.atomic, r.expected
+        ),
+        None,
+    ))
+}
+
+fn atomics(target: &Target, _: &Sizes, text: bool) -> Result<Headline> {
+    use gridsync::atomics::{CheckShape, demo::SIM_TABLE_SHAPE, table};
+    let shape = match target {
+        Target::Gpu(g) => CheckShape::new(g.info().sm_count, 128, 1),
+        Target::Sim => SIM_TABLE_SHAPE,
+    };
+    let rows = table::table(target, &shape, 1, progress(text, "atomics"))?;
+    let (passed, cases) = rows.iter().fold((0, 0), |(p, n), r| {
+        let (rp, rn) = r.totals();
+        (p + rp, n + rn)
+    });
+    if let Some(f) = rows.iter().find_map(|r| r.first_failure.as_ref()) {
+        return Err(Error::Mismatch(format!(
+            "{passed} of {cases} atomic cases matched the model; first failure: {f}"
+        )));
+    }
+    if text {
+        println!(
+            "  {} CUDA atomic functions × types × block/device/system scope × 4 orderings, each \
+             checked against a sequential model.",
+            rows.len()
+        );
+    }
+    Ok((
+        format!("{passed} of {cases} atomic cases match the model"),
+        None,
+    ))
+}
+
+fn locks(target: &Target, _: &Sizes, text: bool) -> Result<Headline> {
+    use gridsync::locks::{Shape, Variant, add_one_mutex, run_variant};
+    let source = add_one_mutex(target)?;
+    if source != 160 {
+        return Err(Error::Mismatch(format!(
+            "add_one_mutex gave {source}, not 160"
+        )));
+    }
+    let shape = Shape {
+        blocks: 4,
+        threads: 128,
+    };
+    let run = run_variant(
+        target,
+        Variant::Mutex,
+        shape,
+        4,
+        gridsync::MutexBounds::default(),
+    )?;
+    if text {
+        println!("  add_one_mutex at 10×16 (the Numba tutorial's lock): x[0] = {source}");
+        println!(
+            "  Mutex at {shape}, 4 critical sections per thread: counter {} of {}",
+            run.counter, run.expected
+        );
+    }
+    Ok((
+        format!(
+            "Mutex {shape}×4: {} of {} increments",
+            run.counter, run.expected
+        ),
+        run.ms.map(|ms| (Variant::Mutex.kernel().to_string(), ms)),
+    ))
+}
+
+fn count_above(target: &Target, sizes: &Sizes, text: bool) -> Result<Headline> {
+    use gridsync::count_above::{CountOptions, default_input, run};
+    let data = default_input(sizes.floats);
+    let opts = CountOptions::default();
+    let r = run(
+        target,
+        &data,
+        "generated",
+        &opts,
+        progress(text, "count-above"),
+    )?;
+    if text {
+        println!(
+            "  {} floats, threshold {}: every kernel counted {} (the CPU's count)",
+            r.len, r.threshold, r.expected
+        );
+    }
+    Ok((
+        format!("{} of {} above {}", r.expected, r.len, r.threshold),
+        fastest(r.runs.iter().map(|k| (k.name, k.ms))),
+    ))
+}
+
+fn dot(target: &Target, sizes: &Sizes, text: bool) -> Result<Headline> {
+    let (a, b) = gridsync::dot::random_data(sizes.floats, 1);
+    let r = gridsync::dot::run(target, &a, &b, "random", progress(text, "dot"))?;
+    let worst = r.runs.iter().map(|k| k.rel_error).fold(0.0, f64::max);
+    if text {
+        println!(
+            "  {} elements: every kernel within {worst:.1e} of the float64 dot {:.6}",
+            r.len, r.cpu.dot
+        );
+    }
+    Ok((
+        format!("{} kernels, worst rel. error {worst:.1e}", r.runs.len()),
+        fastest(r.runs.iter().map(|k| (k.name, k.ms))),
+    ))
+}
+
+fn reduce(target: &Target, sizes: &Sizes, text: bool) -> Result<Headline> {
+    use gridsync::reduce::{ReduceOptions, book_input, run};
+    let data = book_input(sizes.floats);
+    let opts = ReduceOptions {
+        repeats: sizes.repeats,
+        types: !target.is_sim(),
+        ..ReduceOptions::default()
+    };
+    let r = run(target, &data, "book", &opts, progress(text, "reduce"))?;
+    let worst = r.runs.iter().map(|k| k.rel_error).fold(0.0, f64::max);
+    if text {
+        println!(
+            "  Σ of {} × 1.23 (the CUDA book's input) = {:.4} in float64; worst kernel rel. error \
+             {worst:.1e}",
+            r.len, r.expected
+        );
+    }
+    Ok((
+        format!("Σ {} × 1.23, worst rel. error {worst:.1e}", r.len),
+        fastest(r.runs.iter().map(|k| (k.name, k.ms))),
+    ))
+}
+
+fn histogram(target: &Target, sizes: &Sizes, text: bool) -> Result<Headline> {
+    use gridsync::histogram::{HistogramOptions, run};
+    use gridsync::inputs::text::{DEFAULT_TEXT_SEED, english_text};
+    let data = english_text(sizes.text_bytes, DEFAULT_TEXT_SEED);
+    let r = run(
+        target,
+        &data,
+        "English-like text",
+        &HistogramOptions::default(),
+        progress(text, "histogram"),
+    )?;
+    let mut letters = r.letters.lowercase.clone();
+    letters.sort_by_key(|&(c, n)| (std::cmp::Reverse(n), c));
+    let top: String = letters.iter().take(4).map(|(c, _)| *c).collect();
+    if text {
+        println!(
+            "  {} bytes of text, {} bins: every kernel's histogram equals the CPU's; most common \
+             letters {top}",
+            r.len,
+            r.bins.count()
+        );
+    }
+    Ok((
+        format!("{} bytes, {} kernels exact", r.len, r.runs.len()),
+        fastest(r.runs.iter().map(|k| (k.name, k.ms))),
+    ))
+}
+
+fn streams(target: &Target, sizes: &Sizes, text: bool) -> Result<Headline> {
+    use gridsync::normalize::experiment::{ExperimentOptions, run};
+    let opts = ExperimentOptions {
+        len: sizes.stream_floats,
+        repeats: sizes.repeats,
+        ..ExperimentOptions::default()
+    };
+    let r = run(target, &opts, progress(text, "streams"))?;
+    let total = |streams: usize| {
+        r.runs
+            .iter()
+            .find(|run| run.options.streams == streams)
+            .and_then(|run| run.total_ms.as_ref().map(|s| s.median))
+    };
+    let many = r
+        .runs
+        .iter()
+        .map(|run| run.options.streams)
+        .max()
+        .unwrap_or(1);
+    let headline = match (total(many), total(1)) {
+        (Some(m), Some(o)) => format!(
+            "{} arrays normalized: {many} streams {m:.2} ms, 1 stream {o:.2} ms",
+            opts.arrays
+        ),
+        _ => format!(
+            "{} arrays of {} normalized, sums checked",
+            opts.arrays, opts.len
+        ),
+    };
+    if text {
+        println!(
+            "  {} arrays of {} floats, a ← a / Σa, on {many} streams and on one; every array \
+             checked against the float64 CPU result",
+            opts.arrays, opts.len
+        );
+    }
+    Ok((headline, None))
+}

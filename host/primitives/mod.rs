@@ -1,0 +1,4 @@
+//! The host half of the device primitives that need memory of their own: owners of a lock's
+//! device state, allocated, checked and freed on the host while kernels get only a pointer.
+
+pub mod lock;
