@@ -286,3 +286,87 @@ fn benchmarks_run_on_the_gpu() {
     assert!(c.gb_per_s > 10.0, "{c:?}");
     assert!(bench::copy::run(&gpu, 0, 3, |_, _| {}).is_err());
 }
+
+/// Runs the binary with `args`, expects a clean refusal that names `option`: exit 1, one
+/// `gridsync: … too large …` line, no panic, no abort.
+fn assert_refused(args: &[&str], option: &str) {
+    let out = common::cli(args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+    assert!(
+        err.starts_with("gridsync: ") && err.contains("too large") && err.contains(option),
+        "{args:?}: {err}"
+    );
+    assert!(!err.contains("panicked"), "{args:?}: {err}");
+}
+
+/// A sparse file of 1 TiB: it takes no disk, and reading it would take 1 TiB of memory.
+fn huge_file(name: &str) -> std::path::PathBuf {
+    let path = std::env::temp_dir().join(format!("gridsync-{}-{name}", std::process::id()));
+    std::fs::File::create(&path)
+        .unwrap()
+        .set_len(1 << 40)
+        .unwrap();
+    path
+}
+
+#[test]
+fn every_size_is_checked_before_it_is_allocated() {
+    let huge = "99999999999999";
+    let overflow = "18446744073709551615";
+    assert_refused(
+        &["reduce", "--simulate", "--len", "99999999999"],
+        "--len 99999999999",
+    );
+    assert_refused(&["reduce", "--simulate", "--len", overflow], overflow);
+    assert_refused(&["count-above", "--simulate", "--len", huge], "--len");
+    assert_refused(&["dot", "--simulate", "--len", huge], "--len");
+    assert_refused(&["histogram", "--simulate", "--bytes", huge], "--bytes");
+    let text = std::env::temp_dir().join("gridsync-never-written.txt");
+    let text = text.to_str().unwrap();
+    assert_refused(
+        &["histogram", "--write-text", text, "--bytes", huge],
+        "--bytes",
+    );
+    assert!(!std::path::Path::new(text).exists());
+    assert_refused(&["streams", "--simulate", "--len", huge], "--len");
+    assert_refused(
+        &[
+            "streams",
+            "--simulate",
+            "--arrays",
+            "100000",
+            "--len",
+            "1000000000",
+        ],
+        "--arrays 100000",
+    );
+    for (command, name) in [
+        ("reduce", "huge.f32"),
+        ("count-above", "huge.bin"),
+        ("histogram", "huge.txt"),
+    ] {
+        let path = huge_file(name);
+        let p = path.to_str().unwrap();
+        assert_refused(&[command, "--simulate", "--input", p], p);
+        std::fs::remove_file(&path).unwrap();
+    }
+}
+
+#[test]
+#[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
+fn gpu_every_benchmark_size_is_checked_before_it_is_allocated() {
+    let huge = "99999999999999";
+    assert_refused(&["bench", "copy", "--bytes", huge], "--bytes");
+    for topic in ["count-above", "dot", "reduce"] {
+        assert_refused(&["bench", topic, "--len", huge], "--len");
+        assert_refused(&["bench", topic, "--copy-bytes", huge], "--copy-bytes");
+    }
+    assert_refused(
+        &["bench", "histogram", "--large-bytes", huge],
+        "--large-bytes",
+    );
+    assert_refused(&["bench", "transfer", "--bytes", huge], "--bytes");
+    // On the GPU too, a demo's size past the device's memory is refused by name.
+    assert_refused(&["reduce", "--len", "40000000000"], "--len 40000000000");
+}

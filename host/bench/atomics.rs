@@ -141,7 +141,7 @@ fn time_launches(gpu: &Gpu, trials: u32, mut launch: impl FnMut() -> Result<()>)
     }
     gpu.synchronize()?;
     let mut timer = Timer::new()?;
-    let mut ms = Vec::with_capacity(trials as usize);
+    let mut ms = Vec::new();
     for _ in 0..trials {
         ms.push(timer.time(gpu.stream(), &mut launch)? as f64);
     }

@@ -8,6 +8,7 @@
 use super::{Stats, require_gpu};
 use crate::runtime::error::{Error, Result, check};
 use crate::runtime::launch::Target;
+use crate::runtime::memory::{Footprint, check_fits};
 use crate::runtime::timer::Timer;
 use cust::sys as cu;
 use serde::Serialize;
@@ -45,13 +46,12 @@ pub fn run(
             "the copy size and the trial count must be positive".into(),
         ));
     }
-    let limit = gpu.info().total_memory_bytes / 3;
-    if bytes as u64 > limit {
-        return Err(Error::InvalidInput(format!(
-            "{bytes} bytes per buffer: two buffers must fit with room to spare in {} bytes of device memory",
-            gpu.info().total_memory_bytes
-        )));
-    }
+    // A pattern on the host, a source and a destination on the GPU.
+    check_fits(
+        target,
+        &format!("a copy of {bytes} bytes (--bytes, --copy-bytes)"),
+        Footprint::per_element(bytes as u64, 1, 2),
+    )?;
     // Random-ish, not zero, contents: some memory systems compress zeros.
     let pattern: Vec<u32> = (0..bytes / 4)
         .map(|i| (i as u32).wrapping_mul(2_654_435_761))

@@ -149,6 +149,12 @@ pub fn run(
             "trials and the large input's size must be positive".into(),
         ));
     }
+    // The large inputs are made on the host one at a time, with their CPU histogram; a size
+    // the GPU cannot hold is skipped with a note below.
+    crate::runtime::memory::check_host(
+        &format!("--large-bytes {}", opts.large_bytes),
+        opts.large_bytes as u64,
+    )?;
     let per_input = HistKernel::ALL.len() as u32;
     let kernel_runs = per_input * BenchInput::ALL.len() as u32;
     let mut run = BandwidthRun::start(

@@ -81,12 +81,8 @@ pub fn require_gpu(target: &Target) -> Result<&Gpu> {
 /// # Errors
 /// A driver error.
 pub fn does_not_fit(gpu: &Gpu, bytes: u64) -> Result<Option<String>> {
-    gpu.make_current()?;
-    let (mut free, mut total) = (0usize, 0usize);
-    // SAFETY: valid out-pointers; the context is current.
-    let code = unsafe { cust::sys::cuMemGetInfo_v2(&mut free, &mut total) };
-    crate::runtime::error::check(code, || "cuMemGetInfo".into())?;
-    let usable = free as u64 / 10 * 9;
+    let (free, total) = crate::runtime::memory::device_free_bytes(gpu)?;
+    let usable = crate::runtime::memory::usable(free);
     Ok((bytes > usable).then(|| {
         format!(
             "needs {:.1} GB, the GPU has {:.1} GB free of {:.1} GB",

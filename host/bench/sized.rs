@@ -250,6 +250,13 @@ pub(crate) fn run_sized<K: Copy, I, R>(
             "trials, blocks per SM and every size must be positive".into(),
         ));
     }
+    // Each size's input is made on the host first: refuse a size the host cannot hold now,
+    // rather than abort in the allocator after the roofline was measured. (The GPU's side is
+    // checked per size later, and a size that does not fit there is skipped with a note.)
+    for &len in &opts.lens {
+        let bytes = (len as u64).saturating_mul(topic.bytes_per_element);
+        crate::runtime::memory::check_host(&format!("--len {len}"), bytes)?;
+    }
     let per_size = topic.kernels.len() as u32;
     let kernel_runs = per_size * opts.lens.len() as u32;
     let mut run = BandwidthRun::start(

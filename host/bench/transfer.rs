@@ -12,6 +12,7 @@ use crate::runtime::buffer::Buffer;
 use crate::runtime::device::Gpu;
 use crate::runtime::error::{Error, Result, check};
 use crate::runtime::launch::Target;
+use crate::runtime::memory::{Footprint, check_fits};
 use crate::runtime::pinned::PinnedBuffer;
 use crate::runtime::stream::Stream;
 use crate::runtime::timer::{Event, Timer};
@@ -236,12 +237,13 @@ pub fn run(
             "transfer sizes and the trial count must be positive".into(),
         ));
     }
+    // Both ways at once: two buffers of the largest size on each side.
     let largest = *sizes.iter().max().unwrap_or(&0) as u64;
-    if let Some(why) = super::does_not_fit(gpu, 2 * largest)? {
-        return Err(Error::InvalidInput(format!(
-            "{largest} bytes per copy: {why}"
-        )));
-    }
+    check_fits(
+        target,
+        &format!("--bytes {largest}"),
+        Footprint::per_element(largest, 2, 2),
+    )?;
     let steps = (sizes.len() * 6) as u32;
     let mut transfers = Vec::new();
     for &bytes in sizes {

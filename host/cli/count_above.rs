@@ -5,11 +5,13 @@ use super::output::{
 };
 use clap::Args;
 use gridsync::bench::count_above::{self as bench, CountAboveBench};
+use gridsync::count_above::DEMO_FOOTPRINT;
 use gridsync::count_above::{
     CountAboveReport, CountOptions, DEFAULT_LEN, DEFAULT_SEED, DEFAULT_THRESHOLD, LOCK_PREFIX,
     SIM_DEFAULT_LEN, default_input, run,
 };
 use gridsync::inputs::read_f32_file;
+use gridsync::runtime::memory;
 use gridsync::{Result, Target};
 use std::path::PathBuf;
 
@@ -52,10 +54,14 @@ pub fn command(target: &Target, args: &CountAboveArgs, json: bool) -> Result<()>
                 DEFAULT_LEN
             };
             let len = args.len.unwrap_or(default);
+            memory::check_elements(target, "--len", len, DEMO_FOOTPRINT)?;
             let what = format!("{len} pseudo-random floats in [0, 1) (seed {DEFAULT_SEED:#x})");
             (default_input(len), what)
         }
     };
+    if args.input.is_some() {
+        memory::check_elements(target, "--input", data.len(), DEMO_FOOTPRINT)?;
+    }
     let opts = CountOptions {
         threshold: args.threshold,
         lock_elements: if args.lock_all {

@@ -6,7 +6,9 @@ use super::output::{
 };
 use clap::Args;
 use gridsync::bench::dot::{self as bench, DotBench};
+use gridsync::dot::DEMO_FOOTPRINT;
 use gridsync::dot::{DEFAULT_LEN, DotReport, SIM_DEFAULT_LEN, random_data, run, source_data};
+use gridsync::runtime::memory;
 use gridsync::{Result, Target};
 
 #[derive(Args)]
@@ -43,6 +45,7 @@ pub fn command(target: &Target, args: &DotArgs, json: bool) -> Result<()> {
         DEFAULT_LEN
     };
     let n = args.len.unwrap_or(default);
+    memory::check_elements(target, "--len", n, DEMO_FOOTPRINT)?;
     let seed = args.seed.or(args.random.then(fresh_seed));
     let ((a, b), data) = match seed {
         Some(seed) => (

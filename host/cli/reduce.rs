@@ -7,10 +7,12 @@ use super::output::{
 use clap::Args;
 use gridsync::bench::reduce::{self as bench, ReduceBench};
 use gridsync::inputs::read_f32_file;
+use gridsync::reduce::DEMO_FOOTPRINT;
 use gridsync::reduce::{
     Accumulate, BOOK_VALUE, DEFAULT_LEN, ReduceOptions, ReduceReport, SIM_DEFAULT_LEN, Step, Value,
     book_input, random_input, run,
 };
+use gridsync::runtime::memory;
 use gridsync::{Result, Target};
 use std::path::PathBuf;
 
@@ -66,6 +68,7 @@ pub fn command(target: &Target, args: &ReduceArgs, json: bool) -> Result<()> {
                 DEFAULT_LEN
             };
             let n = args.len.unwrap_or(default);
+            memory::check_elements(target, "--len", n, DEMO_FOOTPRINT)?;
             let random = args.random || args.signed || args.seed.is_some();
             match args.seed.or(random.then(fresh_seed)) {
                 Some(seed) => {
@@ -80,6 +83,9 @@ pub fn command(target: &Target, args: &ReduceArgs, json: bool) -> Result<()> {
             }
         }
     };
+    if args.input.is_some() {
+        memory::check_elements(target, "--input", data.len(), DEMO_FOOTPRINT)?;
+    }
     let opts = ReduceOptions {
         accumulate: args.accumulate,
         repeats: args.repeats,

@@ -11,6 +11,7 @@ use crate::primitives::lock::MutexBounds;
 use crate::runtime::error::Result;
 use crate::runtime::grid::grid_stride_config;
 use crate::runtime::launch::Target;
+use crate::runtime::memory::Footprint;
 use gpu::LaunchConfig;
 use gpu::block_reduce::block_reduce_shared_bytes;
 use gpu::lessons::count_above::THREADS_PER_BLOCK;
@@ -28,6 +29,9 @@ pub const DEFAULT_SEED: u64 = 0x6774_7468_7263_6e74;
 /// Elements the lock kernel gets by default: about 50 000 lock hand-offs, some tens of
 /// milliseconds on a GPU, where all 10⁷ would take seconds.
 pub const LOCK_PREFIX: usize = 100_000;
+
+/// Bytes per input element the demo ([`run`]) needs: the input, on the host and on the device.
+pub const DEMO_FOOTPRINT: Footprint = Footprint { host: 4, device: 4 };
 /// How long one thread may wait for the lock, per element above the threshold in the lock
 /// kernel's range (a thread may wait for every other critical section): generous for a GPU's
 /// ~1 µs hand-off, and for the simulator's sleeping OS threads.

@@ -10,6 +10,7 @@ use crate::inputs::{par_map_ranges, uniform_f32};
 use crate::runtime::error::{Error, Result};
 use crate::runtime::grid::{SIM_BLOCKS, grid_stride_config};
 use crate::runtime::launch::Target;
+use crate::runtime::memory::Footprint;
 use gpu::LaunchConfig;
 use gpu::block_reduce::block_reduce_shared_bytes;
 use gpu::lessons::dot::{BLOCKS_PER_GRID, THREADS_PER_BLOCK};
@@ -24,6 +25,9 @@ pub const SIM_DEFAULT_LEN: usize = 10_000;
 /// and the longest chain of dependent additions here (a thread's loop, then ~10³ atomic adds)
 /// stays well inside this.
 pub const TOLERANCE: f64 = 1e-4;
+
+/// Bytes per element the demo ([`run`]) needs: two `f32` arrays, on the host and on the device.
+pub const DEMO_FOOTPRINT: Footprint = Footprint { host: 8, device: 8 };
 
 /// The kernels, in the order of the progression.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

@@ -23,6 +23,7 @@ use crate::inputs::par_map_ranges;
 use crate::runtime::error::{Error, Result};
 use crate::runtime::grid::grid_stride_config;
 use crate::runtime::launch::Target;
+use crate::runtime::memory::Footprint;
 use gpu::LaunchConfig;
 use gpu::lessons::histogram::{
     self as dev, BYTES16, LANE_THREADS_PER_BLOCK, SOURCE_BLOCKS_PER_SM, SOURCE_THREADS_PER_BLOCK,
@@ -45,6 +46,10 @@ pub use sweep::{
 
 /// Bytes of the default text on the simulator, whose threads are OS threads.
 pub const SIM_DEFAULT_TEXT_BYTES: usize = 100_000;
+
+/// Bytes per input byte the demo ([`run`]) needs: the input on the host (and the sweep's flush
+/// masks, a quarter more) and on the device.
+pub const DEMO_FOOTPRINT: Footprint = Footprint { host: 2, device: 1 };
 /// The seed of the uniform random bytes of the benchmark.
 pub const RANDOM_SEED: u64 = 0x6869_7374_6f67_7261;
 

@@ -19,7 +19,8 @@ pub const RAW_EXTENSIONS: [&str; 2] = ["f32", "bin"];
 /// [`RAW_EXTENSIONS`], else whitespace-separated text.
 ///
 /// # Errors
-/// [`Error::Io`] if the file cannot be read; [`Error::InvalidInput`] if a raw file's length is
+/// [`Error::Io`] if the file cannot be read; [`Error::TooLarge`] if reading it would take more
+/// than the host's available memory; [`Error::InvalidInput`] if a raw file's length is
 /// not a multiple of 4 bytes, or a text token is not a number (the message names the line and
 /// the token).
 pub fn read_f32_file(path: &Path) -> Result<Vec<f32>> {
@@ -31,6 +32,9 @@ pub fn read_f32_file(path: &Path) -> Result<Vec<f32>> {
         .extension()
         .and_then(|e| e.to_str())
         .is_some_and(|e| RAW_EXTENSIONS.iter().any(|r| e.eq_ignore_ascii_case(r)));
+    // Raw: the file's bytes, then as many bytes of floats. Text: the file, then at most one
+    // 4-byte float per 2 bytes of text ("1 "), twice that while the vector grows.
+    crate::runtime::memory::check_file(path, if raw { 2 } else { 5 })?;
     if raw {
         let bytes = std::fs::read(path).map_err(io)?;
         parse_raw_f32(&bytes)

@@ -243,7 +243,7 @@ impl<'t> Normalizer<'t> {
                 options.streams
             )));
         }
-        let bytes = (options.streams as u64).saturating_mul(capacity as u64 * 4);
+        let bytes = (options.streams as u64).saturating_mul((capacity as u64).saturating_mul(4));
         if let Target::Gpu(gpu) = target
             && let Some(why) = crate::bench::does_not_fit(gpu, bytes)?
         {

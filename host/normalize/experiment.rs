@@ -13,6 +13,7 @@ use crate::bench::transfer::{self, Direction};
 use crate::plot::{BLUE, GREEN, ORANGE, Timeline, TimelineBar, TimelinePanel, TimelineRow};
 use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
+use crate::runtime::memory::{Footprint, check_fits};
 use crate::runtime::pinned::PinnedBuffer;
 use crate::runtime::timer::Timer;
 use serde::Serialize;
@@ -171,6 +172,20 @@ pub fn run(
         ));
     }
     let streams = o.streams.min(o.arrays);
+    // Every array on the host, and on the device a lane per stream; the kernels-alone timing
+    // needs two more arrays' worth on each side.
+    let need = (|| {
+        let array = (o.len as u64).checked_mul(4)?;
+        Some(Footprint {
+            host: (o.arrays as u64).checked_add(2)?.checked_mul(array)?,
+            device: (streams as u64).checked_add(2)?.checked_mul(array)?,
+        })
+    })();
+    let option = format!(
+        "--arrays {} --len {} --streams {}",
+        o.arrays, o.len, o.streams
+    );
+    check_fits(target, &option, need)?;
     let mut arrays = match target {
         Target::Gpu(gpu) if !o.pageable => Arrays::Pinned(
             (0..o.arrays)

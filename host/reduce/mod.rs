@@ -18,6 +18,7 @@ use crate::inputs::uniform_f32;
 use crate::runtime::error::{Error, Result};
 use crate::runtime::grid::grid_stride_config;
 use crate::runtime::launch::Target;
+use crate::runtime::memory::Footprint;
 use gpu::LaunchConfig;
 use gpu::block_reduce::block_reduce_shared_bytes;
 use gpu::lessons::reduce::{
@@ -33,6 +34,13 @@ pub const DEFAULT_LEN: usize = 100_000_000;
 pub const SIM_DEFAULT_LEN: usize = 10_000;
 /// The CUDA book's value: every element of its input is `1.23`.
 pub const BOOK_VALUE: f32 = 1.23;
+
+/// Bytes per input element the demo ([`run`]) needs: on the host the input and the wider copies
+/// the typed sums are made from; on the device the input and one typed copy.
+pub const DEMO_FOOTPRINT: Footprint = Footprint {
+    host: 12,
+    device: 8,
+};
 
 /// How the single-pass kernels accumulate a sum of `f32`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]

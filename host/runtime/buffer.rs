@@ -84,21 +84,28 @@ impl Target {
     /// A buffer of `len` zeroed values.
     ///
     /// # Errors
-    /// [`Error::InvalidInput`] if the size overflows; a driver error (out of memory, …).
+    /// [`Error::InvalidInput`] if the size overflows; on the simulator, [`Error::TooLarge`] past
+    /// the host's available memory; a driver error (out of memory, …).
     pub fn zeros<T: Plain>(&self, len: usize) -> Result<Buffer<T>> {
         let bytes = len.checked_mul(size_of::<T>()).ok_or_else(|| {
             Error::InvalidInput(format!("{len} elements overflow the address space"))
         })?;
         match self {
-            Target::Sim => Ok(Buffer {
-                // SAFETY: all-zero bytes are a valid `T` (`Plain`).
-                memory: Memory::Host(
-                    (0..len)
-                        .map(|_| UnsafeCell::new(unsafe { std::mem::zeroed() }))
-                        .collect(),
-                ),
-                len,
-            }),
+            Target::Sim => {
+                // The simulator's device memory is host memory: refuse what the host cannot
+                // hold rather than abort in the allocator.
+                let what = format!("a simulator buffer of {len} elements");
+                crate::runtime::memory::check_host(&what, bytes as u64)?;
+                Ok(Buffer {
+                    // SAFETY: all-zero bytes are a valid `T` (`Plain`).
+                    memory: Memory::Host(
+                        (0..len)
+                            .map(|_| UnsafeCell::new(unsafe { std::mem::zeroed() }))
+                            .collect(),
+                    ),
+                    len,
+                })
+            }
             Target::Gpu(gpu) => {
                 gpu.make_current()?;
                 let mut ptr = 0;

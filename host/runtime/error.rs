@@ -45,6 +45,18 @@ pub enum Error {
     /// A device lock was still held after the kernels using it finished: a thread exited (or
     /// forgot its guard) without releasing it.
     LockHeld(&'static str),
+    /// A size the caller gave needs more memory than the host or the GPU has available (with
+    /// a tenth to spare): refused before anything was allocated.
+    TooLarge {
+        /// The option and its value as given, e.g. `"--len 99999999999"`.
+        option: String,
+        /// Bytes it needs (`u64::MAX` where computing them overflowed).
+        needed: u64,
+        /// `"host memory"` or `"GPU memory"`.
+        memory: &'static str,
+        /// Bytes available there (0 where unknown).
+        available: u64,
+    },
 }
 
 /// `Result<T, gridsync::Error>`.
@@ -106,6 +118,26 @@ impl fmt::Display for Error {
                 "the device {lock} was left locked when the kernels using it finished"
             ),
             Error::Mismatch(what) => write!(f, "result does not match the CPU reference: {what}"),
+            Error::TooLarge {
+                option,
+                needed,
+                memory,
+                available,
+            } => {
+                use crate::runtime::memory::human_bytes;
+                if *needed == u64::MAX {
+                    return write!(f, "{option} is too large: its size overflows 64 bits");
+                }
+                write!(
+                    f,
+                    "{option} is too large: it needs {} of {memory}",
+                    human_bytes(*needed)
+                )?;
+                if *available > 0 {
+                    write!(f, ", and {} is available", human_bytes(*available))?;
+                }
+                write!(f, " (a tenth is kept free)")
+            }
         }
     }
 }

@@ -7,6 +7,7 @@ pub mod device;
 pub mod error;
 pub mod grid;
 pub mod launch;
+pub mod memory;
 pub mod pinned;
 pub mod ptx;
 pub mod stream;

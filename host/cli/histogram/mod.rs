@@ -7,11 +7,13 @@ use super::output::{
 use clap::Args;
 use gridsync::bench::copy;
 use gridsync::bench::histogram::{self as bench, HistogramBench, HistogramBenchOptions};
+use gridsync::histogram::DEMO_FOOTPRINT;
 use gridsync::histogram::{
     Bins, DEMO_TRIALS, HistogramOptions, HistogramReport, SIM_DEFAULT_TEXT_BYTES, run,
 };
 use gridsync::inputs::text::{DEFAULT_TEXT_BYTES, DEFAULT_TEXT_SEED, english_text};
 use gridsync::plot::{bar_charts, check_svg_path, write_svg};
+use gridsync::runtime::memory;
 use gridsync::{Error, Result, Target};
 
 mod sweep;
@@ -76,6 +78,7 @@ pub fn command(device: u32, simulate: bool, args: &HistogramArgs, json: bool) ->
     let bins = Bins::from_count(args.bins)?;
     if let Some(path) = &args.write_text {
         let n = args.bytes.unwrap_or(DEFAULT_TEXT_BYTES);
+        memory::check_host(&format!("--bytes {n}"), n as u64)?;
         let text = english_text(n, args.seed);
         std::fs::write(path, &text).map_err(|source| Error::Io {
             path: path.clone(),
@@ -100,6 +103,7 @@ pub fn command(device: u32, simulate: bool, args: &HistogramArgs, json: bool) ->
     let target = Target::open(device, simulate)?;
     let (data, input) = match &args.input {
         Some(path) => {
+            memory::check_file(path, 1)?;
             let data = std::fs::read(path).map_err(|source| Error::Io {
                 path: path.clone(),
                 source,
@@ -113,10 +117,13 @@ pub fn command(device: u32, simulate: bool, args: &HistogramArgs, json: bool) ->
                 DEFAULT_TEXT_BYTES
             };
             let n = args.bytes.unwrap_or(default);
+            memory::check_elements(&target, "--bytes", n, DEMO_FOOTPRINT)?;
             let what = format!("English-like text (seed {:#x})", args.seed);
             (english_text(n, args.seed), what)
         }
     };
+    // Checked again with the input's length: a file's bytes now need room on the device too.
+    memory::check_elements(&target, "--input", data.len(), DEMO_FOOTPRINT)?;
     if args.sweep {
         return sweep::sweep_command(&target, &data, &input, bins, args, json);
     }
