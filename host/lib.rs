@@ -21,7 +21,7 @@
 //! | [`runtime`] | [`Gpu`], [`Target`], the launch path, buffers, pinned memory, streams, events and timers, PTX selection, [`Error`] |
 //! | [`primitives`] | host owners of device primitives' state ([`DeviceMutex`], [`DeviceTicketLock`]) |
 //! | topics | one module per topic, named as in [`gpu::lessons`]: [`race`], [`atomics`], [`locks`], [`count_above`], [`dot`], [`reduce`], [`histogram`], [`normalize`] (the streams topic) |
-//! | [`inputs`], [`bench`], [`plot`] | input files and generators, the benchmarks, SVG plots |
+//! | [`inputs`], [`bench`](mod@bench), [`plot`] | input files and generators, the benchmarks, SVG plots |
 //!
 //! The reading order of the topics is on the device crate's page ([`gpu`]).
 

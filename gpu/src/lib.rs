@@ -11,7 +11,7 @@
 //! |---|---|
 //! | [`primitives`] | what a kernel of yours may call, by level: thread ([`index`], [`time`], [`vector`]), memory model ([`atomic`], [`sync`]), warp ([`warp`]), block ([`shared`], [`shared_atomic`], [`block_reduce`]), device ([`lock`]); re-exported here |
 //! | [`lessons`] | the sources' topics, one module each, each a graded progression of kernels |
-//! | [`checks`], [`bench`] | kernels that exist only to check the primitives against a model, or to measure them |
+//! | [`checks`], [`bench`](mod@bench) | kernels that exist only to check the primitives against a model, or to measure them |
 //! | [`sim`] | the CPU simulator (host only) |
 //! | `kernel/` | [`kernel!`], the one list of kernels ([`Kernel`]), launch shapes ([`LaunchConfig`]) |
 //!
@@ -25,7 +25,7 @@
 //!
 //! 1. [`lessons::race`] — `x[0] += 1` from 160 threads loses updates; one atomic add does not
 //!    (Numba tutorial part 4, 4.1–4.2).
-//! 2. [`atomic`], then [`checks::atomics`] and [`bench::atomics`] — every CUDA atomic with its
+//! 2. [`atomic`], then [`checks::atomics`] and [`bench::atomics`](mod@bench::atomics) — every CUDA atomic with its
 //!    scope and ordering, checked against a sequential model; what scope costs; `double` add
 //!    from `atomicCAS` (CUDA book ch. 9).
 //! 3. [`lock`], then [`lessons::locks`] — the CAS spinlock, the missing fence, intra-warp

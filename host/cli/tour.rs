@@ -397,10 +397,7 @@ fn streams(target: &Target, sizes: &Sizes, text: bool) -> Result<Headline> {
         .max()
         .unwrap_or(1);
     let headline = match (total(many), total(1)) {
-        (Some(m), Some(o)) => format!(
-            "{} arrays normalized: {many} streams {m:.2} ms, 1 stream {o:.2} ms",
-            opts.arrays
-        ),
+        (Some(m), Some(o)) => format!("{many} streams {m:.2} ms, 1 stream {o:.2} ms"),
         _ => format!(
             "{} arrays of {} normalized, sums checked",
             opts.arrays, opts.len

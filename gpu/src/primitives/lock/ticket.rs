@@ -58,14 +58,14 @@ impl Default for TicketState {
 ///
 /// # Memory ordering
 ///
-/// As [`Mutex`]: the releasing thread's accesses happen-before the next ticket holder's
+/// As [`Mutex`](super::Mutex): the releasing thread's accesses happen-before the next ticket holder's
 /// critical section (release store of `serving`, acquire load of it).
 ///
 /// # Trade-off
 ///
 /// Fair, and one atomic per acquisition however many wait — but the lock passes to the next
 /// ticket even if that thread is asleep in its back-off, so hand-offs are slower than a
-/// [`Mutex`]'s. A thread that gives up leaves its ticket unserved forever, so after one timeout
+/// [`Mutex`](super::Mutex)'s. A thread that gives up leaves its ticket unserved forever, so after one timeout
 /// every later ticket fails ([`LockError::Abandoned`] once seen).
 #[derive(Clone, Copy, Debug)]
 pub struct TicketLock {
@@ -84,7 +84,7 @@ impl TicketLock {
     /// A handle to the lock whose state is at `state`; owns nothing.
     ///
     /// # Safety
-    /// As [`Mutex::from_ptr`], for a [`TicketState`].
+    /// As [`Mutex::from_ptr`](super::Mutex::from_ptr), for a [`TicketState`].
     #[inline(always)]
     pub unsafe fn from_ptr(state: *mut TicketState) -> TicketLock {
         TicketLock { state }
@@ -94,7 +94,7 @@ impl TicketLock {
     /// tickets ahead.
     ///
     /// # Errors
-    /// As [`Mutex::lock`].
+    /// As [`Mutex::lock`](super::Mutex::lock).
     #[inline(always)]
     pub fn lock(&self) -> Result<TicketGuard<'_>, LockError> {
         let s = self.state;
