@@ -19,8 +19,8 @@
 //! | module | what it holds |
 //! |---|---|
 //! | [`runtime`] | [`Gpu`], [`Target`], the launch path, buffers, pinned memory, streams, events and timers, PTX selection, [`Error`] |
-//! | [`primitives`] | host owners of device primitives' state ([`DeviceMutex`], [`DeviceTicketLock`]) |
-//! | topics | one module per topic, named as in [`gpu::lessons`]: [`race`], [`atomics`], [`locks`], [`count_above`], [`dot`], [`reduce`], [`histogram`], [`normalize`] (the streams topic) |
+//! | [`primitives`] | host owners of device primitives' state ([`DeviceMutex`], [`DeviceTicketLock`], [`DeviceGridBarrier`]) |
+//! | topics | one module per topic, named as in [`gpu::lessons`]: [`race`], [`atomics`], [`locks`], [`count_above`], [`dot`], [`reduce`], [`histogram`], [`normalize`] (the streams topic), [`barrier`] |
 //! | [`inputs`], [`bench`](mod@bench), [`plot`] | input files and generators, the benchmarks, SVG plots |
 //!
 //! The reading order of the topics is on the device crate's page ([`gpu`]).
@@ -29,6 +29,7 @@ pub mod primitives;
 pub mod runtime;
 
 pub mod atomics;
+pub mod barrier;
 pub mod count_above;
 pub mod dot;
 pub mod histogram;
@@ -43,6 +44,7 @@ pub mod plot;
 
 pub use gpu;
 pub use gpu::{Dim3, LaunchConfig};
+pub use primitives::barrier::DeviceGridBarrier;
 pub use primitives::lock::{DeviceMutex, DeviceTicketLock, MutexBounds};
 pub use runtime::buffer::{Buffer, Plain};
 pub use runtime::device::{DeviceInfo, Gpu};

@@ -69,6 +69,10 @@ enum Command {
     /// CUDA's atomic functions, each checked against a sequential model, and the CUDA book's
     /// `double` add from `atomicCAS` next to the native one (CUDA book 9.2).
     Atomics(cli::atomics::AtomicsArgs),
+    /// A barrier over every block of a grid, on the article's X→P→X iteration: many launches,
+    /// a CUDA graph, one launch with GridBarrier (plain and cooperative), and the broken
+    /// barriers with where they go wrong; --sweep times them against the number of blocks.
+    Barrier(cli::barrier::BarrierArgs),
     /// Benchmarks (GPU only).
     Bench {
         #[command(subcommand)]
@@ -120,6 +124,9 @@ enum BenchCommand {
     Atomics(cli::atomics::BenchArgs),
     /// Host↔device copy bandwidth, pinned and pageable, each way and both at once.
     Transfer(cli::streams::TransferArgs),
+    /// What one grid barrier costs at 1 block per SM and at the largest co-resident grid,
+    /// against an empty launch and a graph of empty kernels.
+    Barrier(cli::barrier::BenchArgs),
     /// Device-to-device copy bandwidth: the roofline of every other benchmark.
     Copy {
         /// Bytes per copy (at least a few times the L2 cache).
@@ -193,6 +200,10 @@ fn run(cli: &Cli) -> Result<()> {
             let target = Target::open(cli.device, cli.simulate)?;
             cli::atomics::command(&target, args, cli.json)
         }
+        Command::Barrier(args) => {
+            let target = Target::open(cli.device, cli.simulate)?;
+            cli::barrier::command(&target, args, cli.json)
+        }
         Command::Bench { which } => {
             let target = Target::open(cli.device, cli.simulate)?;
             match which {
@@ -261,6 +272,7 @@ fn run(cli: &Cli) -> Result<()> {
                 BenchCommand::Transfer(args) => {
                     cli::streams::transfer_command(&target, args, cli.json)
                 }
+                BenchCommand::Barrier(args) => cli::barrier::bench_command(&target, args, cli.json),
                 BenchCommand::Copy { bytes, trials } => {
                     let b = copy::run(&target, *bytes, *trials, progress(!cli.json, "copy"))?;
                     if cli.json {

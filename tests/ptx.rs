@@ -574,3 +574,89 @@ fn histogram_kernels_emit_what_their_docs_say() {
         }
     }
 }
+
+/// The loops of a kernel body: for every backward branch, the lines from its target label to
+/// the branch.
+fn loops(body: &str) -> Vec<String> {
+    let lines: Vec<&str> = body.lines().collect();
+    let label_at = |name: &str| {
+        lines
+            .iter()
+            .position(|l| l.trim().strip_suffix(':') == Some(name))
+    };
+    let mut out = Vec::new();
+    for (n, line) in lines.iter().enumerate() {
+        let Some(target) = line
+            .split_once("bra")
+            .and_then(|(_, rest)| rest.trim_start_matches(".uni").trim().strip_suffix(';'))
+        else {
+            continue;
+        };
+        if let Some(start) = label_at(target.trim())
+            && start <= n
+        {
+            out.push(lines[start..=n].join("\n"));
+        }
+    }
+    out
+}
+
+/// A loop that only polls memory: no float arithmetic (the X→P→X sums) and no atomic.
+fn spins<'a>(loops: &'a [String], load: &str) -> Vec<&'a String> {
+    loops
+        .iter()
+        .filter(|l| l.contains(load) && !l.contains(".f32") && !l.contains("atom."))
+        .collect()
+}
+
+#[test]
+fn grid_barriers_emit_their_arrivals_and_spins() {
+    for (arch, ptx) in BUILDS {
+        // GridBarrier: release add to arrive, acquire polls, bar.red to hand the verdict to the
+        // block; no full fence, nothing at system scope.
+        for k in [
+            "xpx_grid_barrier",
+            "grid_barrier_bare",
+            "grid_barrier_phases",
+        ] {
+            let body = kernel_body(ptx, k);
+            for insn in [
+                "atom.release.gpu.add.u32",
+                "ld.acquire.gpu.b32",
+                "bar.sync",
+                "bar.red.or.pred",
+            ] {
+                assert!(body.contains(insn), "{arch}: {k} lacks `{insn}`");
+            }
+            assert!(!body.contains("membar"), "{arch}: {k} has a full fence");
+            assert!(!body.contains(".sys"), "{arch}: {k} uses .sys");
+            assert!(
+                !spins(&loops(body), "ld.acquire.gpu.b32").is_empty(),
+                "{arch}: {k} has no acquire spin"
+            );
+        }
+        // The article's barrier: atomicInc, threadfence, a spin on a volatile load.
+        let article = kernel_body(ptx, "xpx_article");
+        for insn in [
+            "atom.relaxed.gpu.inc.u32",
+            "membar.gl",
+            "ld.volatile.global.b32",
+        ] {
+            assert!(article.contains(insn), "{arch}: xpx_article lacks `{insn}`");
+        }
+        assert!(
+            !spins(&loops(article), "ld.volatile.global.b32").is_empty(),
+            "{arch}: xpx_article has no volatile spin"
+        );
+        // The same barrier spinning on a plain load: the load left the loop, and no loop polls
+        // the counter — the wait the article saw its compiler delete.
+        let plain = kernel_body(ptx, "xpx_plain_spin");
+        assert!(plain.contains("atom.relaxed.gpu.inc.u32"), "{arch}");
+        assert!(!plain.contains("ld.volatile"), "{arch}: xpx_plain_spin");
+        assert!(
+            spins(&loops(plain), "ld.global.b32").is_empty(),
+            "{arch}: xpx_plain_spin still spins: {:?}",
+            spins(&loops(plain), "ld.global.b32")
+        );
+    }
+}

@@ -141,7 +141,7 @@ fn cli_tour_without_a_gpu_runs_the_simulator() {
 }
 
 /// The tour's stops: every topic of the reading order, each checked.
-const TOUR_TOPICS: [&str; 8] = [
+const TOUR_TOPICS: [&str; 9] = [
     "race",
     "atomics",
     "locks",
@@ -150,6 +150,7 @@ const TOUR_TOPICS: [&str; 8] = [
     "reduce",
     "histogram",
     "streams",
+    "barrier",
 ];
 
 fn assert_tour_covers_every_topic(v: &serde_json::Value) {

@@ -9,7 +9,7 @@
 //!
 //! | folder | what it holds |
 //! |---|---|
-//! | [`primitives`] | what a kernel of yours may call, by level: thread ([`index`], [`time`], [`vector`]), memory model ([`atomic`], [`sync`]), warp ([`warp`]), block ([`shared`], [`shared_atomic`], [`block_reduce`]), device ([`lock`]); re-exported here |
+//! | [`primitives`] | what a kernel of yours may call, by level: thread ([`index`], [`time`], [`vector`]), memory model ([`atomic`], [`sync`]), warp ([`warp`]), block ([`shared`], [`shared_atomic`], [`block_reduce`]), device ([`lock`]), grid ([`grid`]); re-exported here |
 //! | [`lessons`] | the sources' topics, one module each, each a graded progression of kernels |
 //! | [`checks`], [`bench`](mod@bench) | kernels that exist only to check the primitives against a model, or to measure them |
 //! | [`sim`] | the CPU simulator (host only) |
@@ -38,6 +38,10 @@
 //!    shared memory, per warp, per lane (Numba part 4, 4.3–4.4).
 //! 7. [`lessons::normalize`] — the kernels of the streams topic; the streams and events
 //!    themselves are host code, `gridsync::normalize` (Numba part 3, 3.1–3.7).
+//! 8. [`grid`], then [`lessons::barrier`] — a barrier over every block of a launch: the
+//!    article's counter, the spin the compiler removes, the barrier that works once, and
+//!    [`grid::GridBarrier`]; one launch against many on the X→P→X iteration (the grid-barrier
+//!    article, ru).
 //!
 //! Every kernel is declared with [`kernel!`], listed once in [`Kernel`], and says which source
 //! it comes from.
@@ -62,7 +66,7 @@ pub use kernel::{Dim3, Kernel, LaunchConfig};
 
 pub mod primitives;
 pub use primitives::{
-    atomic, block_reduce, index, lock, shared, shared_atomic, sync, time, vector, warp,
+    atomic, block_reduce, grid, index, lock, shared, shared_atomic, sync, time, vector, warp,
 };
 
 pub mod lessons;

@@ -5,6 +5,7 @@
 //! roofline, then every kernel at every size, one [`KernelTiming`] row each.
 
 pub mod atomics;
+pub mod barrier;
 pub mod copy;
 pub mod count_above;
 pub mod dot;

@@ -1,6 +1,7 @@
 //! The subcommands' printing and glue, one file per topic; `main.rs` holds the argument parser.
 
 pub mod atomics;
+pub mod barrier;
 pub mod basics;
 pub mod count_above;
 pub mod dot;

@@ -19,6 +19,7 @@ struct Sizes {
     text_bytes: usize,
     stream_floats: usize,
     repeats: u32,
+    barrier_iterations: u32,
 }
 
 const GPU_SIZES: Sizes = Sizes {
@@ -26,6 +27,7 @@ const GPU_SIZES: Sizes = Sizes {
     text_bytes: gridsync::inputs::text::DEFAULT_TEXT_BYTES,
     stream_floats: 1 << 22,
     repeats: 3,
+    barrier_iterations: gridsync::barrier::SOURCE_ITERATIONS,
 };
 
 const SIM_SIZES: Sizes = Sizes {
@@ -33,6 +35,7 @@ const SIM_SIZES: Sizes = Sizes {
     text_bytes: 20_000,
     stream_floats: 256 + 7,
     repeats: 1,
+    barrier_iterations: 10,
 };
 
 /// One stop of the tour, as the summary shows it.
@@ -125,6 +128,11 @@ pub fn tour(cli: &crate::Cli) -> Result<()> {
             "streams",
             "gridsync streams --plot F.svg",
             Box::new(streams),
+        ),
+        (
+            "barrier",
+            "gridsync barrier --sweep --plot F.svg; gridsync bench barrier",
+            Box::new(barrier),
         ),
     ];
     let mut done = Vec::new();
@@ -411,4 +419,59 @@ fn streams(target: &Target, sizes: &Sizes, text: bool) -> Result<Headline> {
         );
     }
     Ok((headline, None))
+}
+
+fn barrier(target: &Target, sizes: &Sizes, text: bool) -> Result<Headline> {
+    use gridsync::barrier::{BarrierOptions, Variant, run};
+    let opts = BarrierOptions {
+        iterations: sizes.barrier_iterations,
+        repeats: sizes.repeats,
+        ..BarrierOptions::default()
+    };
+    let r = run(target, &opts, progress(text, "barrier"))?;
+    let us = |v: Variant| {
+        r.runs
+            .iter()
+            .find(|run| run.variant == v)
+            .and_then(|run| run.us_per_iteration.as_ref().map(|s| s.median))
+    };
+    let wrong = |v: Variant| {
+        r.runs
+            .iter()
+            .find(|run| run.variant == v)
+            .map_or(0, |run| run.wrong_elements)
+    };
+    if text {
+        println!(
+            "  X→P→X, W = {}, {} iterations at {}×{}: many launches and one launch with GridBarrier \
+             give the CPU's bits; without a barrier {} of {} values \
+             came out wrong, with sync_threads only {}",
+            opts.len,
+            opts.iterations,
+            opts.blocks,
+            opts.threads,
+            wrong(Variant::NoBarrier),
+            opts.len,
+            wrong(Variant::SyncThreads)
+        );
+    }
+    let right = r
+        .runs
+        .iter()
+        .filter(|v| v.must_be_correct && v.matches_cpu)
+        .count();
+    let headline = match (us(Variant::ManyLaunches), us(Variant::GridBarrier)) {
+        (Some(many), Some(one)) => format!("many launches {many:.2} µs/it, one {one:.2} µs/it"),
+        _ => format!(
+            "{right} barriers give the CPU's bits; none: {} wrong",
+            wrong(Variant::NoBarrier)
+        ),
+    };
+    let fastest = us(Variant::GridBarrier).map(|us| {
+        (
+            "xpx_grid_barrier".to_string(),
+            us * 1e-3 * opts.iterations as f64,
+        )
+    });
+    Ok((headline, fastest))
 }

@@ -6,7 +6,7 @@ use crate::reduce::single_pass_shared_bytes;
 use crate::runtime::buffer::Buffer;
 use crate::runtime::error::{Error, Result};
 use crate::runtime::grid::{SIM_BLOCKS, grid_stride_config};
-use crate::runtime::launch::{KernelArgs, Target, kernel_name, launch_on};
+use crate::runtime::launch::{KernelArgs, LaunchMode, Target, kernel_name, launch_on};
 use crate::runtime::stream::Stream;
 use gpu::lessons::reduce::{NUMBA_BLOCKS_PER_GRID, NUMBA_THREADS_PER_BLOCK, THREADS_PER_BLOCK};
 use gpu::{Kernel, LaunchConfig};
@@ -25,7 +25,9 @@ unsafe fn launch_in<A: KernelArgs>(
 ) -> Result<()> {
     match (target, stream) {
         // SAFETY: forwarded to the caller.
-        (Target::Gpu(gpu), Some(stream)) => unsafe { launch_on(gpu, stream, name, &cfg, args) },
+        (Target::Gpu(gpu), Some(stream)) => unsafe {
+            launch_on(gpu, stream, name, &cfg, args, LaunchMode::Plain)
+        },
         // SAFETY: forwarded to the caller.
         _ => unsafe { target.launch(name, cfg, args, kernel) },
     }

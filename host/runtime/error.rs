@@ -45,6 +45,13 @@ pub enum Error {
     /// A device lock was still held after the kernels using it finished: a thread exited (or
     /// forgot its guard) without releasing it.
     LockHeld(&'static str),
+    /// Blocks of a kernel gave up waiting at a grid barrier (see `gpu::grid::GridBarrier`):
+    /// some block never arrived — it was not resident, exited early, or called the barrier
+    /// fewer times. The launch's work is incomplete.
+    BarrierTimeout {
+        /// How many blocks gave up.
+        blocks: u32,
+    },
     /// A size the caller gave needs more memory than the host or the GPU has available (with
     /// a tenth to spare): refused before anything was allocated.
     TooLarge {
@@ -116,6 +123,11 @@ impl fmt::Display for Error {
             Error::LockHeld(lock) => write!(
                 f,
                 "the device {lock} was left locked when the kernels using it finished"
+            ),
+            Error::BarrierTimeout { blocks } => write!(
+                f,
+                "{blocks} block(s) gave up waiting at a grid barrier: some block never arrived \
+                 (not co-resident, exited early, or called it fewer times)"
             ),
             Error::Mismatch(what) => write!(f, "result does not match the CPU reference: {what}"),
             Error::TooLarge {

@@ -6,10 +6,13 @@
 //! and thread slots allow) keeps every SM busy to the end with no second, partial wave, and
 //! makes the per-block epilogue (one atomic, say) as rare as it can be while memory stays busy.
 //! The driver's occupancy calculator says how many blocks of a given kernel fit on one SM.
+//!
+//! A kernel with a grid barrier needs the opposite bound: not "enough blocks to fill the GPU"
+//! but "no more blocks than fit at once" ([`check_coresident`]).
 
 use crate::runtime::device::Gpu;
-use crate::runtime::error::{Result, check};
-use crate::runtime::launch::Target;
+use crate::runtime::error::{Error, Result, check};
+use crate::runtime::launch::{Target, check_shape};
 use cust::sys as cu;
 use gpu::LaunchConfig;
 
@@ -18,11 +21,23 @@ use gpu::LaunchConfig;
 pub const SIM_BLOCKS: u32 = 4;
 
 /// How many blocks of `threads_per_block` threads with `shared_bytes` of dynamic shared memory
-/// of the kernel `name` one SM holds at once (`cuOccupancyMaxActiveBlocksPerMultiprocessor`).
+/// of the kernel `name` one SM holds at once (`cuOccupancyMaxActiveBlocksPerMultiprocessor`),
+/// at least 1: a sizing hint for grid-stride grids, where a block that does not fit fails at
+/// launch anyway. [`max_coresident_blocks`] gives the raw count.
 ///
 /// # Errors
 /// [`crate::Error::InvalidInput`] for an unknown kernel; a driver error.
 pub fn blocks_per_sm(
+    gpu: &Gpu,
+    name: &'static str,
+    threads_per_block: u32,
+    shared_bytes: u32,
+) -> Result<u32> {
+    Ok(occupancy(gpu, name, threads_per_block, shared_bytes)?.max(1))
+}
+
+/// The occupancy calculator's answer as it is: 0 when one block does not fit on an SM.
+fn occupancy(
     gpu: &Gpu,
     name: &'static str,
     threads_per_block: u32,
@@ -36,14 +51,92 @@ pub fn blocks_per_sm(
         cu::cuOccupancyMaxActiveBlocksPerMultiprocessor(
             &mut blocks,
             f,
-            threads_per_block as i32,
+            i32::try_from(threads_per_block).unwrap_or(i32::MAX),
             shared_bytes as usize,
         )
     };
     check(code, || {
         format!("cuOccupancyMaxActiveBlocksPerMultiprocessor({name})")
     })?;
-    Ok(blocks.max(1) as u32)
+    Ok(blocks.max(0) as u32)
+}
+
+/// The most blocks of kernel `name` (`threads_per_block` threads, `shared_bytes` of dynamic
+/// shared memory each) that can be resident on the GPU at once: blocks per SM from the
+/// occupancy calculator (not rounded up: 0 if one block does not fit) × SMs. The largest grid a
+/// grid barrier can run with — when nothing else runs on the GPU; a cooperative launch is the
+/// only way to be sure of it.
+///
+/// # Errors
+/// As [`blocks_per_sm`].
+pub fn max_coresident_blocks(
+    gpu: &Gpu,
+    name: &'static str,
+    threads_per_block: u32,
+    shared_bytes: u32,
+) -> Result<u32> {
+    let per_sm = occupancy(gpu, name, threads_per_block, shared_bytes)?;
+    Ok(per_sm.saturating_mul(gpu.info().sm_count))
+}
+
+/// Refuses a grid that cannot be resident all at once, before anything is launched, and
+/// returns the limit. Every launch of a kernel with a grid barrier goes through it, plain or
+/// cooperative: a plain launch of too many blocks would deadlock (the blocks that arrived spin
+/// on the SMs the missing ones wait for), and a cooperative one would fail with a bare driver
+/// code.
+///
+/// On a GPU the limit is [`max_coresident_blocks`] for the launch's block size and shared
+/// memory. On the simulator it is [`gpu::sim::MAX_THREADS`] / threads per block: the simulator
+/// runs every block of a grid at once, and refuses grids past its thread limit.
+///
+/// # Errors
+/// [`Error::InvalidInput`] for a grid over the limit (naming the kernel, the grid, the limit
+/// and how it was found) or, on a GPU, a shape the device cannot launch at all; as
+/// [`blocks_per_sm`].
+pub fn check_coresident(target: &Target, name: &'static str, cfg: &LaunchConfig) -> Result<u32> {
+    let blocks = cfg.grid.count();
+    let threads = cfg.block.count();
+    let refuse = |limit: u64, how: String| {
+        Error::InvalidInput(format!(
+            "{name} with a grid of {blocks} blocks of {threads} threads: at most {limit} blocks \
+             fit at once ({how}); a grid barrier needs every block resident at once, and more \
+             blocks would deadlock"
+        ))
+    };
+    let limit = match target {
+        Target::Sim => {
+            let limit = gpu::sim::MAX_THREADS / threads.max(1);
+            if blocks > limit {
+                return Err(refuse(
+                    limit,
+                    format!(
+                        "the simulator runs every block at once, {max} threads at most: \
+                         {max} / {threads}",
+                        max = gpu::sim::MAX_THREADS
+                    ),
+                ));
+            }
+            limit
+        }
+        Target::Gpu(gpu) => {
+            check_shape(gpu, name, cfg)?;
+            let per_sm = occupancy(gpu, name, threads as u32, cfg.shared_bytes)?;
+            let sms = gpu.info().sm_count;
+            let limit = per_sm as u64 * sms as u64;
+            if blocks > limit {
+                return Err(refuse(
+                    limit,
+                    format!(
+                        "{per_sm} blocks per SM × {sms} SMs for {threads} threads and {} bytes \
+                         of dynamic shared memory per block",
+                        cfg.shared_bytes
+                    ),
+                ));
+            }
+            limit
+        }
+    };
+    Ok(u32::try_from(limit).unwrap_or(u32::MAX))
 }
 
 /// A 1-D launch of kernel `name` over `work` items, one item per thread per step of its

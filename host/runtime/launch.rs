@@ -5,13 +5,32 @@
 //! entry-point name (the kernel is `#[no_mangle]`) and the host function the simulator runs; the
 //! simulator branch takes the arguments through that function's own signature, so argument
 //! types that do not match the kernel fail to compile.
+//!
+//! A launch is [plain or cooperative](LaunchMode):
+//! [`launch_cooperative!`](crate::launch_cooperative!) is `launch!` in the cooperative mode.
+//! Both go through the one unsafe helper, `launch_on`.
 
 use crate::runtime::device::Gpu;
 use crate::runtime::error::{Error, Result, check};
 use crate::runtime::stream::Stream;
 use cust::sys as cu;
 use gpu::LaunchConfig;
+use serde::Serialize;
 use std::ffi::c_void;
+
+/// How the driver launches a kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LaunchMode {
+    /// `cuLaunchKernel`: blocks are scheduled as SMs free up; nothing promises that all of them
+    /// are resident at once.
+    Plain,
+    /// `cuLaunchCooperativeKernel` (CUDA's `cudaLaunchCooperativeKernel`): the driver refuses
+    /// the launch (`CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE`) unless every block can be resident
+    /// at once, and then runs them all at once — what a grid barrier needs. The device must
+    /// support it ([`DeviceInfo::cooperative_launch`](crate::DeviceInfo::cooperative_launch)).
+    Cooperative,
+}
 
 /// A value that can be passed to a kernel: the same bytes mean the same thing on the host and
 /// the device (integers, floats, raw pointers).
@@ -131,6 +150,7 @@ impl Target {
     /// Launches `kernel` over `cfg` with `args` and, on the GPU, returns once it is queued on the
     /// library's stream (call [`Target::synchronize`] to wait); the simulator returns when the
     /// grid has finished. Use the [`launch!`](crate::launch!) macro, which fills in `name`.
+    /// This is [`Target::launch_with`] in [`LaunchMode::Plain`].
     ///
     /// # Safety
     /// The kernel's contract for its arguments holds: every pointer is valid for every access the
@@ -147,10 +167,33 @@ impl Target {
         args: A,
         kernel: A::Fn,
     ) -> Result<()> {
+        // SAFETY: forwarded to the caller.
+        unsafe { self.launch_with(name, cfg, args, kernel, LaunchMode::Plain) }
+    }
+
+    /// [`Target::launch`] in the given [`LaunchMode`]. The simulator runs both modes the same
+    /// way: it runs every block of a grid at once anyway. Use
+    /// [`launch_cooperative!`](crate::launch_cooperative!) for a cooperative launch by path.
+    ///
+    /// # Safety
+    /// As [`Target::launch`].
+    ///
+    /// # Errors
+    /// As [`Target::launch`]; [`Error::Unsupported`] for a cooperative launch on a GPU without
+    /// cooperative launches; a driver error `CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE` (720) for a
+    /// cooperative grid that cannot be resident at once.
+    pub unsafe fn launch_with<A: KernelArgs>(
+        &self,
+        name: &'static str,
+        cfg: LaunchConfig,
+        args: A,
+        kernel: A::Fn,
+        mode: LaunchMode,
+    ) -> Result<()> {
         match self {
             Target::Gpu(gpu) => {
                 // SAFETY: forwarded to the caller.
-                unsafe { launch_on(gpu, gpu.stream(), name, &cfg, args) }
+                unsafe { launch_on(gpu, gpu.stream(), name, &cfg, args, mode) }
             }
             Target::Sim => {
                 let shared = Shared((args, kernel));
@@ -178,7 +221,7 @@ impl Target {
 
 /// Checks a launch shape against the device's limits, so that a bad shape is an
 /// [`Error::InvalidInput`] that says why rather than a bare driver code.
-fn check_shape(gpu: &Gpu, name: &str, cfg: &LaunchConfig) -> Result<()> {
+pub(crate) fn check_shape(gpu: &Gpu, name: &str, cfg: &LaunchConfig) -> Result<()> {
     let info = gpu.info();
     let block = cfg.block.count();
     let bad = |why: String| {
@@ -207,6 +250,31 @@ fn check_shape(gpu: &Gpu, name: &str, cfg: &LaunchConfig) -> Result<()> {
     Ok(())
 }
 
+/// Launches the kernel `name` of the device crate on `stream` of `gpu`, in `mode`, and returns
+/// once it is queued. For work on a stream other than the library's (a [`Graph`] capture,
+/// overlapping streams); [`Target::launch_with`] is the same on the library's stream. `args`
+/// must match the kernel's parameters in number, order and type: unlike
+/// [`launch!`](crate::launch!), nothing checks them against the kernel's signature here.
+///
+/// # Safety
+/// As [`Target::launch`], and `args` are exactly the kernel's parameters.
+///
+/// # Errors
+/// As [`Target::launch_with`] on a GPU.
+///
+/// [`Graph`]: crate::runtime::graph::Graph
+pub unsafe fn launch_on_stream<A: KernelArgs>(
+    gpu: &Gpu,
+    stream: &Stream,
+    name: &'static str,
+    cfg: LaunchConfig,
+    args: A,
+    mode: LaunchMode,
+) -> Result<()> {
+    // SAFETY: forwarded to the caller.
+    unsafe { launch_on(gpu, stream, name, &cfg, args, mode) }
+}
+
 /// The one place the host launches a kernel on the GPU.
 ///
 /// # Safety
@@ -217,8 +285,15 @@ pub(crate) unsafe fn launch_on<A: KernelArgs>(
     name: &'static str,
     cfg: &LaunchConfig,
     args: A,
+    mode: LaunchMode,
 ) -> Result<()> {
     check_shape(gpu, name, cfg)?;
+    if mode == LaunchMode::Cooperative && !gpu.info().cooperative_launch {
+        return Err(Error::Unsupported(format!(
+            "cooperative launch of {name}: {} does not support cooperative launches",
+            gpu.info().name
+        )));
+    }
     gpu.make_current()?;
     let f = gpu.function(name)?;
     if cfg.shared_bytes > gpu.info().shared_bytes_per_block {
@@ -230,27 +305,50 @@ pub(crate) unsafe fn launch_on<A: KernelArgs>(
             format!("cuFuncSetAttribute({name}, max dynamic shared memory)")
         })?;
     }
+    let (g, b) = (cfg.grid, cfg.block);
+    let stream = stream.as_raw();
     args.with_params(|params| {
+        let params = params.as_mut_ptr();
         // SAFETY: `f` and the stream are live; `params` holds one pointer per kernel parameter,
         // in order, each to a value of the parameter's type (the tuple's types are the kernel's,
         // checked by the simulator branch of `launch!`); the caller vouches for the pointers the
-        // kernel will dereference.
-        let code = unsafe {
-            cu::cuLaunchKernel(
-                f,
-                cfg.grid.x,
-                cfg.grid.y,
-                cfg.grid.z,
-                cfg.block.x,
-                cfg.block.y,
-                cfg.block.z,
-                cfg.shared_bytes,
-                stream.as_raw(),
-                params.as_mut_ptr(),
-                std::ptr::null_mut(),
-            )
+        // kernel will dereference. The cooperative call takes the same array (and no `extra`).
+        let (code, op) = unsafe {
+            match mode {
+                LaunchMode::Plain => (
+                    cu::cuLaunchKernel(
+                        f,
+                        g.x,
+                        g.y,
+                        g.z,
+                        b.x,
+                        b.y,
+                        b.z,
+                        cfg.shared_bytes,
+                        stream,
+                        params,
+                        std::ptr::null_mut(),
+                    ),
+                    "cuLaunchKernel",
+                ),
+                LaunchMode::Cooperative => (
+                    cu::cuLaunchCooperativeKernel(
+                        f,
+                        g.x,
+                        g.y,
+                        g.z,
+                        b.x,
+                        b.y,
+                        b.z,
+                        cfg.shared_bytes,
+                        stream,
+                        params,
+                    ),
+                    "cuLaunchCooperativeKernel",
+                ),
+            }
         };
-        check(code, || format!("cuLaunchKernel({name})"))
+        check(code, || format!("{op}({name})"))
     })
 }
 
@@ -263,5 +361,23 @@ pub(crate) unsafe fn launch_on<A: KernelArgs>(
 macro_rules! launch {
     ($target:expr, $kernel:path, $cfg:expr, ($($arg:expr),* $(,)?)) => {
         $target.launch($crate::runtime::launch::kernel_name(stringify!($kernel)), $cfg, ($($arg,)*), $kernel)
+    };
+}
+
+/// [`launch!`](crate::launch!) as a cooperative launch:
+/// `launch_cooperative!(target, gpu::bench::barrier::grid_barrier_bare, cfg, (state, rounds))`.
+///
+/// Expands to [`Target::launch_with`] with [`LaunchMode::Cooperative`]; `unsafe` for the same
+/// reason as `launch!`.
+#[macro_export]
+macro_rules! launch_cooperative {
+    ($target:expr, $kernel:path, $cfg:expr, ($($arg:expr),* $(,)?)) => {
+        $target.launch_with(
+            $crate::runtime::launch::kernel_name(stringify!($kernel)),
+            $cfg,
+            ($($arg,)*),
+            $kernel,
+            $crate::runtime::launch::LaunchMode::Cooperative,
+        )
     };
 }

@@ -1,10 +1,12 @@
 //! The runtime every topic stands on: a GPU and its context ([`device::Gpu`]), where kernels run
 //! ([`launch::Target`], [`launch!`](crate::launch!)), device buffers, pinned host memory,
-//! streams, events and timers, the choice of PTX build, grid sizing, and the one error type.
+//! streams, events and timers, CUDA graphs, the choice of PTX build, grid sizing, and the one
+//! error type.
 
 pub mod buffer;
 pub mod device;
 pub mod error;
+pub mod graph;
 pub mod grid;
 pub mod launch;
 pub mod memory;

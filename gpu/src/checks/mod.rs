@@ -2,4 +2,5 @@
 //! thread saw, so that the tests can compare the GPU and the simulator with a CPU model.
 
 pub mod atomics;
+pub mod barrier;
 pub mod primitives;

@@ -6,6 +6,7 @@
 //! The reading order, with what each teaches and where it comes from, is on the
 //! [crate page](crate#reading-order).
 
+pub mod barrier;
 pub mod count_above;
 pub mod dot;
 pub mod histogram;

@@ -76,6 +76,18 @@ pub fn thread_rank_in_block() -> u32 {
     (thread_idx_z() * block_dim_y() + thread_idx_y()) * block_dim_x() + thread_idx_x()
 }
 
+/// Blocks in the grid, all three dimensions multiplied.
+#[inline(always)]
+pub fn blocks_per_grid() -> u32 {
+    grid_dim_x() * grid_dim_y() * grid_dim_z()
+}
+
+/// This block's linear index in the grid (`x` fastest).
+#[inline(always)]
+pub fn block_rank_in_grid() -> u32 {
+    (block_idx_z() * grid_dim_y() + block_idx_y()) * grid_dim_x() + block_idx_x()
+}
+
 /// The indices `global_id_x(), global_id_x() + threads_per_grid_x(), …` below `n`: a
 /// grid-stride loop, so that any grid covers any `n` and consecutive threads touch consecutive
 /// elements (coalesced).

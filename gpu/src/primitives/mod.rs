@@ -13,11 +13,13 @@
 //! | block | [`shared_atomic`] | atomics addressed in the shared state space (`red.shared`) |
 //! | block | [`block_reduce`] | warp and block sums (CUB's `WarpReduce` / `BlockReduce`) |
 //! | device | [`lock`] | the sources' spinlock, [`lock::Mutex`] and [`lock::TicketLock`] |
+//! | grid | [`grid`] | [`grid::GridBarrier`]: every thread of the launch waits for all |
 //!
 //! Each is re-exported at the crate root: `gpu::atomic` is `gpu::primitives::atomic`.
 
 pub mod atomic;
 pub mod block_reduce;
+pub mod grid;
 pub mod index;
 pub mod lock;
 pub mod shared;

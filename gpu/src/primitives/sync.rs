@@ -28,7 +28,42 @@ pub fn sync_threads() {
         core::arch::nvptx::_syncthreads()
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::sim::block_barrier();
+    crate::sim::block_barrier(false);
+}
+
+/// [`sync_threads`] that also tells every thread whether *any* thread of the block arrived with
+/// `predicate` true: a block-wide vote and a barrier in one instruction.
+///
+/// Scope: block. Ordering: as [`sync_threads`]. CUDA: `__syncthreads_or(predicate)`.
+/// PTX: `bar.red.or.pred p, 0, q`.
+///
+/// How one thread's finding reaches its whole block without a shared-memory slot and a second
+/// barrier: the grid barrier uses it to hand thread 0's timeout to every thread. The same
+/// uniformity rule as [`sync_threads`] applies.
+#[inline(always)]
+pub fn sync_threads_or(predicate: bool) -> bool {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let any: u32;
+        // SAFETY: `bar.red.or.pred` is the block barrier with an OR reduction of one predicate
+        // per thread; the caller keeps the call uniform (above).
+        unsafe {
+            core::arch::asm!(
+                "{{",
+                ".reg .pred %q, %p;",
+                "setp.ne.u32 %q, {pred}, 0;",
+                "bar.red.or.pred %p, 0, %q;",
+                "selp.u32 {any}, 1, 0, %p;",
+                "}}",
+                pred = in(reg32) predicate as u32,
+                any = out(reg32) any,
+                options(nostack)
+            );
+        }
+        any != 0
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    crate::sim::block_barrier(predicate)
 }
 
 macro_rules! fence_fn {

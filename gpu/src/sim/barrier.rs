@@ -17,6 +17,11 @@ struct State {
     live: u32,
     arrived: u32,
     generation: u64,
+    /// Whether any thread arrived at this generation with its predicate set.
+    any: bool,
+    /// `any` of the generation that released last: what its waiters return. It cannot change
+    /// before they read it, since the next release needs each of them to arrive again.
+    released_any: bool,
 }
 
 pub(super) struct SimBarrier {
@@ -31,6 +36,8 @@ impl SimBarrier {
                 live,
                 arrived: 0,
                 generation: 0,
+                any: false,
+                released_any: false,
             }),
             cv: Condvar::new(),
         }
@@ -46,6 +53,7 @@ impl SimBarrier {
         if s.arrived > 0 && s.arrived >= s.live {
             s.arrived = 0;
             s.generation += 1;
+            s.released_any = std::mem::take(&mut s.any);
             self.cv.notify_all();
             true
         } else {
@@ -54,11 +62,13 @@ impl SimBarrier {
     }
 
     /// Waits for every live thread; unwinds with [`Abort`] on deadlock or when the launch aborts.
-    pub(super) fn wait(&self, launch: &Launch, what: &'static str) {
+    /// Returns whether any thread arrived with `predicate` set (`__syncthreads_or`).
+    pub(super) fn wait(&self, launch: &Launch, what: &'static str, predicate: bool) -> bool {
         let mut s = self.lock();
         s.arrived += 1;
+        s.any |= predicate;
         if self.release_if_complete(&mut s) {
-            return;
+            return s.released_any;
         }
         let generation = s.generation;
         let deadline = Instant::now() + WAIT_LIMIT;
@@ -69,7 +79,7 @@ impl SimBarrier {
                 .unwrap_or_else(PoisonError::into_inner)
                 .0;
             if s.generation != generation {
-                return;
+                return s.released_any;
             }
             let timed_out = Instant::now() > deadline;
             if timed_out || launch.aborted() {

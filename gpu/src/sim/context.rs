@@ -139,8 +139,8 @@ pub fn lane() -> u32 {
     ctx().lane
 }
 
-pub(crate) fn block_barrier() {
-    with_launch(|_, launch, block| block.barrier.wait(launch, "sync_threads"));
+pub(crate) fn block_barrier(predicate: bool) -> bool {
+    with_launch(|_, launch, block| block.barrier.wait(launch, "sync_threads", predicate))
 }
 
 pub(crate) fn shared_base() -> *mut u8 {
@@ -157,13 +157,13 @@ pub fn warp_exchange(value: u64) -> WarpView {
     with_launch(|c, launch, block| {
         let warp = &block.warps[c.warp as usize];
         warp.slots[c.lane as usize].store(value, Ordering::Relaxed);
-        warp.barrier.wait(launch, "a warp operation");
+        warp.barrier.wait(launch, "a warp operation", false);
         let view = WarpView {
             values: std::array::from_fn(|l| warp.slots[l].load(Ordering::Relaxed)),
             live: warp.live.load(Ordering::Relaxed),
         };
         // Nobody may overwrite a slot until every lane has read them all.
-        warp.barrier.wait(launch, "a warp operation");
+        warp.barrier.wait(launch, "a warp operation", false);
         view
     })
 }
@@ -190,7 +190,7 @@ pub(super) fn run_thread<F: Fn() + Sync>(launch: &Launch, ctx: ThreadCtx, kernel
     let block = &launch.blocks[ctx.block as usize];
     let warp = &block.warps[ctx.warp as usize];
     let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        launch.start.wait(launch, "the start of the launch");
+        launch.start.wait(launch, "the start of the launch", false);
         if !launch.aborted() {
             kernel();
         }

@@ -1,0 +1,160 @@
+//! `gridsync bench barrier`: what one grid barrier costs, against what a kernel boundary costs.
+//!
+//! At two grids of 128-thread blocks — one block per SM, and the largest grid the device holds
+//! at once — it times `rounds` bare [`gpu::grid::GridBarrier`]s in one launch (plain and
+//! cooperative), `rounds` empty kernels of the same grid launched back to back, and a CUDA graph of
+//! `rounds` of them; each figure is the median over the trials of one launch's (or graph's) event
+//! time over `rounds`. A barrier is latency, not bandwidth: the anchors are the kernel
+//! boundary it replaces and CUDA C++'s `this_grid().sync()` (`scripts/reference_barrier.cu`).
+
+use super::{Stats, require_gpu};
+use crate::primitives::barrier::DeviceGridBarrier;
+use crate::runtime::device::Gpu;
+use crate::runtime::error::{Error, Result};
+use crate::runtime::graph::Graph;
+use crate::runtime::grid::check_coresident;
+use crate::runtime::launch::{LaunchMode, Target, launch_on_stream};
+use crate::runtime::timer::Timer;
+use gpu::LaunchConfig;
+use serde::Serialize;
+
+/// Threads per block of the benchmark's grids (the CUDA references use the same).
+pub const THREADS: u32 = 128;
+/// Barriers (or kernels) per timed launch (or graph) by default.
+pub const DEFAULT_ROUNDS: u32 = 1000;
+/// Timed trials per figure by default.
+pub const DEFAULT_TRIALS: u32 = 10;
+
+/// One grid's figures, microseconds per barrier or per kernel boundary.
+#[derive(Clone, Debug, Serialize)]
+pub struct BarrierCost {
+    /// Blocks of the grid.
+    pub blocks: u32,
+    /// What the grid is: "1 block per SM" or "largest co-resident".
+    pub what: &'static str,
+    /// A `GridBarrier` in a plain launch.
+    pub grid_barrier_us: Stats,
+    /// A `GridBarrier` in a cooperative launch.
+    pub cooperative_us: Stats,
+    /// An empty kernel launched after another on one stream.
+    pub empty_launch_us: Stats,
+    /// An empty kernel after another inside one CUDA graph.
+    pub graph_kernel_us: Stats,
+}
+
+/// The benchmark.
+#[derive(Clone, Debug, Serialize)]
+pub struct BarrierBench {
+    /// The device.
+    pub device: String,
+    /// Barriers (kernels) per timed launch (graph).
+    pub rounds: u32,
+    /// Trials per figure.
+    pub trials: u32,
+    /// One block per SM, then the largest co-resident grid.
+    pub grids: Vec<BarrierCost>,
+}
+
+/// Times `trials` runs of `work`, each of `rounds` steps: microseconds per step.
+fn per_step(
+    gpu: &Gpu,
+    timer: &mut Timer,
+    trials: u32,
+    rounds: u32,
+    mut work: impl FnMut() -> Result<()>,
+) -> Result<Stats> {
+    work()?; // warm-up
+    gpu.synchronize()?;
+    let mut us = Vec::new();
+    for _ in 0..trials {
+        let ms = timer.time(gpu.stream(), &mut work)?;
+        us.push(ms as f64 * 1e3 / rounds as f64);
+    }
+    Stats::of(&us)
+}
+
+/// Runs the benchmark; `progress` is called with (figures done, figures).
+///
+/// # Errors
+/// [`Error::Unsupported`] on the simulator or a device without cooperative launch;
+/// [`Error::InvalidInput`] for zero rounds or trials; [`Error::BarrierTimeout`] if a barrier
+/// gave up; a driver error.
+pub fn run(
+    target: &Target,
+    rounds: u32,
+    trials: u32,
+    mut progress: impl FnMut(u32, u32),
+) -> Result<BarrierBench> {
+    let gpu = require_gpu(target)?;
+    if rounds == 0 || trials == 0 {
+        return Err(Error::InvalidInput(
+            "the rounds and the trials must be positive".into(),
+        ));
+    }
+    let sms = gpu.info().sm_count;
+    let largest = check_coresident(
+        target,
+        "grid_barrier_bare",
+        &LaunchConfig::linear(1, THREADS),
+    )?;
+    let barrier = DeviceGridBarrier::new(target)?;
+    let mut timer = Timer::new()?;
+    let mut grids = Vec::new();
+    let shapes = [(sms, "1 block per SM"), (largest, "largest co-resident")];
+    for (i, &(blocks, what)) in shapes.iter().enumerate() {
+        let cfg = LaunchConfig::linear(blocks, THREADS);
+        let bare = |mode| {
+            // SAFETY: the barrier's state is live for the launch, which `per_step` synchronizes
+            // before the state is checked or reused.
+            unsafe {
+                crate::launch_grid_synced!(
+                    target,
+                    &barrier,
+                    gpu::bench::barrier::grid_barrier_bare,
+                    cfg,
+                    mode,
+                    (barrier.ptr(), rounds)
+                )
+            }
+        };
+        let grid_barrier_us =
+            per_step(gpu, &mut timer, trials, rounds, || bare(LaunchMode::Plain))?;
+        barrier.check(target)?;
+        let cooperative_us = per_step(gpu, &mut timer, trials, rounds, || {
+            bare(LaunchMode::Cooperative)
+        })?;
+        barrier.check(target)?;
+        let empty_launch_us = per_step(gpu, &mut timer, trials, rounds, || {
+            for _ in 0..rounds {
+                // SAFETY: `empty` takes no arguments and touches no memory.
+                unsafe { crate::launch!(target, gpu::bench::launch::empty, cfg, ())? };
+            }
+            Ok(())
+        })?;
+        let graph = Graph::capture(gpu, |stream| {
+            for _ in 0..rounds {
+                // SAFETY: as above.
+                unsafe { launch_on_stream(gpu, stream, "empty", cfg, (), LaunchMode::Plain)? };
+            }
+            Ok(())
+        })?;
+        let graph_kernel_us = per_step(gpu, &mut timer, trials, rounds, || {
+            graph.launch(gpu.stream())
+        })?;
+        grids.push(BarrierCost {
+            blocks,
+            what,
+            grid_barrier_us,
+            cooperative_us,
+            empty_launch_us,
+            graph_kernel_us,
+        });
+        progress(i as u32 + 1, shapes.len() as u32);
+    }
+    Ok(BarrierBench {
+        device: gpu.info().name.clone(),
+        rounds,
+        trials,
+        grids,
+    })
+}

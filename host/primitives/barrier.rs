@@ -1,0 +1,217 @@
+//! The host-side owner of a grid barrier's state: [`DeviceGridBarrier`].
+//!
+//! A [`gpu::grid::GridBarrier`] works only if three things hold at every launch, and none of them
+//! can be checked on the device: its state starts zeroed, every block of the grid is resident
+//! at once, and the state outlives the launch. [`DeviceGridBarrier::launch`] does the first two
+//! (reset, then [`check_coresident`]) before it launches, and the borrow it holds on the owner
+//! does the third, as for [`DeviceLock`](super::lock::DeviceLock).
+
+use crate::runtime::buffer::{Buffer, Plain};
+use crate::runtime::error::{Error, Result};
+use crate::runtime::grid::check_coresident;
+use crate::runtime::launch::{KernelArgs, LaunchMode, Target};
+use gpu::LaunchConfig;
+use gpu::grid::{DEFAULT_TIMEOUT_NS, GridBarrierState};
+use std::time::Duration;
+
+// SAFETY: `#[repr(C, align(128))]` of u32/u64 fields with every padding byte an explicit field
+// (256 bytes, asserted on the device side); every bit pattern is a valid state.
+unsafe impl Plain for GridBarrierState {}
+
+/// A grid barrier's state in device memory, owned by the host.
+///
+/// The one owner of its memory: neither `Clone` nor `Copy`, freed once when dropped. Kernels
+/// receive only [`DeviceGridBarrier::ptr`], a raw pointer, and build a non-owning handle from it
+/// on the device with `gpu::grid::GridBarrier::from_ptr(state)`, then call its `sync()` between
+/// stages and return on an error (`gpu::bench::barrier::grid_barrier_bare` is the smallest
+/// such kernel). On the host:
+///
+/// ```no_run
+/// # fn main() -> gridsync::Result<()> {
+/// use gridsync::primitives::barrier::DeviceGridBarrier;
+/// use gridsync::runtime::launch::LaunchMode;
+/// use gridsync::{LaunchConfig, Target, launch_grid_synced};
+///
+/// let target = Target::open(0, false)?;
+/// let barrier = DeviceGridBarrier::new(&target)?;
+/// let cfg = LaunchConfig::linear(2, 64);
+/// // SAFETY: the kernel's only pointer is the barrier's state, which outlives the launch
+/// // (`check` waits for it).
+/// unsafe {
+///     launch_grid_synced!(
+///         &target,
+///         barrier,
+///         gridsync::gpu::bench::barrier::grid_barrier_bare,
+///         cfg,
+///         LaunchMode::Cooperative,
+///         (barrier.ptr(), 100u32)
+///     )?;
+/// }
+/// barrier.check(&target)?;
+/// # Ok(()) }
+/// ```
+///
+/// One barrier serves any number of launches, one at a time: each [`launch`](Self::launch)
+/// resets it, and [`check`](Self::check) after each says whether a block gave up waiting.
+pub struct DeviceGridBarrier {
+    state: Buffer<GridBarrierState>,
+    timeout_ns: u64,
+}
+
+impl DeviceGridBarrier {
+    /// A barrier on `target` whose blocks give up after `gpu::grid::DEFAULT_TIMEOUT_NS` (1 s).
+    ///
+    /// # Errors
+    /// A driver error (out of memory, …).
+    pub fn new(target: &Target) -> Result<DeviceGridBarrier> {
+        DeviceGridBarrier::with_state(target, DEFAULT_TIMEOUT_NS)
+    }
+
+    /// A barrier on `target` whose blocks give up after waiting `timeout` for the others. On the
+    /// simulator keep it well under its 20 s deadlock limit, or the threads waiting at
+    /// `sync_threads` behind a stuck block report a deadlock first.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for a zero timeout (every barrier would fail); a driver error.
+    pub fn with_timeout(target: &Target, timeout: Duration) -> Result<DeviceGridBarrier> {
+        let ns = u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX);
+        if ns == 0 {
+            return Err(Error::InvalidInput(
+                "a grid barrier timeout of zero would fail every barrier".into(),
+            ));
+        }
+        DeviceGridBarrier::with_state(target, ns)
+    }
+
+    fn with_state(target: &Target, timeout_ns: u64) -> Result<DeviceGridBarrier> {
+        Ok(DeviceGridBarrier {
+            state: target.upload(&[GridBarrierState::new(timeout_ns)])?,
+            timeout_ns,
+        })
+    }
+
+    /// The pointer kernels take. Valid while `self` lives; a launch must not outlive it, which
+    /// [`DeviceGridBarrier::check`] (it synchronizes) before dropping guarantees.
+    pub fn ptr(&self) -> *mut GridBarrierState {
+        self.state.ptr()
+    }
+
+    /// How long a block waits before giving up.
+    pub fn timeout(&self) -> Duration {
+        Duration::from_nanos(self.timeout_ns)
+    }
+
+    /// The state as it is now (waits for queued kernels first).
+    ///
+    /// # Errors
+    /// A driver error, including a fault of a kernel that used the barrier.
+    pub fn read(&self, target: &Target) -> Result<GridBarrierState> {
+        target
+            .download(&self.state)?
+            .first()
+            .copied()
+            .ok_or_else(|| Error::InvalidInput("a grid barrier's state buffer is empty".into()))
+    }
+
+    /// Puts the barrier back in its state before any launch: no block arrived, none gave up,
+    /// the same timeout. On a GPU two 4-byte memsets queued on the library stream, after the
+    /// kernels already there and before the next: the host does not wait, so a timed launch
+    /// does not time a round trip to the host.
+    ///
+    /// # Errors
+    /// A driver error.
+    pub fn reset(&self, target: &Target) -> Result<()> {
+        let Target::Gpu(gpu) = target else {
+            return target.write(&self.state, &[GridBarrierState::new(self.timeout_ns)]);
+        };
+        gpu.make_current()?;
+        let base = self.state.ptr() as cust::sys::CUdeviceptr;
+        let words = [
+            (
+                base + std::mem::offset_of!(GridBarrierState, arrived) as u64,
+                "arrived",
+            ),
+            (
+                base + std::mem::offset_of!(GridBarrierState, timeouts) as u64,
+                "timeouts",
+            ),
+        ];
+        for (word, name) in words {
+            // SAFETY: `word` is a 4-byte-aligned `u32` of the state this barrier owns; the
+            // memset is ordered on the library stream with the launches that use it.
+            let code = unsafe { cust::sys::cuMemsetD32Async(word, 0, 1, gpu.stream().as_raw()) };
+            crate::runtime::error::check(code, || format!("cuMemsetD32Async(barrier {name})"))?;
+        }
+        Ok(())
+    }
+
+    /// Waits for the kernels using the barrier and checks that no block gave up waiting.
+    ///
+    /// # Errors
+    /// [`Error::BarrierTimeout`] with the number of blocks that gave up; a driver error.
+    pub fn check(&self, target: &Target) -> Result<()> {
+        match self.read(target)?.timeouts {
+            0 => Ok(()),
+            blocks => Err(Error::BarrierTimeout { blocks }),
+        }
+    }
+
+    /// Launches `kernel`, which uses this barrier, on the library stream: refuses a grid that
+    /// cannot be resident at once ([`check_coresident`]), resets the barrier, then launches in
+    /// `mode` ([`Target::launch_with`]). It does not wait: call [`DeviceGridBarrier::check`]
+    /// afterwards. Use [`launch_grid_synced!`](crate::launch_grid_synced!), which fills in
+    /// `name`.
+    ///
+    /// # Safety
+    /// As [`Target::launch`], and:
+    /// - the kernel's barrier state argument is [`DeviceGridBarrier::ptr`] of `self`;
+    /// - no other launch using this barrier runs meanwhile (launches on the library stream run
+    ///   one after another; a launch on another stream must have finished).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for a grid over the co-residency limit (nothing is launched) or a
+    /// bad shape; as [`Target::launch_with`].
+    pub unsafe fn launch<A: KernelArgs>(
+        &self,
+        target: &Target,
+        name: &'static str,
+        cfg: LaunchConfig,
+        args: A,
+        kernel: A::Fn,
+        mode: LaunchMode,
+    ) -> Result<()> {
+        check_coresident(target, name, &cfg)?;
+        self.reset(target)?;
+        // SAFETY: forwarded to the caller; the state is zeroed and the grid fits at once.
+        unsafe { target.launch_with(name, cfg, args, kernel, mode) }
+    }
+}
+
+impl std::fmt::Debug for DeviceGridBarrier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceGridBarrier")
+            .field("timeout_ns", &self.timeout_ns)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Launches a kernel that uses a [`DeviceGridBarrier`], by its path:
+/// `launch_grid_synced!(&target, barrier, gpu::bench::barrier::grid_barrier_bare, cfg,
+/// LaunchMode::Cooperative, (barrier.ptr(), rounds))`.
+///
+/// Expands to [`DeviceGridBarrier::launch`] with the kernel's PTX name (`target` is a
+/// `&Target`); `unsafe` for the same reasons, so it must be used inside an `unsafe` block that
+/// says why the pointers are valid. Call [`DeviceGridBarrier::check`] after it.
+#[macro_export]
+macro_rules! launch_grid_synced {
+    ($target:expr, $barrier:expr, $kernel:path, $cfg:expr, $mode:expr, ($($arg:expr),* $(,)?)) => {
+        $barrier.launch(
+            $target,
+            $crate::runtime::launch::kernel_name(stringify!($kernel)),
+            $cfg,
+            ($($arg,)*),
+            $kernel,
+            $mode,
+        )
+    };
+}

@@ -1,0 +1,281 @@
+//! The grid barrier: no block let through early at odd shapes, timeouts instead of hangs,
+//! oversubscribed grids refused, and the X→P→X variants against the CPU — on the simulator and
+//! on the GPU.
+
+mod common;
+
+use gridsync::barrier::{BarrierOptions, Variant, run, xpx_cpu};
+use gridsync::runtime::grid::check_coresident;
+use gridsync::runtime::launch::LaunchMode;
+use gridsync::{DeviceGridBarrier, Error, LaunchConfig, Target};
+use std::time::Duration;
+
+/// `rounds` barriers at `blocks × threads`; every block checks every other block's phase after
+/// each one. Returns the errors counted.
+fn phases(target: &Target, blocks: u32, threads: u32, rounds: u32, mode: LaunchMode) -> u32 {
+    let barrier = DeviceGridBarrier::new(target).unwrap();
+    let slots = target.zeros::<u32>(blocks as usize).unwrap();
+    let errors = target.zeros::<u32>(1).unwrap();
+    let cfg = LaunchConfig::linear(blocks, threads);
+    // SAFETY: one phase slot per block, one error word, the barrier's live state.
+    unsafe {
+        gridsync::launch_grid_synced!(
+            target,
+            &barrier,
+            gpu::checks::barrier::grid_barrier_phases,
+            cfg,
+            mode,
+            (barrier.ptr(), slots.ptr(), rounds, errors.ptr())
+        )
+        .unwrap()
+    };
+    target.synchronize().unwrap();
+    barrier.check(target).unwrap();
+    let last = target.download(&slots).unwrap();
+    assert!(last.iter().all(|&p| p == rounds), "{last:?}");
+    target.download(&errors).unwrap()[0]
+}
+
+#[test]
+fn no_block_passes_early_at_odd_shapes_on_the_simulator() {
+    for (blocks, threads) in [(3, 45), (7, 33), (1, 1), (16, 17)] {
+        let errors = phases(&Target::Sim, blocks, threads, 25, LaunchMode::Plain);
+        assert_eq!(errors, 0, "{blocks}×{threads}");
+    }
+}
+
+/// One block never arrives: the others give up at the timeout, the host says so.
+fn absent_block_times_out(target: &Target, blocks: u32) {
+    let barrier = DeviceGridBarrier::with_timeout(target, Duration::from_millis(50)).unwrap();
+    let cfg = LaunchConfig::linear(blocks, 32);
+    let start = std::time::Instant::now();
+    // SAFETY: the barrier's live state.
+    unsafe {
+        gridsync::launch_grid_synced!(
+            target,
+            &barrier,
+            gpu::checks::barrier::grid_barrier_absent_block,
+            cfg,
+            LaunchMode::Plain,
+            (barrier.ptr(), 1u32)
+        )
+        .unwrap()
+    };
+    target.synchronize().unwrap();
+    let e = barrier.check(target).unwrap_err();
+    assert!(
+        matches!(e, Error::BarrierTimeout { blocks: b } if b >= 1 && b < blocks),
+        "{e}"
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        start.elapsed()
+    );
+    // The state is reset for the next launch: a correct one passes.
+    assert_eq!(phases(target, blocks, 32, 3, LaunchMode::Plain), 0);
+}
+
+#[test]
+fn a_block_that_never_arrives_is_a_timeout_not_a_hang_on_the_simulator() {
+    absent_block_times_out(&Target::Sim, 5);
+}
+
+#[test]
+fn a_grid_larger_than_the_simulator_runs_at_once_is_refused() {
+    let ok = check_coresident(
+        &Target::Sim,
+        "grid_barrier_bare",
+        &LaunchConfig::linear(4, 1024),
+    );
+    assert!(ok.is_ok(), "{ok:?}");
+    let e = check_coresident(
+        &Target::Sim,
+        "grid_barrier_bare",
+        &LaunchConfig::linear(5, 1024),
+    )
+    .unwrap_err();
+    assert!(matches!(e, Error::InvalidInput(_)), "{e}");
+    // The experiment refuses it before running anything.
+    let o = BarrierOptions {
+        blocks: 64,
+        threads: 128,
+        ..BarrierOptions::default()
+    };
+    let e = run(&Target::Sim, &o, |_, _| {}).unwrap_err();
+    assert!(e.to_string().contains("deadlock"), "{e}");
+}
+
+/// Every correct variant gives the CPU's bits (`run` returns `Mismatch` otherwise); checks the
+/// report's shape too.
+fn xpx_variants_are_right(target: &Target, o: &BarrierOptions) {
+    let r = run(target, o, |_, _| {}).unwrap();
+    let want = xpx_cpu(&gridsync::barrier::initial_x(o.len, o.seed), o.iterations);
+    assert!(r.cpu_rel_error_f64 < 1e-3, "{}", r.cpu_rel_error_f64);
+    for v in &r.runs {
+        if v.must_be_correct {
+            assert!(v.matches_cpu && v.wrong.is_empty(), "{v:?}");
+            assert!(v.launch_error.is_none(), "{v:?}");
+        }
+        let covered: usize = v.wrong.iter().map(|w| w.len).sum();
+        assert_eq!(covered, v.wrong_elements);
+        assert!(v.wrong.iter().all(|w| w.start + w.len <= want.len()));
+    }
+    let ran: Vec<Variant> = r.runs.iter().map(|v| v.variant).collect();
+    for v in [
+        Variant::ManyLaunches,
+        Variant::GridBarrier,
+        Variant::Article,
+    ] {
+        assert!(ran.contains(&v), "{ran:?}");
+    }
+}
+
+#[test]
+fn xpx_correct_variants_match_the_cpu_on_the_simulator() {
+    for (blocks, threads, len, iterations) in [
+        (2, 64, 128, 10), // the article's, fewer iterations
+        (3, 45, 100, 4),  // W below the thread count
+        (2, 33, 257, 3),  // W above it: grid-stride
+        (1, 1, 1, 2),
+    ] {
+        let o = BarrierOptions {
+            blocks,
+            threads,
+            len,
+            iterations,
+            ..BarrierOptions::default()
+        };
+        xpx_variants_are_right(&Target::Sim, &o);
+    }
+}
+
+#[test]
+fn bad_experiments_are_errors() {
+    for (blocks, threads, len, iterations) in [
+        (0, 64, 128, 1),
+        (2, 0, 128, 1),
+        (2, 64, 0, 1),
+        (2, 64, 128, 0),
+    ] {
+        let o = BarrierOptions {
+            blocks,
+            threads,
+            len,
+            iterations,
+            ..BarrierOptions::default()
+        };
+        let e = run(&Target::Sim, &o, |_, _| {}).unwrap_err();
+        assert!(matches!(e, Error::InvalidInput(_)), "{e}");
+    }
+}
+
+#[test]
+fn cli_barrier_on_the_simulator() {
+    let out = common::cli(&["barrier", "--simulate", "--json", "--iterations", "5"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let runs = v["runs"].as_array().unwrap();
+    assert!(
+        runs.iter()
+            .any(|r| r["variant"] == "grid_barrier" && r["matches_cpu"] == true)
+    );
+    let out = common::cli(&[
+        "barrier",
+        "--simulate",
+        "--blocks",
+        "100",
+        "--threads",
+        "1024",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("deadlock") && !err.contains("panicked"),
+        "{err}"
+    );
+}
+
+#[test]
+#[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
+fn gpu_no_block_passes_early_at_every_grid() {
+    let target = common::gpu();
+    let Target::Gpu(gpu) = &target else {
+        unreachable!()
+    };
+    let sms = gpu.info().sm_count;
+    let limit = check_coresident(
+        &target,
+        "grid_barrier_phases",
+        &LaunchConfig::linear(1, 128),
+    )
+    .unwrap();
+    for (blocks, threads) in [(3, 45), (7, 33), (sms, 128), (limit, 128)] {
+        for mode in [LaunchMode::Plain, LaunchMode::Cooperative] {
+            let errors = phases(&target, blocks, threads, 500, mode);
+            assert_eq!(errors, 0, "{blocks}×{threads} {mode:?}");
+        }
+    }
+}
+
+#[test]
+#[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
+fn gpu_oversubscribed_grids_are_refused_before_launch() {
+    let target = common::gpu();
+    let limit =
+        check_coresident(&target, "grid_barrier_bare", &LaunchConfig::linear(1, 128)).unwrap();
+    let barrier = DeviceGridBarrier::new(&target).unwrap();
+    for mode in [LaunchMode::Plain, LaunchMode::Cooperative] {
+        let cfg = LaunchConfig::linear(limit + 1, 128);
+        // SAFETY: the barrier's live state (the launch is refused before it happens).
+        let e = unsafe {
+            gridsync::launch_grid_synced!(
+                &target,
+                &barrier,
+                gpu::bench::barrier::grid_barrier_bare,
+                cfg,
+                mode,
+                (barrier.ptr(), 1u32)
+            )
+        }
+        .unwrap_err();
+        assert!(e.to_string().contains("deadlock"), "{e}");
+    }
+}
+
+#[test]
+#[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
+fn gpu_a_block_that_never_arrives_is_a_timeout() {
+    absent_block_times_out(&common::gpu(), 8);
+}
+
+#[test]
+#[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
+fn gpu_xpx_correct_variants_are_bit_identical_to_the_cpu() {
+    let target = common::gpu();
+    let Target::Gpu(gpu) = &target else {
+        unreachable!()
+    };
+    let sms = gpu.info().sm_count;
+    for (blocks, threads, len) in [(2, 64, 128), (sms, 128, 128), (7, 33, 1000)] {
+        let o = BarrierOptions {
+            blocks,
+            threads,
+            len,
+            repeats: 2,
+            ..BarrierOptions::default()
+        };
+        xpx_variants_are_right(&target, &o);
+    }
+    // The plain-load spin is compiled into one load: its blocks do not wait, and give up.
+    let o = BarrierOptions {
+        variants: vec![Variant::PlainSpin],
+        ..BarrierOptions::default()
+    };
+    let r = run(&target, &o, |_, _| {}).unwrap();
+    assert!(r.runs[0].launch_error.is_some(), "{:?}", r.runs[0]);
+}
