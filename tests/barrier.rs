@@ -4,6 +4,7 @@
 
 mod common;
 
+use gpu::grid::{GROUPS_AUTO, GROUPS_NONE};
 use gridsync::barrier::{BarrierOptions, Variant, run, xpx_cpu};
 use gridsync::runtime::grid::check_coresident;
 use gridsync::runtime::launch::LaunchMode;
@@ -13,7 +14,20 @@ use std::time::Duration;
 /// `rounds` barriers at `blocks × threads`; every block checks every other block's phase after
 /// each one. Returns the errors counted.
 fn phases(target: &Target, blocks: u32, threads: u32, rounds: u32, mode: LaunchMode) -> u32 {
-    let barrier = DeviceGridBarrier::new(target).unwrap();
+    phases_in_groups(target, blocks, threads, rounds, mode, GROUPS_AUTO)
+}
+
+/// [`phases`] with the barrier's arrival in groups of `group_blocks`.
+fn phases_in_groups(
+    target: &Target,
+    blocks: u32,
+    threads: u32,
+    rounds: u32,
+    mode: LaunchMode,
+    group_blocks: u32,
+) -> u32 {
+    let mut barrier = DeviceGridBarrier::new(target).unwrap();
+    barrier.set_group_blocks(group_blocks);
     let slots = target.zeros::<u32>(blocks as usize).unwrap();
     let errors = target.zeros::<u32>(1).unwrap();
     let cfg = LaunchConfig::linear(blocks, threads);
@@ -39,8 +53,11 @@ fn phases(target: &Target, blocks: u32, threads: u32, rounds: u32, mode: LaunchM
 #[test]
 fn no_block_passes_early_at_odd_shapes_on_the_simulator() {
     for (blocks, threads) in [(3, 45), (7, 33), (1, 1), (16, 17)] {
-        let errors = phases(&Target::Sim, blocks, threads, 25, LaunchMode::Plain);
-        assert_eq!(errors, 0, "{blocks}×{threads}");
+        for groups in [GROUPS_AUTO, GROUPS_NONE, 2, 3] {
+            let errors =
+                phases_in_groups(&Target::Sim, blocks, threads, 25, LaunchMode::Plain, groups);
+            assert_eq!(errors, 0, "{blocks}×{threads} in groups of {groups}");
+        }
     }
 }
 
@@ -216,8 +233,13 @@ fn gpu_no_block_passes_early_at_every_grid() {
     .unwrap();
     for (blocks, threads) in [(3, 45), (7, 33), (sms, 128), (limit, 128)] {
         for mode in [LaunchMode::Plain, LaunchMode::Cooperative] {
-            let errors = phases(&target, blocks, threads, 500, mode);
-            assert_eq!(errors, 0, "{blocks}×{threads} {mode:?}");
+            for groups in [GROUPS_AUTO, GROUPS_NONE, 5, 16] {
+                let errors = phases_in_groups(&target, blocks, threads, 500, mode, groups);
+                assert_eq!(
+                    errors, 0,
+                    "{blocks}×{threads} {mode:?} in groups of {groups}"
+                );
+            }
         }
     }
 }
@@ -271,8 +293,11 @@ fn gpu_xpx_correct_variants_are_bit_identical_to_the_cpu() {
         };
         xpx_variants_are_right(&target, &o);
     }
-    // The plain-load spin is compiled into one load: its blocks do not wait, and give up.
+    // The plain-load spin is compiled into one load: its blocks do not wait, and give up
+    // (at 2 blocks both may arrive before either looks, so a full GPU's worth).
     let o = BarrierOptions {
+        blocks: sms,
+        threads: 128,
         variants: vec![Variant::PlainSpin],
         ..BarrierOptions::default()
     };

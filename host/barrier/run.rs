@@ -64,6 +64,9 @@ pub struct VariantRun {
     pub wrong: Vec<WrongRun>,
     /// Wrong elements in all.
     pub wrong_elements: usize,
+    /// For the broken variants, the wrong runs after a single iteration (a separate launch):
+    /// where the article saw its runs of 32 and of a block.
+    pub first_iteration_wrong: Vec<WrongRun>,
     /// Its `X` against the float64 iteration (largest error over largest value).
     pub rel_error_f64: f64,
     /// What the launch reported instead of finishing, if anything (a barrier timeout).
@@ -110,16 +113,10 @@ impl Xpx<'_> {
         self.target.write(&self.p, &vec![0.0; self.x0.len()])
     }
 
-    /// Queues one run of `variant` (all its iterations). A graph, where given, replaces the
-    /// many launches.
-    fn launch(&self, variant: Variant, graph: Option<&Graph>) -> Result<()> {
-        let (t, x, p, w, n) = (
-            self.target,
-            self.x.ptr(),
-            self.p.ptr(),
-            self.w(),
-            self.iterations,
-        );
+    /// Queues one run of `variant`, `n` iterations. A graph, where given, replaces the many
+    /// launches (it holds its own iteration count).
+    fn launch(&self, variant: Variant, graph: Option<&Graph>, n: u32) -> Result<()> {
+        let (t, x, p, w) = (self.target, self.x.ptr(), self.p.ptr(), self.w());
         let (cfg, bar, state) = (self.cfg, &self.barrier, self.barrier.ptr());
         // SAFETY (every launch below): `x` and `p` hold `w` floats each and `state` is the
         // barrier's live state; the buffers outlive the launches, which the caller synchronizes.
@@ -184,6 +181,20 @@ impl Xpx<'_> {
         }
     }
 
+    /// Where a broken variant goes wrong in one iteration, as the article looked: later
+    /// iterations mix every value into every other, and the runs blur.
+    fn first_iteration(&self, variant: Variant) -> Result<Vec<WrongRun>> {
+        self.reset()?;
+        self.launch(variant, None, 1)?;
+        self.target.synchronize()?;
+        match self.barrier.check(self.target) {
+            Ok(()) | Err(Error::BarrierTimeout { .. }) => {}
+            Err(e) => return Err(e),
+        }
+        let got = self.target.download(&self.x)?;
+        Ok(wrong_runs(&got, &xpx_cpu(&self.x0, 1)))
+    }
+
     /// The many-launch iteration captured once as a graph of `2 × iterations` kernels.
     fn capture(&self) -> Result<Graph> {
         let Target::Gpu(gpu) = self.target else {
@@ -217,7 +228,7 @@ impl Xpx<'_> {
             _ => None,
         };
         self.reset()?;
-        self.launch(variant, graph.as_ref())?;
+        self.launch(variant, graph.as_ref(), self.iterations)?;
         self.target.synchronize()?;
         let launch_error = match self.barrier.check(self.target) {
             Ok(()) => None,
@@ -243,13 +254,20 @@ impl Xpx<'_> {
                 let mut us = Vec::new();
                 for _ in 0..repeats {
                     self.reset()?;
-                    let ms = timer.time(gpu.stream(), || self.launch(variant, graph.as_ref()))?;
+                    let ms = timer.time(gpu.stream(), || {
+                        self.launch(variant, graph.as_ref(), self.iterations)
+                    })?;
                     self.barrier.check(self.target)?;
                     us.push(ms as f64 * 1e3 / self.iterations.max(1) as f64);
                 }
                 Some(Stats::of(&us)?)
             }
             _ => None,
+        };
+        let first_iteration_wrong = if variant.correct() {
+            Vec::new()
+        } else {
+            self.first_iteration(variant)?
         };
         Ok(VariantRun {
             variant,
@@ -259,6 +277,7 @@ impl Xpx<'_> {
             matches_cpu: wrong_elements == 0,
             wrong,
             wrong_elements,
+            first_iteration_wrong,
             rel_error_f64: rel_error(&got, exact),
             launch_error,
             us_per_iteration,

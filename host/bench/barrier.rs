@@ -42,6 +42,20 @@ pub struct BarrierCost {
     pub graph_kernel_us: Stats,
 }
 
+/// One arrival layout at one grid: microseconds per barrier.
+#[derive(Clone, Debug, Serialize)]
+pub struct GroupCost {
+    /// Blocks of the grid.
+    pub blocks: u32,
+    /// Blocks per group ([`gpu::grid::GROUPS_NONE`]: one level).
+    pub group_blocks: u32,
+    /// A `GridBarrier` in a plain launch.
+    pub us: Stats,
+}
+
+/// The group sizes the benchmark tries at each grid.
+pub const GROUP_SIZES: [u32; 6] = [gpu::grid::GROUPS_NONE, 4, 8, 16, 32, 64];
+
 /// The benchmark.
 #[derive(Clone, Debug, Serialize)]
 pub struct BarrierBench {
@@ -53,6 +67,8 @@ pub struct BarrierBench {
     pub trials: u32,
     /// One block per SM, then the largest co-resident grid.
     pub grids: Vec<BarrierCost>,
+    /// At both grids, every group size of [`GROUP_SIZES`] (the default's choice is among them).
+    pub groups: Vec<GroupCost>,
 }
 
 /// Times `trials` runs of `work`, each of `rounds` steps: microseconds per step.
@@ -97,10 +113,11 @@ pub fn run(
         "grid_barrier_bare",
         &LaunchConfig::linear(1, THREADS),
     )?;
-    let barrier = DeviceGridBarrier::new(target)?;
+    let mut barrier = DeviceGridBarrier::new(target)?;
     let mut timer = Timer::new()?;
     let mut grids = Vec::new();
     let shapes = [(sms, "1 block per SM"), (largest, "largest co-resident")];
+    let steps = (shapes.len() * (1 + GROUP_SIZES.len())) as u32;
     for (i, &(blocks, what)) in shapes.iter().enumerate() {
         let cfg = LaunchConfig::linear(blocks, THREADS);
         let bare = |mode| {
@@ -149,12 +166,41 @@ pub fn run(
             empty_launch_us,
             graph_kernel_us,
         });
-        progress(i as u32 + 1, shapes.len() as u32);
+        progress((i * (1 + GROUP_SIZES.len()) + 1) as u32, steps);
     }
+    let mut groups = Vec::new();
+    for &(blocks, _) in &shapes {
+        let cfg = LaunchConfig::linear(blocks, THREADS);
+        for &g in &GROUP_SIZES {
+            barrier.set_group_blocks(g);
+            let us = per_step(gpu, &mut timer, trials, rounds, || {
+                // SAFETY: as above.
+                unsafe {
+                    crate::launch_grid_synced!(
+                        target,
+                        &barrier,
+                        gpu::bench::barrier::grid_barrier_bare,
+                        cfg,
+                        LaunchMode::Plain,
+                        (barrier.ptr(), rounds)
+                    )
+                }
+            })?;
+            barrier.check(target)?;
+            groups.push(GroupCost {
+                blocks,
+                group_blocks: g,
+                us,
+            });
+            progress(groups.len() as u32 + shapes.len() as u32, steps);
+        }
+    }
+    barrier.set_group_blocks(gpu::grid::GROUPS_AUTO);
     Ok(BarrierBench {
         device: gpu.info().name.clone(),
         rounds,
         trials,
         grids,
+        groups,
     })
 }

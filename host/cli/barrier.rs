@@ -92,24 +92,24 @@ fn fmt_us(r: &gridsync::barrier::VariantRun) -> String {
         .map_or("—".into(), |s| format!("{:.2}", s.median))
 }
 
-/// The wrong runs of a variant, as the article describes them: `0..32, 64..96`.
-fn fmt_wrong(r: &gridsync::barrier::VariantRun) -> String {
-    if r.wrong.is_empty() {
+/// Wrong runs as the article describes them: `0..32, 64..96`.
+fn fmt_runs(wrong: &[gridsync::barrier::WrongRun]) -> String {
+    if wrong.is_empty() {
         return "none: the CPU's bits".into();
     }
-    let shown: Vec<String> = r
-        .wrong
+    let count: usize = wrong.iter().map(|w| w.len).sum();
+    let shown: Vec<String> = wrong
         .iter()
         .take(6)
         .map(|w| format!("{}..{}", w.start, w.start + w.len))
         .collect();
-    let more = r.wrong.len().saturating_sub(shown.len());
+    let more = wrong.len().saturating_sub(shown.len());
     let tail = if more > 0 {
         format!(" and {more} more runs")
     } else {
         String::new()
     };
-    format!("{} wrong: {}{tail}", r.wrong_elements, shown.join(", "))
+    format!("{count} wrong: {}{tail}", shown.join(", "))
 }
 
 pub fn print_report(r: &BarrierReport) {
@@ -137,8 +137,17 @@ pub fn print_report(r: &BarrierReport) {
             v.name,
             v.kernel,
             fmt_us(v),
-            fmt_wrong(v)
+            fmt_runs(&v.wrong)
         );
+        if !v.must_be_correct {
+            println!(
+                "  {:<26} {:<26} {:>9}  after 1 iteration: {}",
+                "",
+                "",
+                "",
+                fmt_runs(&v.first_iteration_wrong)
+            );
+        }
         if let Some(e) = &v.launch_error {
             println!("  {:<26} {e}", "");
         }
@@ -223,6 +232,18 @@ fn print_bench(b: &BarrierBench) {
             g.cooperative_us.median,
             g.empty_launch_us.median,
             g.graph_kernel_us.median
+        );
+    }
+    println!("  GridBarrier by arrival layout (plain launch; blocks per group, 'one' = one word):");
+    for g in &b.groups {
+        let layout = if g.group_blocks == gridsync::gpu::grid::GROUPS_NONE {
+            "one".to_string()
+        } else {
+            g.group_blocks.to_string()
+        };
+        println!(
+            "    {:>5} blocks, groups of {:>4}: {:.3} µs",
+            g.blocks, layout, g.us.median
         );
     }
     println!(

@@ -7,11 +7,11 @@
 //! does the third, as for [`DeviceLock`](super::lock::DeviceLock).
 
 use crate::runtime::buffer::{Buffer, Plain};
-use crate::runtime::error::{Error, Result};
+use crate::runtime::error::{Error, Result, check};
 use crate::runtime::grid::check_coresident;
 use crate::runtime::launch::{KernelArgs, LaunchMode, Target};
 use gpu::LaunchConfig;
-use gpu::grid::{DEFAULT_TIMEOUT_NS, GridBarrierState};
+use gpu::grid::{DEFAULT_TIMEOUT_NS, GROUPS_AUTO, GridBarrierState, GroupWord, MAX_GROUPS};
 use std::time::Duration;
 
 // SAFETY: `#[repr(C, align(128))]` of u32/u64 fields with every padding byte an explicit field
@@ -56,6 +56,7 @@ unsafe impl Plain for GridBarrierState {}
 pub struct DeviceGridBarrier {
     state: Buffer<GridBarrierState>,
     timeout_ns: u64,
+    group_blocks: u32,
 }
 
 impl DeviceGridBarrier {
@@ -87,6 +88,7 @@ impl DeviceGridBarrier {
         Ok(DeviceGridBarrier {
             state: target.upload(&[GridBarrierState::new(timeout_ns)])?,
             timeout_ns,
+            group_blocks: GROUPS_AUTO,
         })
     }
 
@@ -121,28 +123,60 @@ impl DeviceGridBarrier {
     /// # Errors
     /// A driver error.
     pub fn reset(&self, target: &Target) -> Result<()> {
+        let mut fresh = GridBarrierState::new(self.timeout_ns);
+        fresh.group_blocks = self.group_blocks;
         let Target::Gpu(gpu) = target else {
-            return target.write(&self.state, &[GridBarrierState::new(self.timeout_ns)]);
+            return target.write(&self.state, &[fresh]);
         };
         gpu.make_current()?;
+        let stream = gpu.stream().as_raw();
         let base = self.state.ptr() as cust::sys::CUdeviceptr;
+        let at = |offset: usize| base + offset as u64;
         let words = [
             (
-                base + std::mem::offset_of!(GridBarrierState, arrived) as u64,
+                std::mem::offset_of!(GridBarrierState, arrived),
+                0,
                 "arrived",
             ),
             (
-                base + std::mem::offset_of!(GridBarrierState, timeouts) as u64,
+                std::mem::offset_of!(GridBarrierState, group_blocks),
+                self.group_blocks,
+                "group_blocks",
+            ),
+            (
+                std::mem::offset_of!(GridBarrierState, timeouts),
+                0,
                 "timeouts",
             ),
         ];
-        for (word, name) in words {
-            // SAFETY: `word` is a 4-byte-aligned `u32` of the state this barrier owns; the
-            // memset is ordered on the library stream with the launches that use it.
-            let code = unsafe { cust::sys::cuMemsetD32Async(word, 0, 1, gpu.stream().as_raw()) };
-            crate::runtime::error::check(code, || format!("cuMemsetD32Async(barrier {name})"))?;
+        for (offset, value, name) in words {
+            // SAFETY: a 4-byte-aligned `u32` of the state this barrier owns; the memset is
+            // ordered on the library stream with the launches that use it.
+            let code = unsafe { cust::sys::cuMemsetD32Async(at(offset), value, 1, stream) };
+            check(code, || format!("cuMemsetD32Async(barrier {name})"))?;
         }
-        Ok(())
+        // The group words: the first `u32` of each 128-byte line.
+        let line = size_of::<GroupWord>();
+        // SAFETY: `MAX_GROUPS` lines of `line` bytes from `groups`, all inside the state.
+        let code = unsafe {
+            cust::sys::cuMemsetD2D32Async(
+                at(std::mem::offset_of!(GridBarrierState, groups)),
+                line,
+                0,
+                1,
+                MAX_GROUPS,
+                stream,
+            )
+        };
+        check(code, || "cuMemsetD2D32Async(barrier groups)".into())
+    }
+
+    /// Blocks per group of the two-level arrival for the next launches:
+    /// [`gpu::grid::GROUPS_AUTO`] (the default: the device chooses by the grid's size),
+    /// [`gpu::grid::GROUPS_NONE`] (one level), or a count. For measuring; the default is the
+    /// measured best.
+    pub fn set_group_blocks(&mut self, group_blocks: u32) {
+        self.group_blocks = group_blocks;
     }
 
     /// Waits for the kernels using the barrier and checks that no block gave up waiting.

@@ -34,37 +34,71 @@ pub const DEFAULT_TIMEOUT_NS: u64 = 1_000_000_000;
 /// the error word cost a load each, and a barrier usually completes in far fewer polls.
 const POLLS_PER_CHECK: u32 = 32;
 
-/// The device memory behind a [`GridBarrier`]: the arrival word, the error word and the bound.
+/// The most groups of the two-level barrier: one 128-byte line each.
+pub const MAX_GROUPS: usize = 256;
+
+/// [`GridBarrierState::group_blocks`]: let the device choose (one level up to
+/// [`TWO_LEVEL_FROM_BLOCKS`] blocks, groups of [`DEFAULT_GROUP_BLOCKS`] above).
+pub const GROUPS_AUTO: u32 = 0;
+/// [`GridBarrierState::group_blocks`]: one level, every block on the one arrival word.
+pub const GROUPS_NONE: u32 = u32::MAX;
+/// From this many blocks the automatic choice arrives in groups: below it one level is as fast
+/// (one atomic on the critical path instead of two); above it the one word's queue of atomics
+/// costs more than the second hop (docs/perf-notes.md, "Grid barrier").
+pub const TWO_LEVEL_FROM_BLOCKS: u32 = 512;
+/// Blocks per group when the device chooses.
+pub const DEFAULT_GROUP_BLOCKS: u32 = 16;
+
+/// One group's arrival word, alone on its 128-byte line.
+#[repr(C, align(128))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GroupWord {
+    /// Low 31 bits: the group's blocks arrived at the current barrier; bit 31: the generation.
+    pub word: u32,
+    _pad: [u32; 31],
+}
+
+/// The device memory behind a [`GridBarrier`]: the arrival word, the error word, the bound, and
+/// the group words of the two-level arrival.
 ///
-/// Two 128-byte lines: the arrival word every block's thread 0 adds to and polls, and the
-/// error word, apart so that looking at it adds no traffic to the arrival word's line.
+/// Every word on its own 128-byte line: the arrival word every block's thread 0 adds to (or
+/// the last block of each group) and polls; the error word, apart so that looking at it adds
+/// no traffic to the arrival word's line; and one line per group.
 #[repr(C, align(128))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GridBarrierState {
-    /// Low 31 bits: blocks that have arrived at the current barrier; bit 31
+    /// Low 31 bits: blocks (or groups) that have arrived at the current barrier; bit 31
     /// ([`GENERATION_BIT`]): the barrier's generation. Zero before a launch.
     pub arrived: u32,
-    _pad0: u32,
+    /// Blocks per group of the two-level arrival: [`GROUPS_AUTO`], [`GROUPS_NONE`], or a count
+    /// (at most [`MAX_GROUPS`] groups result, else one level is used).
+    pub group_blocks: u32,
     /// Nanoseconds a block may wait before giving up.
     pub timeout_ns: u64,
     _pad: [u32; 28],
     /// Blocks that gave up. Non-zero after a launch means the launch failed.
     pub timeouts: u32,
     _pad2: [u32; 31],
+    /// The groups' arrival words. Zero before a launch.
+    pub groups: [GroupWord; MAX_GROUPS],
 }
 
-const _: () = assert!(size_of::<GridBarrierState>() == 256);
+const _: () = assert!(size_of::<GridBarrierState>() == 256 + 128 * MAX_GROUPS);
 
 impl GridBarrierState {
-    /// A barrier no block has arrived at, with this bound.
+    /// A barrier no block has arrived at, with this bound and the device's choice of groups.
     pub const fn new(timeout_ns: u64) -> GridBarrierState {
         GridBarrierState {
             arrived: 0,
-            _pad0: 0,
+            group_blocks: GROUPS_AUTO,
             timeout_ns,
             _pad: [0; 28],
             timeouts: 0,
             _pad2: [0; 31],
+            groups: [GroupWord {
+                word: 0,
+                _pad: [0; 31],
+            }; MAX_GROUPS],
         }
     }
 }
@@ -72,6 +106,21 @@ impl GridBarrierState {
 impl Default for GridBarrierState {
     fn default() -> GridBarrierState {
         GridBarrierState::new(DEFAULT_TIMEOUT_NS)
+    }
+}
+
+/// The blocks per group that `group_blocks` asks for at `blocks` blocks: `None` for one level.
+#[inline(always)]
+pub const fn group_size(group_blocks: u32, blocks: u32) -> Option<u32> {
+    let g = match group_blocks {
+        GROUPS_AUTO if blocks >= TWO_LEVEL_FROM_BLOCKS => DEFAULT_GROUP_BLOCKS,
+        GROUPS_AUTO | GROUPS_NONE => return None,
+        g => g,
+    };
+    if g <= 1 || g >= blocks || blocks.div_ceil(g) as usize > MAX_GROUPS {
+        None
+    } else {
+        Some(g)
     }
 }
 
@@ -139,8 +188,18 @@ pub enum BarrierError {
 ///
 /// Past `timeout_ns` a waiting block adds itself to the error word and returns
 /// [`BarrierError::TimedOut`] to all its threads; blocks that see the error word set return
-/// [`BarrierError::Abandoned`], and every later call returns at once. The kernel should return
-/// on an error; the host sees the error word and reports a timeout.
+/// [`BarrierError::Abandoned`]. The kernel must return on an error (a later call would wait for
+/// blocks that have left, until its own timeout); the host sees the error word and reports a
+/// timeout.
+///
+/// # Arrival in groups
+///
+/// With thousands of blocks the one arrival word is a queue: every add to it is served one
+/// after another at the L2 slice that owns it. From [`TWO_LEVEL_FROM_BLOCKS`] blocks (or as the
+/// state's `group_blocks` says) blocks arrive in groups: each adds to its group's word (same
+/// scheme, its own line), and only the last of each group adds to the grid word, so the longest
+/// queue is a group or the number of groups, not the grid. Everyone still waits on the grid
+/// word.
 #[derive(Clone, Copy, Debug)]
 pub struct GridBarrier {
     state: *mut GridBarrierState,
@@ -182,39 +241,78 @@ impl GridBarrier {
         }
     }
 
-    /// Thread 0's part: arrive with a release add, wait with acquire loads, bounded.
+    /// Thread 0's part: arrive with a release add (through the block's group where there are
+    /// groups), wait with acquire loads, bounded.
     ///
     /// # Safety
     /// As [`GridBarrier::from_ptr`].
     #[inline(always)]
     unsafe fn arrive_and_wait(&self) -> Result<(), BarrierError> {
         // SAFETY: the caller's contract; raw field pointers, no reference to shared memory.
-        let (arrived, timeouts, timeout_ns) = unsafe {
+        let (arrived, timeouts, group_blocks) = unsafe {
             (
                 &raw mut (*self.state).arrived,
                 &raw mut (*self.state).timeouts,
-                (*self.state).timeout_ns,
+                (*self.state).group_blocks,
             )
         };
-        // SAFETY: as above; the error word is only ever accessed atomically.
-        if unsafe { load(timeouts, Scope::Device, LoadOrder::Relaxed) } != 0 {
-            return Err(BarrierError::Abandoned);
-        }
-        let add = if block_rank_in_grid() == 0 {
-            GENERATION_BIT - (blocks_per_grid() - 1)
-        } else {
-            1
+        let blocks = blocks_per_grid();
+        let me = block_rank_in_grid();
+        // Which arrival word this block adds to, how many arrive there, and whether this block
+        // is the one that adds the generation's complement.
+        let parity_old = match group_size(group_blocks, blocks) {
+            None => {
+                let add = arrival(me == 0, blocks);
+                // Release: the block's writes (handed to this thread by `bar.sync`).
+                // SAFETY: as above; arrival words are only ever accessed atomically.
+                unsafe { fetch_add(arrived, add, Scope::Device, Order::Release) }
+            }
+            Some(g) => {
+                let group = me / g;
+                let first = group * g;
+                let size = if blocks - first < g {
+                    blocks - first
+                } else {
+                    g
+                };
+                // SAFETY: as above; `group < MAX_GROUPS` (`group_size`), so the line is inside
+                // the array (a raw offset: an index would bring a bounds check and a panic path).
+                let word = unsafe {
+                    let line = (&raw mut (*self.state).groups)
+                        .cast::<GroupWord>()
+                        .add(group as usize);
+                    &raw mut (*line).word
+                };
+                let add = arrival(me == first, size);
+                // Acquire and release: the group's last block carries every member's writes on
+                // to the grid word.
+                // SAFETY: as above.
+                let old = unsafe { fetch_add(word, add, Scope::Device, Order::AcqRel) };
+                if (old.wrapping_add(add) ^ old) & GENERATION_BIT != 0 {
+                    // The last of the group: the group arrives at the grid word. Its generation
+                    // flips in step with every group word's, so the group word's old bit is
+                    // also the grid word's before this barrier completes.
+                    let groups = blocks.div_ceil(g);
+                    // SAFETY: as above.
+                    unsafe {
+                        fetch_add(
+                            arrived,
+                            arrival(group == 0, groups),
+                            Scope::Device,
+                            Order::Release,
+                        )
+                    };
+                }
+                old
+            }
         };
-        // Release: the block's writes (handed to this thread by `bar.sync`) before the arrival.
-        // SAFETY: as above; the arrival word is only ever accessed atomically.
-        let old = unsafe { fetch_add(arrived, add, Scope::Device, Order::Release) };
-        let start = globaltimer_ns();
+        let mut start = None;
         let mut polls = 0u32;
         loop {
-            // Acquire: the load that sees the flip synchronizes with every block's release add.
+            // Acquire: the load that sees the flip synchronizes with every arrival's release.
             // SAFETY: as above.
             let now = unsafe { load(arrived, Scope::Device, LoadOrder::Acquire) };
-            if (now ^ old) & GENERATION_BIT != 0 {
+            if (now ^ parity_old) & GENERATION_BIT != 0 {
                 return Ok(());
             }
             // The simulator's threads share a few cores: let the blocks being waited for run.
@@ -222,16 +320,32 @@ impl GridBarrier {
             std::thread::yield_now();
             polls += 1;
             if polls.is_multiple_of(POLLS_PER_CHECK) {
+                // The clock and the error word only on the slow path: a barrier that completes
+                // within a few polls pays for neither.
+                let now_ns = globaltimer_ns();
+                let since = *start.get_or_insert(now_ns);
                 // SAFETY: as above.
                 if unsafe { load(timeouts, Scope::Device, LoadOrder::Relaxed) } != 0 {
                     return Err(BarrierError::Abandoned);
                 }
-                if globaltimer_ns().wrapping_sub(start) > timeout_ns {
+                // SAFETY: as above.
+                if now_ns.wrapping_sub(since) > unsafe { (*self.state).timeout_ns } {
                     // SAFETY: as above.
                     unsafe { fetch_add(timeouts, 1, Scope::Device, Order::Relaxed) };
                     return Err(BarrierError::TimedOut);
                 }
             }
         }
+    }
+}
+
+/// What an arriving block adds to a word that `count` blocks (or groups) arrive at: 1, or for
+/// the one that `leads`, `2³¹ − (count − 1)`, so that the adds sum to exactly 2³¹.
+#[inline(always)]
+const fn arrival(leads: bool, count: u32) -> u32 {
+    if leads {
+        GENERATION_BIT - (count - 1)
+    } else {
+        1
     }
 }
