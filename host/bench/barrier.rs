@@ -36,6 +36,8 @@ pub struct BarrierCost {
     pub grid_barrier_us: Stats,
     /// A `GridBarrier` in a cooperative launch.
     pub cooperative_us: Stats,
+    /// A `GridBarrier` polling with relaxed loads and one fence (`Poll::RelaxedThenFence`).
+    pub relaxed_poll_us: Stats,
     /// An empty kernel launched after another on one stream.
     pub empty_launch_us: Stats,
     /// An empty kernel after another inside one CUDA graph.
@@ -141,6 +143,20 @@ pub fn run(
             bare(LaunchMode::Cooperative)
         })?;
         barrier.check(target)?;
+        let relaxed_poll_us = per_step(gpu, &mut timer, trials, rounds, || {
+            // SAFETY: as above.
+            unsafe {
+                crate::launch_grid_synced!(
+                    target,
+                    &barrier,
+                    gpu::bench::barrier::grid_barrier_bare_relaxed_poll,
+                    cfg,
+                    LaunchMode::Plain,
+                    (barrier.ptr(), rounds)
+                )
+            }
+        })?;
+        barrier.check(target)?;
         let empty_launch_us = per_step(gpu, &mut timer, trials, rounds, || {
             for _ in 0..rounds {
                 // SAFETY: `empty` takes no arguments and touches no memory.
@@ -163,6 +179,7 @@ pub fn run(
             what,
             grid_barrier_us,
             cooperative_us,
+            relaxed_poll_us,
             empty_launch_us,
             graph_kernel_us,
         });

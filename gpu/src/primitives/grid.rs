@@ -19,7 +19,7 @@
 
 use crate::atomic::{LoadOrder, Order, Scope, fetch_add, load};
 use crate::index::{block_rank_in_grid, blocks_per_grid, thread_rank_in_block};
-use crate::sync::{sync_threads, sync_threads_or};
+use crate::sync::{fence_acq_rel_device, sync_threads, sync_threads_or};
 use crate::time::globaltimer_ns;
 
 /// Bit 31 of the arrival word: flips once per barrier, when the last block arrives.
@@ -203,7 +203,22 @@ pub enum BarrierError {
 #[derive(Clone, Copy, Debug)]
 pub struct GridBarrier {
     state: *mut GridBarrierState,
+    /// Blocks per group of this launch's arrival, 0 for one level: read once, in `from_ptr`,
+    /// not at every barrier (after an acquire the load would go to L2 each time).
+    group: u32,
 }
+
+/// How thread 0 waits for the generation to flip.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Poll {
+    /// Every poll an `ld.acquire.gpu`: the poll that sees the flip synchronizes by itself.
+    Acquire,
+    /// `ld.relaxed.gpu` polls, then one `fence.acq_rel.gpu` after the flip is seen.
+    RelaxedThenFence,
+}
+
+/// The poll [`GridBarrier::sync`] uses (the faster one measured, docs/perf-notes.md).
+pub const DEFAULT_POLL: Poll = Poll::Acquire;
 
 impl GridBarrier {
     /// A handle to the barrier whose state is at `state`. It owns nothing: dropping it frees
@@ -215,7 +230,13 @@ impl GridBarrier {
     /// lives for the whole launch and is touched only through `GridBarrier` handles meanwhile.
     #[inline(always)]
     pub unsafe fn from_ptr(state: *mut GridBarrierState) -> GridBarrier {
-        GridBarrier { state }
+        // SAFETY: the caller's contract; the host wrote `group_blocks` before the launch and
+        // nothing writes it during one.
+        let group_blocks = unsafe { (&raw const (*state).group_blocks).read() };
+        GridBarrier {
+            state,
+            group: group_size(group_blocks, blocks_per_grid()).unwrap_or(0),
+        }
     }
 
     /// Waits until every thread of the grid has called `sync` as many times as this thread
@@ -226,12 +247,21 @@ impl GridBarrier {
     /// block gets the same answer.
     #[inline(always)]
     pub fn sync(&self) -> Result<(), BarrierError> {
+        self.sync_with(DEFAULT_POLL)
+    }
+
+    /// [`GridBarrier::sync`] with the waiting thread's poll chosen: for measuring the two.
+    ///
+    /// # Errors
+    /// As [`GridBarrier::sync`].
+    #[inline(always)]
+    pub fn sync_with(&self, poll: Poll) -> Result<(), BarrierError> {
         sync_threads();
         let mut verdict = Ok(());
         if thread_rank_in_block() == 0 {
             // SAFETY: `from_ptr`'s contract: the state is live device memory used only through
             // these handles.
-            verdict = unsafe { self.arrive_and_wait() };
+            verdict = unsafe { self.arrive_and_wait(poll) };
         }
         if sync_threads_or(verdict.is_err()) {
             // Threads other than 0 only learn that the block failed, not how.
@@ -247,27 +277,34 @@ impl GridBarrier {
     /// # Safety
     /// As [`GridBarrier::from_ptr`].
     #[inline(always)]
-    unsafe fn arrive_and_wait(&self) -> Result<(), BarrierError> {
+    unsafe fn arrive_and_wait(&self, poll: Poll) -> Result<(), BarrierError> {
         // SAFETY: the caller's contract; raw field pointers, no reference to shared memory.
-        let (arrived, timeouts, group_blocks) = unsafe {
+        let (arrived, timeouts) = unsafe {
             (
                 &raw mut (*self.state).arrived,
                 &raw mut (*self.state).timeouts,
-                (*self.state).group_blocks,
             )
         };
         let blocks = blocks_per_grid();
         let me = block_rank_in_grid();
+        // Whether an add of `add` that returned `old` flipped the generation: this block
+        // arrived last, and the barrier is complete.
+        let flipped = |old: u32, add: u32| (old.wrapping_add(add) ^ old) & GENERATION_BIT != 0;
         // Which arrival word this block adds to, how many arrive there, and whether this block
         // is the one that adds the generation's complement.
-        let parity_old = match group_size(group_blocks, blocks) {
-            None => {
+        let parity_old = match self.group {
+            0 => {
                 let add = arrival(me == 0, blocks);
-                // Release: the block's writes (handed to this thread by `bar.sync`).
+                // Release: the block's writes (handed to this thread by `bar.sync`); acquire:
+                // the last block to arrive has everyone's and need not poll.
                 // SAFETY: as above; arrival words are only ever accessed atomically.
-                unsafe { fetch_add(arrived, add, Scope::Device, Order::Release) }
+                let old = unsafe { fetch_add(arrived, add, Scope::Device, Order::AcqRel) };
+                if flipped(old, add) {
+                    return Ok(());
+                }
+                old
             }
-            Some(g) => {
+            g => {
                 let group = me / g;
                 let first = group * g;
                 let size = if blocks - first < g {
@@ -288,20 +325,16 @@ impl GridBarrier {
                 // to the grid word.
                 // SAFETY: as above.
                 let old = unsafe { fetch_add(word, add, Scope::Device, Order::AcqRel) };
-                if (old.wrapping_add(add) ^ old) & GENERATION_BIT != 0 {
+                if flipped(old, add) {
                     // The last of the group: the group arrives at the grid word. Its generation
                     // flips in step with every group word's, so the group word's old bit is
                     // also the grid word's before this barrier completes.
-                    let groups = blocks.div_ceil(g);
+                    let top = arrival(group == 0, blocks.div_ceil(g));
                     // SAFETY: as above.
-                    unsafe {
-                        fetch_add(
-                            arrived,
-                            arrival(group == 0, groups),
-                            Scope::Device,
-                            Order::Release,
-                        )
-                    };
+                    let old_top = unsafe { fetch_add(arrived, top, Scope::Device, Order::AcqRel) };
+                    if flipped(old_top, top) {
+                        return Ok(());
+                    }
                 }
                 old
             }
@@ -309,10 +342,18 @@ impl GridBarrier {
         let mut start = None;
         let mut polls = 0u32;
         loop {
-            // Acquire: the load that sees the flip synchronizes with every arrival's release.
+            // Acquire (by the load, or by the fence after it): the poll that sees the flip
+            // synchronizes with every arrival's release.
+            let order = match poll {
+                Poll::Acquire => LoadOrder::Acquire,
+                Poll::RelaxedThenFence => LoadOrder::Relaxed,
+            };
             // SAFETY: as above.
-            let now = unsafe { load(arrived, Scope::Device, LoadOrder::Acquire) };
+            let now = unsafe { load(arrived, Scope::Device, order) };
             if (now ^ parity_old) & GENERATION_BIT != 0 {
+                if poll == Poll::RelaxedThenFence {
+                    fence_acq_rel_device();
+                }
                 return Ok(());
             }
             // The simulator's threads share a few cores: let the blocks being waited for run.
