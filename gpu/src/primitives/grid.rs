@@ -137,16 +137,17 @@ pub enum BarrierError {
 /// A barrier for every thread of the grid, reusable any number of times in one launch.
 ///
 /// Scope: device (all blocks of the launch). CUDA: cooperative groups' `this_grid().sync()`.
-/// PTX: `bar.sync 0`; then thread 0 of each block `atom.release.gpu.add.u32` on the arrival
-/// word and polls it with `ld.acquire.gpu.b32`; then `bar.red.or.pred` hands its verdict to the
-/// block.
+/// PTX: `bar.sync 0`; then thread 0 of each block `atom.acq_rel.gpu.add.u32` on the arrival
+/// word (its group's, then the grid's, for the last of a group) and polls it with
+/// `ld.acquire.gpu.b32`; then `bar.red.or.pred` hands its verdict to the block.
 ///
 /// # Memory ordering
 ///
 /// Everything any thread of the grid did before its call happens-before everything every thread
 /// does after the call returns `Ok`. The chain: `bar.sync` makes the block's writes visible to
 /// its thread 0 (block scope, cumulative); thread 0's add releases them at device scope; the
-/// other blocks' thread 0 acquire them with the load that sees the generation flip; their
+/// other blocks' thread 0 acquire them with the load that sees the generation flip (the last
+/// block to arrive, with its own add, which is why the add is acquire-release); their
 /// `bar.sync` hands them on to their block. No `threadfence` is needed before or after.
 ///
 /// # How it counts
