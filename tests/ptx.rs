@@ -612,9 +612,8 @@ fn spins<'a>(loops: &'a [String], load: &str) -> Vec<&'a String> {
 #[test]
 fn grid_barriers_emit_their_arrivals_and_spins() {
     for (arch, ptx) in BUILDS {
-        // GridBarrier: an acquire-release add to arrive (release: the block's writes; acquire:
-        // the last arriver's, which does not poll), acquire polls, bar.red to hand the verdict
-        // to the block; no full fence, nothing at system scope.
+        // GridBarrier: a release `red` to arrive (no answer awaited), acquire polls, bar.red to
+        // hand the verdict to the block; no full fence, nothing at system scope.
         for k in [
             "xpx_grid_barrier",
             "grid_barrier_bare",
@@ -622,7 +621,7 @@ fn grid_barriers_emit_their_arrivals_and_spins() {
         ] {
             let body = kernel_body(ptx, k);
             for insn in [
-                "atom.acq_rel.gpu.add.u32",
+                "red.release.gpu.add.u32",
                 "ld.acquire.gpu.b32",
                 "bar.sync",
                 "bar.red.or.pred",

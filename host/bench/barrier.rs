@@ -36,8 +36,6 @@ pub struct BarrierCost {
     pub grid_barrier_us: Stats,
     /// A `GridBarrier` in a cooperative launch.
     pub cooperative_us: Stats,
-    /// A `GridBarrier` polling with relaxed loads and one fence (`Poll::RelaxedThenFence`).
-    pub relaxed_poll_us: Stats,
     /// An empty kernel launched after another on one stream.
     pub empty_launch_us: Stats,
     /// An empty kernel after another inside one CUDA graph.
@@ -119,7 +117,10 @@ pub fn run(
     let mut timer = Timer::new()?;
     let mut grids = Vec::new();
     let shapes = [(sms, "1 block per SM"), (largest, "largest co-resident")];
-    let steps = (shapes.len() * (1 + GROUP_SIZES.len())) as u32;
+    // The group sizes at the two grids and one between (8 blocks per SM), where the automatic
+    // choice switches.
+    let group_grids = [sms, (8 * sms).min(largest), largest];
+    let steps = (shapes.len() + group_grids.len() * GROUP_SIZES.len()) as u32;
     for (i, &(blocks, what)) in shapes.iter().enumerate() {
         let cfg = LaunchConfig::linear(blocks, THREADS);
         let bare = |mode| {
@@ -141,20 +142,6 @@ pub fn run(
         barrier.check(target)?;
         let cooperative_us = per_step(gpu, &mut timer, trials, rounds, || {
             bare(LaunchMode::Cooperative)
-        })?;
-        barrier.check(target)?;
-        let relaxed_poll_us = per_step(gpu, &mut timer, trials, rounds, || {
-            // SAFETY: as above.
-            unsafe {
-                crate::launch_grid_synced!(
-                    target,
-                    &barrier,
-                    gpu::bench::barrier::grid_barrier_bare_relaxed_poll,
-                    cfg,
-                    LaunchMode::Plain,
-                    (barrier.ptr(), rounds)
-                )
-            }
         })?;
         barrier.check(target)?;
         let empty_launch_us = per_step(gpu, &mut timer, trials, rounds, || {
@@ -179,14 +166,13 @@ pub fn run(
             what,
             grid_barrier_us,
             cooperative_us,
-            relaxed_poll_us,
             empty_launch_us,
             graph_kernel_us,
         });
-        progress((i * (1 + GROUP_SIZES.len()) + 1) as u32, steps);
+        progress(i as u32 + 1, steps);
     }
     let mut groups = Vec::new();
-    for &(blocks, _) in &shapes {
+    for &blocks in &group_grids {
         let cfg = LaunchConfig::linear(blocks, THREADS);
         for &g in &GROUP_SIZES {
             barrier.set_group_blocks(g);

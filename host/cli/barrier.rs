@@ -215,23 +215,21 @@ fn print_bench(b: &BarrierBench) {
         b.device, b.rounds, b.trials
     );
     println!(
-        "  {:<22} {:>7} {:>12} {:>12} {:>13} {:>13} {:>13}",
+        "  {:<22} {:>7} {:>12} {:>12} {:>13} {:>13}",
         "grid (128 threads)",
         "blocks",
         "GridBarrier",
         "cooperative",
-        "relaxed poll",
         "empty launch",
         "graph kernel"
     );
     for g in &b.grids {
         println!(
-            "  {:<22} {:>7} {:>12.3} {:>12.3} {:>13.3} {:>13.3} {:>13.3}",
+            "  {:<22} {:>7} {:>12.3} {:>12.3} {:>13.3} {:>13.3}",
             g.what,
             g.blocks,
             g.grid_barrier_us.median,
             g.cooperative_us.median,
-            g.relaxed_poll_us.median,
             g.empty_launch_us.median,
             g.graph_kernel_us.median
         );

@@ -14,7 +14,7 @@ kernel! {
     /// overtaking the reads. `errors` must end at 0.
     pub unsafe fn grid_barrier_phases(state: *mut GridBarrierState, phases: *mut u32, rounds: u32, errors: *mut u32) {
         // SAFETY: the host passes a live, zeroed barrier state.
-        let barrier = unsafe { GridBarrier::from_ptr(state) };
+        let mut barrier = unsafe { GridBarrier::from_ptr(state) };
         let blocks = blocks_per_grid();
         let me = block_rank_in_grid();
         for r in 1..=rounds {
@@ -51,7 +51,7 @@ kernel! {
             return;
         }
         // SAFETY: the host passes a live, zeroed barrier state.
-        let barrier = unsafe { GridBarrier::from_ptr(state) };
+        let mut barrier = unsafe { GridBarrier::from_ptr(state) };
         let _ = barrier.sync();
     }
 }

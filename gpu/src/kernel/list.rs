@@ -116,5 +116,4 @@ kernel_list! {
     GridBarrierPhases => grid_barrier_phases,
     GridBarrierAbsentBlock => grid_barrier_absent_block,
     GridBarrierBare => grid_barrier_bare,
-    GridBarrierBareRelaxedPoll => grid_barrier_bare_relaxed_poll,
 }

@@ -385,7 +385,7 @@ kernel! {
     /// a reset, bounded. The library's way.
     pub unsafe fn xpx_grid_barrier(x: *mut f32, p: *mut f32, w: u64, iterations: u32, state: *mut GridBarrierState) {
         // SAFETY: the host passes a live barrier state, zeroed for this launch.
-        let barrier = unsafe { GridBarrier::from_ptr(state) };
+        let mut barrier = unsafe { GridBarrier::from_ptr(state) };
         // SAFETY: two arrays of `w` floats; every thread calls the barrier equally often.
         unsafe { xpx_rounds(x, p, w as usize, iterations, || barrier.sync()) }
     }

@@ -17,9 +17,9 @@
 //! The progression that leads here, from the article's counter barrier, is in
 //! [`crate::lessons::barrier`].
 
-use crate::atomic::{LoadOrder, Order, Scope, fetch_add, load};
+use crate::atomic::{LoadOrder, Order, Scope, StoreOrder, fetch_add, load, red_add};
 use crate::index::{block_rank_in_grid, blocks_per_grid, thread_rank_in_block};
-use crate::sync::{fence_acq_rel_device, sync_threads, sync_threads_or};
+use crate::sync::{sync_threads, sync_threads_or};
 use crate::time::globaltimer_ns;
 
 /// Bit 31 of the arrival word: flips once per barrier, when the last block arrives.
@@ -45,9 +45,9 @@ pub const GROUPS_NONE: u32 = u32::MAX;
 /// From this many blocks the automatic choice arrives in groups: below it one level is as fast
 /// (one atomic on the critical path instead of two); above it the one word's queue of atomics
 /// costs more than the second hop (docs/perf-notes.md, "Grid barrier").
-pub const TWO_LEVEL_FROM_BLOCKS: u32 = 512;
+pub const TWO_LEVEL_FROM_BLOCKS: u32 = 1024;
 /// Blocks per group when the device chooses.
-pub const DEFAULT_GROUP_BLOCKS: u32 = 16;
+pub const DEFAULT_GROUP_BLOCKS: u32 = 64;
 
 /// One group's arrival word, alone on its 128-byte line.
 #[repr(C, align(128))]
@@ -137,8 +137,9 @@ pub enum BarrierError {
 /// A barrier for every thread of the grid, reusable any number of times in one launch.
 ///
 /// Scope: device (all blocks of the launch). CUDA: cooperative groups' `this_grid().sync()`.
-/// PTX: `bar.sync 0`; then thread 0 of each block `atom.acq_rel.gpu.add.u32` on the arrival
-/// word (its group's, then the grid's, for the last of a group) and polls it with
+/// PTX: `bar.sync 0`; then thread 0 of each block `red.release.gpu.add.u32` on the arrival
+/// word (with groups: `atom.acq_rel` on its group's word, then the last of the group
+/// `red.release` on the grid's) and polls the grid word with
 /// `ld.acquire.gpu.b32`; then `bar.red.or.pred` hands its verdict to the block.
 ///
 /// # Memory ordering
@@ -146,16 +147,16 @@ pub enum BarrierError {
 /// Everything any thread of the grid did before its call happens-before everything every thread
 /// does after the call returns `Ok`. The chain: `bar.sync` makes the block's writes visible to
 /// its thread 0 (block scope, cumulative); thread 0's add releases them at device scope; the
-/// other blocks' thread 0 acquire them with the load that sees the generation flip (the last
-/// block to arrive, with its own add, which is why the add is acquire-release); their
+/// other blocks' thread 0 acquire them with the load that sees the generation flip; their
 /// `bar.sync` hands them on to their block. No `threadfence` is needed before or after.
 ///
 /// # How it counts
 ///
 /// One 32-bit word. Thread 0 of every block adds 1, except block 0, which adds
 /// `2³¹ − (blocks − 1)`: the adds of one barrier sum to exactly 2³¹, so the low 31 bits return
-/// to zero and bit 31 flips exactly once, at the last arrival, whatever the order. Each thread 0
-/// remembers the bit it saw when it added and waits until the word's bit differs. The bit cannot
+/// to zero and bit 31 flips exactly once, at the last arrival, whatever the order. The word
+/// starts at zero in every launch, so before barrier `k` the bit is `(k − 1) mod 2`: each
+/// thread 0 counts its barriers and waits until the bit reads `k mod 2`. The bit cannot
 /// flip back before every block (the slowest waiter included) has arrived at the *next*
 /// barrier, so a block that races ahead cannot release anyone early, and no reset is needed
 /// between barriers.
@@ -172,7 +173,7 @@ pub enum BarrierError {
 /// ```ignore
 /// kernel! {
 ///     pub unsafe fn two_phases(data: *mut f32, state: *mut GridBarrierState) {
-///         let barrier = unsafe { GridBarrier::from_ptr(state) };
+///         let mut barrier = unsafe { GridBarrier::from_ptr(state) };
 ///         // phase 1: every block writes its part of `data`
 ///         if barrier.sync().is_err() {
 ///             return; // a block never arrived; the host reports the timeout
@@ -201,25 +202,18 @@ pub enum BarrierError {
 /// scheme, its own line), and only the last of each group adds to the grid word, so the longest
 /// queue is a group or the number of groups, not the grid. Everyone still waits on the grid
 /// word.
-#[derive(Clone, Copy, Debug)]
+#[derive(Debug)]
 pub struct GridBarrier {
     state: *mut GridBarrierState,
     /// Blocks per group of this launch's arrival, 0 for one level: read once, in `from_ptr`,
     /// not at every barrier (after an acquire the load would go to L2 each time).
     group: u32,
+    /// Barriers this handle has passed in this launch. The grid word starts at 0 and its
+    /// generation bit flips once per barrier, so after `passed` barriers the next flip makes it
+    /// `(passed + 1) mod 2`: the waiter knows what to wait for without the old value of an
+    /// atomic, and can arrive with a `red` that does not wait for an answer.
+    passed: u32,
 }
-
-/// How thread 0 waits for the generation to flip.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Poll {
-    /// Every poll an `ld.acquire.gpu`: the poll that sees the flip synchronizes by itself.
-    Acquire,
-    /// `ld.relaxed.gpu` polls, then one `fence.acq_rel.gpu` after the flip is seen.
-    RelaxedThenFence,
-}
-
-/// The poll [`GridBarrier::sync`] uses (the faster one measured, docs/perf-notes.md).
-pub const DEFAULT_POLL: Poll = Poll::Acquire;
 
 impl GridBarrier {
     /// A handle to the barrier whose state is at `state`. It owns nothing: dropping it frees
@@ -228,7 +222,9 @@ impl GridBarrier {
     /// # Safety
     ///
     /// `state` points to a [`GridBarrierState`] in device memory (global memory on a GPU) that
-    /// lives for the whole launch and is touched only through `GridBarrier` handles meanwhile.
+    /// lives for the whole launch, was reset for it (the host's owner does), and is touched
+    /// only through `GridBarrier` handles meanwhile — one handle per thread per launch, made
+    /// before the first barrier (a second one would count barriers from zero again).
     #[inline(always)]
     pub unsafe fn from_ptr(state: *mut GridBarrierState) -> GridBarrier {
         // SAFETY: the caller's contract; the host wrote `group_blocks` before the launch and
@@ -237,6 +233,7 @@ impl GridBarrier {
         GridBarrier {
             state,
             group: group_size(group_blocks, blocks_per_grid()).unwrap_or(0),
+            passed: 0,
         }
     }
 
@@ -247,22 +244,14 @@ impl GridBarrier {
     /// [`BarrierError`] if this block, or another, waited past the timeout. Every thread of the
     /// block gets the same answer.
     #[inline(always)]
-    pub fn sync(&self) -> Result<(), BarrierError> {
-        self.sync_with(DEFAULT_POLL)
-    }
-
-    /// [`GridBarrier::sync`] with the waiting thread's poll chosen: for measuring the two.
-    ///
-    /// # Errors
-    /// As [`GridBarrier::sync`].
-    #[inline(always)]
-    pub fn sync_with(&self, poll: Poll) -> Result<(), BarrierError> {
+    pub fn sync(&mut self) -> Result<(), BarrierError> {
         sync_threads();
+        self.passed = self.passed.wrapping_add(1);
         let mut verdict = Ok(());
         if thread_rank_in_block() == 0 {
             // SAFETY: `from_ptr`'s contract: the state is live device memory used only through
             // these handles.
-            verdict = unsafe { self.arrive_and_wait(poll) };
+            verdict = unsafe { self.arrive_and_wait() };
         }
         if sync_threads_or(verdict.is_err()) {
             // Threads other than 0 only learn that the block failed, not how.
@@ -273,12 +262,12 @@ impl GridBarrier {
     }
 
     /// Thread 0's part: arrive with a release add (through the block's group where there are
-    /// groups), wait with acquire loads, bounded.
+    /// groups), wait with acquire loads for the generation this barrier flips to, bounded.
     ///
     /// # Safety
     /// As [`GridBarrier::from_ptr`].
     #[inline(always)]
-    unsafe fn arrive_and_wait(&self, poll: Poll) -> Result<(), BarrierError> {
+    unsafe fn arrive_and_wait(&self) -> Result<(), BarrierError> {
         // SAFETY: the caller's contract; raw field pointers, no reference to shared memory.
         let (arrived, timeouts) = unsafe {
             (
@@ -288,22 +277,27 @@ impl GridBarrier {
         };
         let blocks = blocks_per_grid();
         let me = block_rank_in_grid();
-        // Whether an add of `add` that returned `old` flipped the generation: this block
-        // arrived last, and the barrier is complete.
-        let flipped = |old: u32, add: u32| (old.wrapping_add(add) ^ old) & GENERATION_BIT != 0;
-        // Which arrival word this block adds to, how many arrive there, and whether this block
-        // is the one that adds the generation's complement.
-        let parity_old = match self.group {
+        // The grid word's generation bit once this barrier is complete.
+        let target = if self.passed % 2 == 1 {
+            GENERATION_BIT
+        } else {
+            0
+        };
+        match self.group {
             0 => {
-                let add = arrival(me == 0, blocks);
-                // Release: the block's writes (handed to this thread by `bar.sync`); acquire:
-                // the last block to arrive has everyone's and need not poll.
+                // Release: the block's writes (handed to this thread by `bar.sync`). A `red`:
+                // nothing comes back, so thread 0 starts polling at once — and when it is the
+                // last to arrive, its first poll (ordered after its own add) already sees the
+                // flip, one round trip to L2 instead of two.
                 // SAFETY: as above; arrival words are only ever accessed atomically.
-                let old = unsafe { fetch_add(arrived, add, Scope::Device, Order::AcqRel) };
-                if flipped(old, add) {
-                    return Ok(());
-                }
-                old
+                unsafe {
+                    red_add(
+                        arrived,
+                        arrival(me == 0, blocks),
+                        Scope::Device,
+                        StoreOrder::Release,
+                    )
+                };
             }
             g => {
                 let group = me / g;
@@ -323,38 +317,25 @@ impl GridBarrier {
                 };
                 let add = arrival(me == first, size);
                 // Acquire and release: the group's last block carries every member's writes on
-                // to the grid word.
+                // to the grid word. An `atom`: the old value says who is last.
                 // SAFETY: as above.
                 let old = unsafe { fetch_add(word, add, Scope::Device, Order::AcqRel) };
-                if flipped(old, add) {
-                    // The last of the group: the group arrives at the grid word. Its generation
-                    // flips in step with every group word's, so the group word's old bit is
-                    // also the grid word's before this barrier completes.
+                if (old.wrapping_add(add) ^ old) & GENERATION_BIT != 0 {
+                    // The last of the group: the group arrives at the grid word (release is
+                    // cumulative: it carries what the group add acquired).
                     let top = arrival(group == 0, blocks.div_ceil(g));
                     // SAFETY: as above.
-                    let old_top = unsafe { fetch_add(arrived, top, Scope::Device, Order::AcqRel) };
-                    if flipped(old_top, top) {
-                        return Ok(());
-                    }
+                    unsafe { red_add(arrived, top, Scope::Device, StoreOrder::Release) };
                 }
-                old
             }
-        };
+        }
         let mut start = None;
         let mut polls = 0u32;
         loop {
-            // Acquire (by the load, or by the fence after it): the poll that sees the flip
-            // synchronizes with every arrival's release.
-            let order = match poll {
-                Poll::Acquire => LoadOrder::Acquire,
-                Poll::RelaxedThenFence => LoadOrder::Relaxed,
-            };
+            // Acquire: the load that sees the flip synchronizes with every arrival's release.
             // SAFETY: as above.
-            let now = unsafe { load(arrived, Scope::Device, order) };
-            if (now ^ parity_old) & GENERATION_BIT != 0 {
-                if poll == Poll::RelaxedThenFence {
-                    fence_acq_rel_device();
-                }
+            let now = unsafe { load(arrived, Scope::Device, LoadOrder::Acquire) };
+            if now & GENERATION_BIT == target {
                 return Ok(());
             }
             // The simulator's threads share a few cores: let the blocks being waited for run.
