@@ -51,6 +51,30 @@ fn phases_in_groups(
 }
 
 #[test]
+fn sleeping_between_polls_still_lets_no_block_through_early_on_the_simulator() {
+    let target = Target::Sim;
+    let mut barrier = DeviceGridBarrier::new(&target).unwrap();
+    barrier.set_poll_sleep_ns(50);
+    barrier.set_group_blocks(2);
+    let slots = target.zeros::<u32>(5).unwrap();
+    let errors = target.zeros::<u32>(1).unwrap();
+    // SAFETY: one phase slot per block, one error word, the barrier's live state.
+    unsafe {
+        gridsync::launch_grid_synced!(
+            &target,
+            &barrier,
+            gpu::checks::barrier::grid_barrier_phases,
+            LaunchConfig::linear(5, 19),
+            LaunchMode::Plain,
+            (barrier.ptr(), slots.ptr(), 10u32, errors.ptr())
+        )
+        .unwrap()
+    };
+    barrier.check(&target).unwrap();
+    assert_eq!(target.download(&errors).unwrap()[0], 0);
+}
+
+#[test]
 fn no_block_passes_early_at_odd_shapes_on_the_simulator() {
     for (blocks, threads) in [(3, 45), (7, 33), (1, 1), (16, 17)] {
         for groups in [GROUPS_AUTO, GROUPS_NONE, 2, 3] {

@@ -49,12 +49,26 @@ pub struct GroupCost {
     pub blocks: u32,
     /// Blocks per group ([`gpu::grid::GROUPS_NONE`]: one level).
     pub group_blocks: u32,
+    /// Nanoseconds between polls.
+    pub poll_sleep_ns: u32,
     /// A `GridBarrier` in a plain launch.
     pub us: Stats,
 }
 
-/// The group sizes the benchmark tries at each grid.
-pub const GROUP_SIZES: [u32; 6] = [gpu::grid::GROUPS_NONE, 4, 8, 16, 32, 64];
+/// The layouts the benchmark tries at each grid: group sizes without sleeping, then sleeps
+/// between polls with groups of [`gpu::grid::DEFAULT_GROUP_BLOCKS`].
+pub const LAYOUTS: [(u32, u32); 10] = [
+    (gpu::grid::GROUPS_NONE, 0),
+    (4, 0),
+    (8, 0),
+    (16, 0),
+    (32, 0),
+    (64, 0),
+    (gpu::grid::DEFAULT_GROUP_BLOCKS, 20),
+    (gpu::grid::DEFAULT_GROUP_BLOCKS, 50),
+    (gpu::grid::DEFAULT_GROUP_BLOCKS, 100),
+    (gpu::grid::DEFAULT_GROUP_BLOCKS, 200),
+];
 
 /// The benchmark.
 #[derive(Clone, Debug, Serialize)]
@@ -67,7 +81,7 @@ pub struct BarrierBench {
     pub trials: u32,
     /// One block per SM, then the largest co-resident grid.
     pub grids: Vec<BarrierCost>,
-    /// At both grids, every group size of [`GROUP_SIZES`] (the default's choice is among them).
+    /// At 1, 4, 8 and the largest number of blocks per SM, every layout of [`LAYOUTS`].
     pub groups: Vec<GroupCost>,
 }
 
@@ -119,8 +133,8 @@ pub fn run(
     let shapes = [(sms, "1 block per SM"), (largest, "largest co-resident")];
     // The group sizes at the two grids and one between (8 blocks per SM), where the automatic
     // choice switches.
-    let group_grids = [sms, (8 * sms).min(largest), largest];
-    let steps = (shapes.len() + group_grids.len() * GROUP_SIZES.len()) as u32;
+    let group_grids = [sms, (4 * sms).min(largest), (8 * sms).min(largest), largest];
+    let steps = (shapes.len() + group_grids.len() * LAYOUTS.len()) as u32;
     for (i, &(blocks, what)) in shapes.iter().enumerate() {
         let cfg = LaunchConfig::linear(blocks, THREADS);
         let bare = |mode| {
@@ -174,8 +188,9 @@ pub fn run(
     let mut groups = Vec::new();
     for &blocks in &group_grids {
         let cfg = LaunchConfig::linear(blocks, THREADS);
-        for &g in &GROUP_SIZES {
+        for &(g, sleep) in &LAYOUTS {
             barrier.set_group_blocks(g);
+            barrier.set_poll_sleep_ns(sleep);
             let us = per_step(gpu, &mut timer, trials, rounds, || {
                 // SAFETY: as above.
                 unsafe {
@@ -193,12 +208,14 @@ pub fn run(
             groups.push(GroupCost {
                 blocks,
                 group_blocks: g,
+                poll_sleep_ns: sleep,
                 us,
             });
             progress(groups.len() as u32 + shapes.len() as u32, steps);
         }
     }
     barrier.set_group_blocks(gpu::grid::GROUPS_AUTO);
+    barrier.set_poll_sleep_ns(gpu::grid::POLL_SLEEP_AUTO);
     Ok(BarrierBench {
         device: gpu.info().name.clone(),
         rounds,

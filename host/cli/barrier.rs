@@ -234,7 +234,10 @@ fn print_bench(b: &BarrierBench) {
             g.graph_kernel_us.median
         );
     }
-    println!("  GridBarrier by arrival layout (plain launch; blocks per group, 'one' = one word):");
+    println!(
+        "  GridBarrier by arrival layout (plain launch; blocks per group, 'one' = one word; sleep \
+         between polls):"
+    );
     for g in &b.groups {
         let layout = if g.group_blocks == gridsync::gpu::grid::GROUPS_NONE {
             "one".to_string()
@@ -242,8 +245,8 @@ fn print_bench(b: &BarrierBench) {
             g.group_blocks.to_string()
         };
         println!(
-            "    {:>5} blocks, groups of {:>4}: {:.3} µs",
-            g.blocks, layout, g.us.median
+            "    {:>5} blocks, groups of {:>4}, sleep {:>3} ns: {:.3} µs",
+            g.blocks, layout, g.poll_sleep_ns, g.us.median
         );
     }
     println!(

@@ -11,7 +11,9 @@ use crate::runtime::error::{Error, Result, check};
 use crate::runtime::grid::check_coresident;
 use crate::runtime::launch::{KernelArgs, LaunchMode, Target};
 use gpu::LaunchConfig;
-use gpu::grid::{DEFAULT_TIMEOUT_NS, GROUPS_AUTO, GridBarrierState, GroupWord, MAX_GROUPS};
+use gpu::grid::{
+    DEFAULT_TIMEOUT_NS, GROUPS_AUTO, GridBarrierState, GroupWord, MAX_GROUPS, POLL_SLEEP_AUTO,
+};
 use std::time::Duration;
 
 // SAFETY: `#[repr(C, align(128))]` of u32/u64 fields with every padding byte an explicit field
@@ -57,6 +59,7 @@ pub struct DeviceGridBarrier {
     state: Buffer<GridBarrierState>,
     timeout_ns: u64,
     group_blocks: u32,
+    poll_sleep_ns: u32,
 }
 
 impl DeviceGridBarrier {
@@ -89,6 +92,7 @@ impl DeviceGridBarrier {
             state: target.upload(&[GridBarrierState::new(timeout_ns)])?,
             timeout_ns,
             group_blocks: GROUPS_AUTO,
+            poll_sleep_ns: POLL_SLEEP_AUTO,
         })
     }
 
@@ -125,6 +129,7 @@ impl DeviceGridBarrier {
     pub fn reset(&self, target: &Target) -> Result<()> {
         let mut fresh = GridBarrierState::new(self.timeout_ns);
         fresh.group_blocks = self.group_blocks;
+        fresh.poll_sleep_ns = self.poll_sleep_ns;
         let Target::Gpu(gpu) = target else {
             return target.write(&self.state, &[fresh]);
         };
@@ -142,6 +147,11 @@ impl DeviceGridBarrier {
                 std::mem::offset_of!(GridBarrierState, group_blocks),
                 self.group_blocks,
                 "group_blocks",
+            ),
+            (
+                std::mem::offset_of!(GridBarrierState, poll_sleep_ns),
+                self.poll_sleep_ns,
+                "poll_sleep_ns",
             ),
             (
                 std::mem::offset_of!(GridBarrierState, timeouts),
@@ -177,6 +187,12 @@ impl DeviceGridBarrier {
     /// measured best.
     pub fn set_group_blocks(&mut self, group_blocks: u32) {
         self.group_blocks = group_blocks;
+    }
+
+    /// Nanoseconds a waiting block sleeps between polls, for the next launches:
+    /// [`gpu::grid::POLL_SLEEP_AUTO`] (the default) or a count. For measuring.
+    pub fn set_poll_sleep_ns(&mut self, poll_sleep_ns: u32) {
+        self.poll_sleep_ns = poll_sleep_ns;
     }
 
     /// Waits for the kernels using the barrier and checks that no block gave up waiting.

@@ -20,7 +20,7 @@
 use crate::atomic::{LoadOrder, Order, Scope, StoreOrder, fetch_add, load, red_add};
 use crate::index::{block_rank_in_grid, blocks_per_grid, thread_rank_in_block};
 use crate::sync::{sync_threads, sync_threads_or};
-use crate::time::globaltimer_ns;
+use crate::time::{globaltimer_ns, nanosleep};
 
 /// Bit 31 of the arrival word: flips once per barrier, when the last block arrives.
 pub const GENERATION_BIT: u32 = 0x8000_0000;
@@ -49,6 +49,23 @@ pub const TWO_LEVEL_FROM_BLOCKS: u32 = 1024;
 /// Blocks per group when the device chooses.
 pub const DEFAULT_GROUP_BLOCKS: u32 = 64;
 
+/// [`GridBarrierState::poll_sleep_ns`]: let the device choose (no sleep below
+/// [`TWO_LEVEL_FROM_BLOCKS`] blocks, [`DEFAULT_POLL_SLEEP_NS`] from there).
+pub const POLL_SLEEP_AUTO: u32 = u32::MAX;
+/// The sleep between polls of a large grid when the device chooses: with thousands of blocks
+/// polling one line, back-to-back polls slow the arrivals they wait for.
+pub const DEFAULT_POLL_SLEEP_NS: u32 = 0;
+
+/// The sleep between polls that `poll_sleep_ns` asks for at `blocks` blocks.
+#[inline(always)]
+pub const fn poll_sleep(poll_sleep_ns: u32, blocks: u32) -> u32 {
+    match poll_sleep_ns {
+        POLL_SLEEP_AUTO if blocks >= TWO_LEVEL_FROM_BLOCKS => DEFAULT_POLL_SLEEP_NS,
+        POLL_SLEEP_AUTO => 0,
+        ns => ns,
+    }
+}
+
 /// One group's arrival word, alone on its 128-byte line.
 #[repr(C, align(128))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,7 +92,10 @@ pub struct GridBarrierState {
     pub group_blocks: u32,
     /// Nanoseconds a block may wait before giving up.
     pub timeout_ns: u64,
-    _pad: [u32; 28],
+    /// Nanoseconds a waiting thread 0 sleeps between polls: [`POLL_SLEEP_AUTO`] (the device
+    /// chooses by the grid's size) or a count (0: poll back to back).
+    pub poll_sleep_ns: u32,
+    _pad: [u32; 27],
     /// Blocks that gave up. Non-zero after a launch means the launch failed.
     pub timeouts: u32,
     _pad2: [u32; 31],
@@ -92,7 +112,8 @@ impl GridBarrierState {
             arrived: 0,
             group_blocks: GROUPS_AUTO,
             timeout_ns,
-            _pad: [0; 28],
+            poll_sleep_ns: POLL_SLEEP_AUTO,
+            _pad: [0; 27],
             timeouts: 0,
             _pad2: [0; 31],
             groups: [GroupWord {
@@ -213,6 +234,8 @@ pub struct GridBarrier {
     /// `(passed + 1) mod 2`: the waiter knows what to wait for without the old value of an
     /// atomic, and can arrive with a `red` that does not wait for an answer.
     passed: u32,
+    /// Nanoseconds between polls (read once, like `group`).
+    sleep_ns: u32,
 }
 
 impl GridBarrier {
@@ -229,11 +252,18 @@ impl GridBarrier {
     pub unsafe fn from_ptr(state: *mut GridBarrierState) -> GridBarrier {
         // SAFETY: the caller's contract; the host wrote `group_blocks` before the launch and
         // nothing writes it during one.
-        let group_blocks = unsafe { (&raw const (*state).group_blocks).read() };
+        let (group_blocks, sleep_ns) = unsafe {
+            (
+                (&raw const (*state).group_blocks).read(),
+                (&raw const (*state).poll_sleep_ns).read(),
+            )
+        };
+        let blocks = blocks_per_grid();
         GridBarrier {
             state,
-            group: group_size(group_blocks, blocks_per_grid()).unwrap_or(0),
+            group: group_size(group_blocks, blocks).unwrap_or(0),
             passed: 0,
+            sleep_ns: poll_sleep(sleep_ns, blocks),
         }
     }
 
@@ -337,6 +367,9 @@ impl GridBarrier {
             let now = unsafe { load(arrived, Scope::Device, LoadOrder::Acquire) };
             if now & GENERATION_BIT == target {
                 return Ok(());
+            }
+            if self.sleep_ns > 0 {
+                nanosleep(self.sleep_ns);
             }
             // The simulator's threads share a few cores: let the blocks being waited for run.
             #[cfg(not(target_arch = "nvptx64"))]
