@@ -328,3 +328,84 @@ fn gpu_xpx_correct_variants_are_bit_identical_to_the_cpu() {
     let r = run(&target, &o, |_, _| {}).unwrap();
     assert!(r.runs[0].launch_error.is_some(), "{:?}", r.runs[0]);
 }
+
+#[test]
+fn a_barrier_after_a_failed_one_fails_at_once_on_the_simulator() {
+    use gpu::grid::{BarrierError, GridBarrier};
+    use std::sync::atomic::{AtomicU32, Ordering};
+    let target = Target::Sim;
+    let barrier = DeviceGridBarrier::with_timeout(&target, Duration::from_millis(50)).unwrap();
+    barrier.reset(&target).unwrap();
+    let state = barrier.ptr() as usize;
+    let (timed_out_then_abandoned, other) = (AtomicU32::new(0), AtomicU32::new(0));
+    let cfg = LaunchConfig::linear(3, 8);
+    gpu::sim::launch(&cfg, || {
+        if gpu::index::block_rank_in_grid() == 2 {
+            return; // never arrives
+        }
+        // SAFETY: the barrier's live, reset state; one handle per thread.
+        let mut b = unsafe { GridBarrier::from_ptr(state as *mut _) };
+        let first = b.sync();
+        let second = b.sync();
+        if first.is_err() && second == Err(BarrierError::Abandoned) {
+            timed_out_then_abandoned.fetch_add(1, Ordering::Relaxed);
+        } else {
+            other.fetch_add(1, Ordering::Relaxed);
+        }
+    })
+    .unwrap();
+    assert_eq!(timed_out_then_abandoned.load(Ordering::Relaxed), 16);
+    assert_eq!(other.load(Ordering::Relaxed), 0);
+    assert!(matches!(
+        barrier.check(&target),
+        Err(Error::BarrierTimeout { .. })
+    ));
+}
+
+#[test]
+fn a_launch_that_finds_the_generation_flipped_still_waits_on_the_simulator() {
+    // Three barriers (an odd number) leave the generation bit set; a second launch on the same
+    // state, not reset, must start from the bit it finds rather than assume zero.
+    let target = Target::Sim;
+    let barrier = DeviceGridBarrier::new(&target).unwrap();
+    let cfg = LaunchConfig::linear(4, 16);
+    // SAFETY: the barrier's live state.
+    unsafe {
+        gridsync::launch_grid_synced!(
+            &target,
+            &barrier,
+            gpu::bench::barrier::grid_barrier_bare,
+            cfg,
+            LaunchMode::Plain,
+            (barrier.ptr(), 3u32)
+        )
+        .unwrap()
+    };
+    assert_eq!(barrier.read(&target).unwrap().arrived, 1 << 31);
+    let slots = target.zeros::<u32>(4).unwrap();
+    let errors = target.zeros::<u32>(1).unwrap();
+    // SAFETY: one phase slot per block, one error word, the barrier's live state (not reset).
+    unsafe {
+        gridsync::launch!(
+            target,
+            gpu::checks::barrier::grid_barrier_phases,
+            cfg,
+            (barrier.ptr(), slots.ptr(), 3u32, errors.ptr())
+        )
+        .unwrap()
+    };
+    barrier.check(&target).unwrap();
+    assert_eq!(target.download(&errors).unwrap()[0], 0);
+    // Six more barriers: the bit is back where the launch found it, the count at zero.
+    assert_eq!(barrier.read(&target).unwrap().arrived, 1 << 31);
+}
+
+#[test]
+fn a_length_past_the_limit_is_refused() {
+    let o = BarrierOptions {
+        len: gridsync::barrier::MAX_LEN + 1,
+        ..BarrierOptions::default()
+    };
+    let e = run(&Target::Sim, &o, |_, _| {}).unwrap_err();
+    assert!(matches!(e, Error::InvalidInput(_)), "{e}");
+}

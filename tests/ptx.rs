@@ -630,6 +630,14 @@ fn grid_barriers_emit_their_arrivals_and_spins() {
             }
             assert!(!body.contains("membar"), "{arch}: {k} has a full fence");
             assert!(!body.contains(".sys"), "{arch}: {k} uses .sys");
+            // `bar.red` is `.aligned`: every thread must execute the same instance. The
+            // compiler must not have duplicated it into branches: one per `sync` call site.
+            let sites = if k == "grid_barrier_bare" { 1 } else { 2 };
+            assert_eq!(
+                body.matches("bar.red.or.pred").count(),
+                sites,
+                "{arch}: {k}'s bar.red instances"
+            );
             assert!(
                 !spins(&loops(body), "ld.acquire.gpu.b32").is_empty(),
                 "{arch}: {k} has no acquire spin"

@@ -8,10 +8,14 @@ use crate::runtime::error::{Error, Result};
 use crate::runtime::graph::Graph;
 use crate::runtime::grid::check_coresident;
 use crate::runtime::launch::{LaunchMode, Target, launch_on_stream};
+use crate::runtime::memory::{Footprint, check_elements};
 use crate::runtime::timer::Timer;
 use gpu::LaunchConfig;
 use gpu::lessons::barrier as k;
 use serde::Serialize;
+
+/// The largest `W`: every thread sums all `W` values twice per iteration.
+pub const MAX_LEN: usize = 1 << 20;
 
 /// What [`run`] runs.
 #[derive(Clone, Debug, Serialize)]
@@ -107,8 +111,10 @@ impl Xpx<'_> {
         self.x0.len() as u64
     }
 
-    /// `X ← X₀` and `P ← 0`, queued on the library stream before the next launch.
+    /// `X ← X₀`, `P ← 0` and the barrier reset, before the next launch: a variant that does
+    /// not use the barrier must not report what the one before it left there.
     fn reset(&self) -> Result<()> {
+        self.barrier.reset(self.target)?;
         self.target.write(&self.x, &self.x0)?;
         self.target.write(&self.p, &vec![0.0; self.x0.len()])
     }
@@ -118,6 +124,13 @@ impl Xpx<'_> {
     fn launch(&self, variant: Variant, graph: Option<&Graph>, n: u32) -> Result<()> {
         let (t, x, p, w) = (self.target, self.x.ptr(), self.p.ptr(), self.w());
         let (cfg, bar, state) = (self.cfg, &self.barrier, self.barrier.ptr());
+        // The one-launch kernels with a barrier share their arguments; the path gives both the
+        // PTX name and the function, as `launch!` does.
+        macro_rules! one_launch {
+            ($kernel:path, $mode:expr) => {
+                crate::launch_grid_synced!(t, bar, $kernel, cfg, $mode, (x, p, w, n, state))
+            };
+        }
         // SAFETY (every launch below): `x` and `p` hold `w` floats each and `state` is the
         // barrier's live state; the buffers outlive the launches, which the caller synchronizes.
         unsafe {
@@ -137,46 +150,13 @@ impl Xpx<'_> {
                 Variant::SyncThreads => {
                     crate::launch!(t, k::xpx_sync_threads, cfg, (x, p, w, n))
                 }
-                Variant::GridBarrier => crate::launch_grid_synced!(
-                    t,
-                    bar,
-                    k::xpx_grid_barrier,
-                    cfg,
-                    LaunchMode::Plain,
-                    (x, p, w, n, state)
-                ),
-                Variant::Cooperative => crate::launch_grid_synced!(
-                    t,
-                    bar,
-                    k::xpx_grid_barrier,
-                    cfg,
-                    LaunchMode::Cooperative,
-                    (x, p, w, n, state)
-                ),
-                Variant::Article => crate::launch_grid_synced!(
-                    t,
-                    bar,
-                    k::xpx_article,
-                    cfg,
-                    LaunchMode::Plain,
-                    (x, p, w, n, state)
-                ),
-                Variant::PlainSpin => crate::launch_grid_synced!(
-                    t,
-                    bar,
-                    k::xpx_plain_spin,
-                    cfg,
-                    LaunchMode::Plain,
-                    (x, p, w, n, state)
-                ),
-                Variant::CountToN => crate::launch_grid_synced!(
-                    t,
-                    bar,
-                    k::xpx_count_to_n,
-                    cfg,
-                    LaunchMode::Plain,
-                    (x, p, w, n, state)
-                ),
+                Variant::GridBarrier => one_launch!(k::xpx_grid_barrier, LaunchMode::Plain),
+                Variant::Cooperative => {
+                    one_launch!(k::xpx_grid_barrier, LaunchMode::Cooperative)
+                }
+                Variant::Article => one_launch!(k::xpx_article, LaunchMode::Plain),
+                Variant::PlainSpin => one_launch!(k::xpx_plain_spin, LaunchMode::Plain),
+                Variant::CountToN => one_launch!(k::xpx_count_to_n, LaunchMode::Plain),
             }
         }
     }
@@ -293,13 +273,20 @@ fn check_options(target: &Target, o: &BarrierOptions) -> Result<(LaunchConfig, u
             "blocks, threads, the length W and the iterations must all be at least 1".into(),
         ));
     }
-    if o.len > u32::MAX as usize {
+    if o.len > MAX_LEN {
         return Err(Error::InvalidInput(format!(
-            "W = {}: at most {} values (every thread sums all of them, twice per iteration)",
-            o.len,
-            u32::MAX
+            "W = {}: at most {MAX_LEN} values (every thread sums all of them, twice per \
+             iteration: W² additions per stage, and a stage longer than the barrier's timeout \
+             would read as a block that never arrived)",
+            o.len
         )));
     }
+    // X₀, the two CPU iterations (f32 and f64, with their second arrays), the downloads.
+    let per_value = Footprint {
+        host: 48,
+        device: 8,
+    };
+    check_elements(target, "--len", o.len, per_value)?;
     let cfg = LaunchConfig::linear(o.blocks, o.threads);
     let limit = check_coresident(target, "xpx_grid_barrier", &cfg)?;
     Ok((cfg, limit))

@@ -24,6 +24,10 @@ pub const THREADS: u32 = 128;
 pub const DEFAULT_ROUNDS: u32 = 1000;
 /// Timed trials per figure by default.
 pub const DEFAULT_TRIALS: u32 = 10;
+/// The most rounds per launch: a graph of this many empty kernels is already large.
+pub const MAX_ROUNDS: u32 = 100_000;
+/// The most trials per figure.
+pub const MAX_TRIALS: u32 = 1000;
 
 /// One grid's figures, microseconds per barrier or per kernel boundary.
 #[derive(Clone, Debug, Serialize)]
@@ -47,8 +51,11 @@ pub struct BarrierCost {
 pub struct GroupCost {
     /// Blocks of the grid.
     pub blocks: u32,
-    /// Blocks per group ([`gpu::grid::GROUPS_NONE`]: one level).
+    /// Blocks per group asked for ([`gpu::grid::GROUPS_NONE`]: one level).
     pub group_blocks: u32,
+    /// Blocks per group the barrier used: `None` for one level (asked for, or more groups than
+    /// [`gpu::grid::MAX_GROUPS`]).
+    pub effective_group_blocks: Option<u32>,
     /// Nanoseconds between polls.
     pub poll_sleep_ns: u32,
     /// A `GridBarrier` in a plain launch.
@@ -85,19 +92,24 @@ pub struct BarrierBench {
     pub groups: Vec<GroupCost>,
 }
 
-/// Times `trials` runs of `work`, each of `rounds` steps: microseconds per step.
+/// Times `trials` runs of `work`, each of `rounds` steps, calling `after` (untimed) after each:
+/// microseconds per step.
 fn per_step(
     gpu: &Gpu,
     timer: &mut Timer,
     trials: u32,
     rounds: u32,
     mut work: impl FnMut() -> Result<()>,
+    mut after: impl FnMut() -> Result<()>,
 ) -> Result<Stats> {
     work()?; // warm-up
     gpu.synchronize()?;
+    after()?;
     let mut us = Vec::new();
     for _ in 0..trials {
         let ms = timer.time(gpu.stream(), &mut work)?;
+        // Outside the timed region: a launch whose barrier timed out is an error, not a time.
+        after()?;
         us.push(ms as f64 * 1e3 / rounds as f64);
     }
     Stats::of(&us)
@@ -116,10 +128,11 @@ pub fn run(
     mut progress: impl FnMut(u32, u32),
 ) -> Result<BarrierBench> {
     let gpu = require_gpu(target)?;
-    if rounds == 0 || trials == 0 {
-        return Err(Error::InvalidInput(
-            "the rounds and the trials must be positive".into(),
-        ));
+    if rounds == 0 || trials == 0 || rounds > MAX_ROUNDS || trials > MAX_TRIALS {
+        return Err(Error::InvalidInput(format!(
+            "the rounds ({rounds}) and the trials ({trials}) must be between 1 and {MAX_ROUNDS} \
+             and {MAX_TRIALS}: every round is a barrier, a queued launch and a graph node"
+        )));
     }
     let sms = gpu.info().sm_count;
     let largest = check_coresident(
@@ -131,8 +144,8 @@ pub fn run(
     let mut timer = Timer::new()?;
     let mut grids = Vec::new();
     let shapes = [(sms, "1 block per SM"), (largest, "largest co-resident")];
-    // The group sizes at the two grids and one between (8 blocks per SM), where the automatic
-    // choice switches.
+    // The layouts at 1, 4 and 8 blocks per SM and at the largest grid: around where the
+    // automatic choice switches.
     let group_grids = [sms, (4 * sms).min(largest), (8 * sms).min(largest), largest];
     let steps = (shapes.len() + group_grids.len() * LAYOUTS.len()) as u32;
     for (i, &(blocks, what)) in shapes.iter().enumerate() {
@@ -151,20 +164,37 @@ pub fn run(
                 )
             }
         };
-        let grid_barrier_us =
-            per_step(gpu, &mut timer, trials, rounds, || bare(LaunchMode::Plain))?;
-        barrier.check(target)?;
-        let cooperative_us = per_step(gpu, &mut timer, trials, rounds, || {
-            bare(LaunchMode::Cooperative)
-        })?;
-        barrier.check(target)?;
-        let empty_launch_us = per_step(gpu, &mut timer, trials, rounds, || {
-            for _ in 0..rounds {
-                // SAFETY: `empty` takes no arguments and touches no memory.
-                unsafe { crate::launch!(target, gpu::bench::launch::empty, cfg, ())? };
-            }
-            Ok(())
-        })?;
+        let checked = || barrier.check(target);
+        let grid_barrier_us = per_step(
+            gpu,
+            &mut timer,
+            trials,
+            rounds,
+            || bare(LaunchMode::Plain),
+            checked,
+        )?;
+        let cooperative_us = per_step(
+            gpu,
+            &mut timer,
+            trials,
+            rounds,
+            || bare(LaunchMode::Cooperative),
+            checked,
+        )?;
+        let empty_launch_us = per_step(
+            gpu,
+            &mut timer,
+            trials,
+            rounds,
+            || {
+                for _ in 0..rounds {
+                    // SAFETY: `empty` takes no arguments and touches no memory.
+                    unsafe { crate::launch!(target, gpu::bench::launch::empty, cfg, ())? };
+                }
+                Ok(())
+            },
+            || Ok(()),
+        )?;
         let graph = Graph::capture(gpu, |stream| {
             for _ in 0..rounds {
                 // SAFETY: as above.
@@ -172,9 +202,14 @@ pub fn run(
             }
             Ok(())
         })?;
-        let graph_kernel_us = per_step(gpu, &mut timer, trials, rounds, || {
-            graph.launch(gpu.stream())
-        })?;
+        let graph_kernel_us = per_step(
+            gpu,
+            &mut timer,
+            trials,
+            rounds,
+            || graph.launch(gpu.stream()),
+            || Ok(()),
+        )?;
         grids.push(BarrierCost {
             blocks,
             what,
@@ -191,23 +226,30 @@ pub fn run(
         for &(g, sleep) in &LAYOUTS {
             barrier.set_group_blocks(g);
             barrier.set_poll_sleep_ns(sleep);
-            let us = per_step(gpu, &mut timer, trials, rounds, || {
-                // SAFETY: as above.
-                unsafe {
-                    crate::launch_grid_synced!(
-                        target,
-                        &barrier,
-                        gpu::bench::barrier::grid_barrier_bare,
-                        cfg,
-                        LaunchMode::Plain,
-                        (barrier.ptr(), rounds)
-                    )
-                }
-            })?;
-            barrier.check(target)?;
+            let us = per_step(
+                gpu,
+                &mut timer,
+                trials,
+                rounds,
+                || {
+                    // SAFETY: as above.
+                    unsafe {
+                        crate::launch_grid_synced!(
+                            target,
+                            &barrier,
+                            gpu::bench::barrier::grid_barrier_bare,
+                            cfg,
+                            LaunchMode::Plain,
+                            (barrier.ptr(), rounds)
+                        )
+                    }
+                },
+                || barrier.check(target),
+            )?;
             groups.push(GroupCost {
                 blocks,
                 group_blocks: g,
+                effective_group_blocks: gpu::grid::group_size(g, blocks),
                 poll_sleep_ns: sleep,
                 us,
             });

@@ -1,10 +1,11 @@
 //! The host-side owner of a grid barrier's state: [`DeviceGridBarrier`].
 //!
 //! A [`gpu::grid::GridBarrier`] works only if three things hold at every launch, and none of them
-//! can be checked on the device: its state starts zeroed, every block of the grid is resident
+//! can be checked on the device: its state starts reset, every block of the grid is resident
 //! at once, and the state outlives the launch. [`DeviceGridBarrier::launch`] does the first two
-//! (reset, then [`check_coresident`]) before it launches, and the borrow it holds on the owner
-//! does the third, as for [`DeviceLock`](super::lock::DeviceLock).
+//! ([`check_coresident`], then the reset) before it launches; for the third, call
+//! [`DeviceGridBarrier::check`] (it waits for the launch) before the owner is dropped — freeing
+//! the memory also waits for the kernels using it, as for [`DeviceLock`](super::lock::DeviceLock).
 
 use crate::runtime::buffer::{Buffer, Plain};
 use crate::runtime::error::{Error, Result, check};
@@ -17,7 +18,8 @@ use gpu::grid::{
 use std::time::Duration;
 
 // SAFETY: `#[repr(C, align(128))]` of u32/u64 fields with every padding byte an explicit field
-// (256 bytes, asserted on the device side); every bit pattern is a valid state.
+// (256 bytes plus a 128-byte line per group, asserted on the device side); every bit pattern is
+// a valid state.
 unsafe impl Plain for GridBarrierState {}
 
 /// A grid barrier's state in device memory, owned by the host.
@@ -120,9 +122,9 @@ impl DeviceGridBarrier {
     }
 
     /// Puts the barrier back in its state before any launch: no block arrived, none gave up,
-    /// the same timeout. On a GPU two 4-byte memsets queued on the library stream, after the
-    /// kernels already there and before the next: the host does not wait, so a timed launch
-    /// does not time a round trip to the host.
+    /// the same settings. On a GPU four 4-byte memsets and one of the group lines, queued on the
+    /// library stream after the kernels already there and before the next: the host does not
+    /// wait, so a timed launch does not time a round trip to the host.
     ///
     /// # Errors
     /// A driver error.
@@ -183,8 +185,9 @@ impl DeviceGridBarrier {
 
     /// Blocks per group of the two-level arrival for the next launches:
     /// [`gpu::grid::GROUPS_AUTO`] (the default: the device chooses by the grid's size),
-    /// [`gpu::grid::GROUPS_NONE`] (one level), or a count. For measuring; the default is the
-    /// measured best.
+    /// [`gpu::grid::GROUPS_NONE`] (one level), or a count. A count that would make more than
+    /// [`gpu::grid::MAX_GROUPS`] groups, or one group, arrives on one level
+    /// ([`gpu::grid::group_size`] says which). For measuring; the default is the measured best.
     pub fn set_group_blocks(&mut self, group_blocks: u32) {
         self.group_blocks = group_blocks;
     }

@@ -29,9 +29,9 @@
 //! of hanging the GPU.
 
 use crate::atomic::{LoadOrder, Order, Scope, atomic_inc_device, fetch_add, load};
-use crate::grid::{BarrierError, GridBarrier, GridBarrierState};
-use crate::index::{blocks_per_grid, grid_stride, thread_rank_in_block};
-use crate::sync::{sync_threads, sync_threads_or, threadfence};
+use crate::grid::{BarrierError, GridBarrier, GridBarrierState, block_leader};
+use crate::index::{blocks_per_grid, grid_stride};
+use crate::sync::{sync_threads, threadfence};
 use crate::time::globaltimer_ns;
 use crate::vector::{F32x4, Split4};
 
@@ -231,39 +231,45 @@ unsafe fn article_sync(
     state: *mut GridBarrierState,
     volatile_spin: bool,
 ) -> Result<(), BarrierError> {
-    sync_threads();
+    // The article's fence by every thread: `membar.gl` is `fence.sc.gpu`, so each thread's own
+    // writes are performed at device scope before it reaches the block barrier below.
     threadfence();
-    let mut verdict = Ok(());
-    if thread_rank_in_block() == 0 {
-        // SAFETY: the caller's contract; raw field pointers only.
-        let (count, timeouts, timeout_ns) = unsafe {
-            (
-                &raw mut (*state).arrived,
-                &raw mut (*state).timeouts,
-                (*state).timeout_ns,
-            )
-        };
+    block_leader(|| {
+        // SAFETY: the caller's contract.
+        let (count, timeouts, timeout_ns) = unsafe { counter(state) };
         let last = blocks_per_grid() - 1;
         // SAFETY: as above.
         let oldc = unsafe { atomic_inc_device(count, last) };
         threadfence();
-        if oldc != last {
-            verdict = if volatile_spin {
-                // SAFETY: as above; the volatile load is read again on every poll.
-                unsafe { spin_until(|| count.read_volatile() == 0, timeouts, timeout_ns) }
-            } else {
-                // SAFETY: as above. A plain load of memory another block writes is a data race:
-                // the compiler may assume nobody else writes it, load once, and never look
-                // again — which is what the PTX of `xpx_plain_spin` shows it doing.
-                unsafe { plain_spin(count, timeouts, timeout_ns) }
-            };
-        }
+        let verdict = if oldc == last {
+            Ok(())
+        } else if volatile_spin {
+            // SAFETY: as above; the volatile load is read again on every poll.
+            unsafe { spin_until(|| count.read_volatile() == 0, timeouts, timeout_ns) }
+        } else {
+            // SAFETY: as above. A plain load of memory another block writes is a data race:
+            // the compiler may assume nobody else writes it, load once, and never look again —
+            // which is what the PTX of `xpx_plain_spin` shows it doing.
+            unsafe { plain_spin(count, timeouts) }
+        };
         threadfence();
-    }
-    if sync_threads_or(verdict.is_err()) {
-        Err(verdict.err().unwrap_or(BarrierError::Abandoned))
-    } else {
-        Ok(())
+        verdict
+    })
+}
+
+/// The counter, the error word and the bound of the state the lesson's barriers use.
+///
+/// # Safety
+/// `state` is a live [`GridBarrierState`].
+#[inline(always)]
+unsafe fn counter(state: *mut GridBarrierState) -> (*mut u32, *mut u32, u64) {
+    // SAFETY: the caller's contract; raw field pointers only, no reference.
+    unsafe {
+        (
+            &raw mut (*state).arrived,
+            &raw mut (*state).timeouts,
+            (*state).timeout_ns,
+        )
     }
 }
 
@@ -274,11 +280,7 @@ unsafe fn article_sync(
 /// # Safety
 /// As [`article_sync`].
 #[inline(always)]
-unsafe fn plain_spin(
-    count: *mut u32,
-    timeouts: *mut u32,
-    _timeout_ns: u64,
-) -> Result<(), BarrierError> {
+unsafe fn plain_spin(count: *mut u32, timeouts: *mut u32) -> Result<(), BarrierError> {
     let mut polls = 0u64;
     // Clippy sees it too ("variables in the condition are not mutated in the loop body"): the
     // lint is silenced because the bug is the lesson.
@@ -338,34 +340,17 @@ kernel! {
 /// As [`article_sync`].
 #[inline(always)]
 unsafe fn count_to_n(state: *mut GridBarrierState) -> Result<(), BarrierError> {
-    sync_threads();
-    let mut verdict = Ok(());
-    if thread_rank_in_block() == 0 {
-        // SAFETY: the caller's contract; raw field pointers only.
-        let (count, timeouts, timeout_ns) = unsafe {
-            (
-                &raw mut (*state).arrived,
-                &raw mut (*state).timeouts,
-                (*state).timeout_ns,
-            )
-        };
+    block_leader(|| {
+        // SAFETY: the caller's contract.
+        let (count, timeouts, timeout_ns) = unsafe { counter(state) };
         let n = blocks_per_grid();
         // SAFETY: as above.
         unsafe { fetch_add(count, 1, Scope::Device, Order::Release) };
-        verdict = unsafe {
-            // SAFETY: as above.
-            spin_until(
-                || load(count, Scope::Device, LoadOrder::Acquire) >= n,
-                timeouts,
-                timeout_ns,
-            )
-        };
-    }
-    if sync_threads_or(verdict.is_err()) {
-        Err(verdict.err().unwrap_or(BarrierError::Abandoned))
-    } else {
-        Ok(())
-    }
+        // SAFETY: as above.
+        let arrived = || unsafe { load(count, Scope::Device, LoadOrder::Acquire) } >= n;
+        // SAFETY: as above.
+        unsafe { spin_until(arrived, timeouts, timeout_ns) }
+    })
 }
 
 kernel! {

@@ -10,9 +10,11 @@
 //!
 //! **Every block of the grid must be resident on the GPU at once.** Blocks that have arrived
 //! spin until the last one does; if that one is still waiting for an SM that the spinning
-//! blocks occupy, it never starts, and nobody leaves. The host checks the grid against the
-//! occupancy calculator (blocks per SM × SMs) before every launch of a kernel that uses a grid
-//! barrier; a cooperative launch is also refused by the driver when the grid is too large.
+//! blocks occupy, it never starts, and nobody leaves. `gridsync`'s `DeviceGridBarrier::launch`
+//! (and `launch_grid_synced!`) checks the grid against the occupancy calculator (blocks per SM
+//! × SMs) before every launch; a launch made another way is not checked. A cooperative launch
+//! is also refused by the driver when the grid is too large. Past the bound, a block that never
+//! comes is a timeout, not a hang.
 //!
 //! The progression that leads here, from the article's counter barrier, is in
 //! [`crate::lessons::barrier`].
@@ -48,11 +50,12 @@ pub const GROUPS_NONE: u32 = u32::MAX;
 /// second hop (1056 blocks: 3.04 µs one level, 1.93 in groups of 64). docs/perf-notes.md,
 /// "Grid barrier".
 pub const TWO_LEVEL_FROM_BLOCKS: u32 = 1024;
-/// Blocks per group when the device chooses (the fastest of 4 to 64 at 1056 and 2112 blocks).
+/// Blocks per group when the device chooses (the fastest of 16, 32 and 64 at 1056 and 2112
+/// blocks; smaller groups there would be more than [`MAX_GROUPS`]).
 pub const DEFAULT_GROUP_BLOCKS: u32 = 64;
 
 /// [`GridBarrierState::poll_sleep_ns`]: let the device choose (no sleep below
-/// [`TWO_LEVEL_FROM_BLOCKS`] blocks, [`DEFAULT_POLL_SLEEP_NS`] from there, with the groups).
+/// [`TWO_LEVEL_FROM_BLOCKS`] blocks, [`DEFAULT_POLL_SLEEP_NS`] from there, groups or not).
 pub const POLL_SLEEP_AUTO: u32 = u32::MAX;
 /// The sleep between polls of a large grid when the device chooses: with thousands of blocks
 /// polling one line, back-to-back polls slow the arrivals they wait for (measured at 2112
@@ -81,9 +84,10 @@ pub struct GroupWord {
 /// The device memory behind a [`GridBarrier`]: the arrival word, the error word, the bound, and
 /// the group words of the two-level arrival.
 ///
-/// Every word on its own 128-byte line: the arrival word every block's thread 0 adds to (or
-/// the last block of each group) and polls; the error word, apart so that looking at it adds
-/// no traffic to the arrival word's line; and one line per group.
+/// The arrival word's line (with the settings, read once per launch) is the one every block's
+/// thread 0 adds to (or the last block of each group) and polls; the error word has a line of
+/// its own, so that looking at it adds no traffic to the arrival word's; and each group's word
+/// has its own line.
 #[repr(C, align(128))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GridBarrierState {
@@ -171,8 +175,9 @@ pub enum BarrierError {
 /// Everything any thread of the grid did before its call happens-before everything every thread
 /// does after the call returns `Ok`. The chain: `bar.sync` makes the block's writes visible to
 /// its thread 0 (block scope, cumulative); thread 0's add releases them at device scope; the
-/// other blocks' thread 0 acquire them with the load that sees the generation flip; their
-/// `bar.sync` hands them on to their block. No `threadfence` is needed before or after.
+/// other blocks' thread 0 acquire them with the load that sees the generation flip; the
+/// block barrier after it (`bar.red`) hands them on to their block. No `threadfence` is needed
+/// before or after.
 ///
 /// # How it counts
 ///
@@ -187,7 +192,8 @@ pub enum BarrierError {
 ///
 /// # Preconditions
 ///
-/// - every block of the grid is resident at once (module docs; the host checks it);
+/// - every block of the grid is resident at once (module docs; `DeviceGridBarrier::launch`
+///   checks it);
 /// - every thread of every block calls `sync` the same number of times, in uniform control flow
 ///   (as `sync_threads` requires within a block);
 /// - fewer than 2³¹ blocks; the state starts zeroed for each launch (the host resets it).
@@ -214,8 +220,8 @@ pub enum BarrierError {
 ///
 /// Past `timeout_ns` a waiting block adds itself to the error word and returns
 /// [`BarrierError::TimedOut`] to all its threads; blocks that see the error word set return
-/// [`BarrierError::Abandoned`]. The kernel must return on an error (a later call would wait for
-/// blocks that have left, until its own timeout); the host sees the error word and reports a
+/// [`BarrierError::Abandoned`]; every later call of the same handle fails at once, without
+/// arriving. The kernel should return on an error; the host sees the error word and reports a
 /// timeout.
 ///
 /// # Arrival in groups
@@ -232,11 +238,17 @@ pub struct GridBarrier {
     /// Blocks per group of this launch's arrival, 0 for one level: read once, in `from_ptr`,
     /// not at every barrier (after an acquire the load would go to L2 each time).
     group: u32,
-    /// Barriers this handle has passed in this launch. The grid word starts at 0 and its
-    /// generation bit flips once per barrier, so after `passed` barriers the next flip makes it
-    /// `(passed + 1) mod 2`: the waiter knows what to wait for without the old value of an
-    /// atomic, and can arrive with a `red` that does not wait for an answer.
+    /// Barriers this handle has entered in this launch. The grid word's generation bit flips
+    /// once per barrier, so barrier `passed` is complete when the bit reads `start` flipped
+    /// `passed` times: the waiter knows what to wait for without the old value of an atomic,
+    /// and can arrive with a `red` that does not wait for an answer.
     passed: u32,
+    /// The grid word's generation bit when the launch began (read in `from_ptr`, before this
+    /// block arrives anywhere: no barrier completes without it, so the bit cannot have moved).
+    start: u32,
+    /// A barrier of this handle failed: every later call fails at once, without arriving (an
+    /// arrival would be counted toward a barrier the failed blocks never reach).
+    failed: bool,
     /// Nanoseconds between polls (read once, like `group`).
     sleep_ns: u32,
 }
@@ -248,9 +260,10 @@ impl GridBarrier {
     /// # Safety
     ///
     /// `state` points to a [`GridBarrierState`] in device memory (global memory on a GPU) that
-    /// lives for the whole launch, was reset for it (the host's owner does), and is touched
-    /// only through `GridBarrier` handles meanwhile — one handle per thread per launch, made
-    /// before the first barrier (a second one would count barriers from zero again).
+    /// lives for the whole launch, was reset for it (counts and error word zero; the host's
+    /// owner does it), and is touched only through `GridBarrier` handles meanwhile — one handle
+    /// per thread per launch, made before the first barrier (a second one would count barriers
+    /// from zero again).
     #[inline(always)]
     pub unsafe fn from_ptr(state: *mut GridBarrierState) -> GridBarrier {
         // SAFETY: the caller's contract; the host wrote `group_blocks` before the launch and
@@ -261,11 +274,15 @@ impl GridBarrier {
                 (&raw const (*state).poll_sleep_ns).read(),
             )
         };
+        // SAFETY: as above; the arrival word is only ever accessed atomically.
+        let start = unsafe { load(&raw mut (*state).arrived, Scope::Device, LoadOrder::Relaxed) };
         let blocks = blocks_per_grid();
         GridBarrier {
             state,
             group: group_size(group_blocks, blocks).unwrap_or(0),
             passed: 0,
+            start: start & GENERATION_BIT,
+            failed: false,
             sleep_ns: poll_sleep(sleep_ns, blocks),
         }
     }
@@ -278,20 +295,15 @@ impl GridBarrier {
     /// block gets the same answer.
     #[inline(always)]
     pub fn sync(&mut self) -> Result<(), BarrierError> {
-        sync_threads();
+        if self.failed {
+            return Err(BarrierError::Abandoned);
+        }
         self.passed = self.passed.wrapping_add(1);
-        let mut verdict = Ok(());
-        if thread_rank_in_block() == 0 {
-            // SAFETY: `from_ptr`'s contract: the state is live device memory used only through
-            // these handles.
-            verdict = unsafe { self.arrive_and_wait() };
-        }
-        if sync_threads_or(verdict.is_err()) {
-            // Threads other than 0 only learn that the block failed, not how.
-            Err(verdict.err().unwrap_or(BarrierError::Abandoned))
-        } else {
-            Ok(())
-        }
+        // SAFETY: `from_ptr`'s contract: the state is live device memory used only through
+        // these handles.
+        let verdict = block_leader(|| unsafe { self.arrive_and_wait() });
+        self.failed = verdict.is_err();
+        verdict
     }
 
     /// Thread 0's part: arrive with a release add (through the block's group where there are
@@ -312,9 +324,9 @@ impl GridBarrier {
         let me = block_rank_in_grid();
         // The grid word's generation bit once this barrier is complete.
         let target = if self.passed % 2 == 1 {
-            GENERATION_BIT
+            self.start ^ GENERATION_BIT
         } else {
-            0
+            self.start
         };
         match self.group {
             0 => {
@@ -395,6 +407,30 @@ impl GridBarrier {
                 }
             }
         }
+    }
+}
+
+/// The shape of a grid barrier inside a block: the block meets (`bar.sync`), thread 0 alone runs
+/// `leader` (arrive and wait for the other blocks), and the block meets again, every thread
+/// learning whether thread 0 failed (`bar.red.or`). Threads other than 0 only learn that the
+/// block failed, not how ([`BarrierError::Abandoned`]).
+///
+/// Scope: block. Ordering: as two [`sync_threads`]: what the block wrote before is visible to
+/// thread 0 in `leader`, and what thread 0 acquired in `leader` to the block after.
+/// CUDA: `__syncthreads(); if (threadIdx.x == 0) {…} __syncthreads_or(failed)`.
+/// PTX: `bar.sync 0` … `bar.red.or.pred`. Every thread of the block must call it, in uniform
+/// control flow, as [`sync_threads`].
+#[inline(always)]
+pub fn block_leader(leader: impl FnOnce() -> Result<(), BarrierError>) -> Result<(), BarrierError> {
+    sync_threads();
+    let mut verdict = Ok(());
+    if thread_rank_in_block() == 0 {
+        verdict = leader();
+    }
+    if sync_threads_or(verdict.is_err()) {
+        Err(verdict.err().unwrap_or(BarrierError::Abandoned))
+    } else {
+        Ok(())
     }
 }
 
