@@ -6,6 +6,8 @@
 mod driver;
 #[path = "build/ptx.rs"]
 mod ptx;
+#[path = "build/shim.rs"]
+mod shim;
 
 fn main() {
     println!("cargo::rerun-if-changed=build.rs");
@@ -22,7 +24,8 @@ fn main() {
         eprintln!("\nerror: could not build the device crate to PTX\n\n{e}\n");
         std::process::exit(1);
     }
-    if let Err(e) = driver::link() {
+    let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").unwrap_or_default());
+    if let Err(e) = shim::build(&out.join("cuda-shim")).and_then(|()| driver::link()) {
         eprintln!("\nerror: could not set up the link against the CUDA driver\n\n{e}\n");
         std::process::exit(1);
     }

@@ -371,3 +371,39 @@ fn gpu_every_benchmark_size_is_checked_before_it_is_allocated() {
     // On the GPU too, a demo's size past the device's memory is refused by name.
     assert_refused(&["reduce", "--len", "40000000000"], "--len 40000000000");
 }
+
+#[test]
+fn the_binary_starts_without_a_driver_or_an_environment() {
+    // No LD_LIBRARY_PATH (cargo puts the link-time stub there): the binary loads the driver
+    // itself at run time, or finds none and says so.
+    let bin = std::env::var("GRIDSYNC_BIN")
+        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_gridsync").to_string());
+    let out = std::process::Command::new(&bin)
+        .args(["race", "--simulate", "--json"])
+        .env_clear()
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["atomic"], 160);
+    let out = std::process::Command::new(&bin)
+        .arg("info")
+        .env_clear()
+        .output()
+        .unwrap();
+    if driver_at_run_time() {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    } else {
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains("no GPU"), "{err}");
+    }
+}

@@ -102,7 +102,7 @@ pub fn init_driver() -> Result<u32> {
         cu::CUresult::CUDA_SUCCESS => {}
         cu::CUresult::CUDA_ERROR_STUB_LIBRARY => {
             return Err(Error::NoGpu(
-                "no NVIDIA driver on this machine (the stub libcuda answered)".into(),
+                "no NVIDIA driver on this machine (libcuda.so.1 could not be loaded)".into(),
             ));
         }
         cu::CUresult::CUDA_ERROR_NO_DEVICE => {
