@@ -401,11 +401,22 @@ fn a_launch_that_finds_the_generation_flipped_still_waits_on_the_simulator() {
 }
 
 #[test]
-fn a_length_past_the_limit_is_refused() {
-    let o = BarrierOptions {
-        len: gridsync::barrier::MAX_LEN + 1,
-        ..BarrierOptions::default()
-    };
-    let e = run(&Target::Sim, &o, |_, _| {}).unwrap_err();
-    assert!(matches!(e, Error::InvalidInput(_)), "{e}");
+fn a_length_or_a_count_past_the_limit_is_refused() {
+    for o in [
+        BarrierOptions {
+            len: gridsync::barrier::MAX_LEN + 1,
+            ..BarrierOptions::default()
+        },
+        BarrierOptions {
+            iterations: u32::MAX,
+            ..BarrierOptions::default()
+        },
+        BarrierOptions {
+            repeats: u32::MAX,
+            ..BarrierOptions::default()
+        },
+    ] {
+        let e = run(&Target::Sim, &o, |_, _| {}).unwrap_err();
+        assert!(matches!(e, Error::InvalidInput(_)), "{e}");
+    }
 }

@@ -13,7 +13,10 @@
 mod run;
 mod sweep;
 
-pub use run::{BarrierOptions, BarrierReport, MAX_LEN, VariantRun, run, run_variant};
+pub use run::{
+    BarrierOptions, BarrierReport, MAX_ITERATIONS, MAX_LEN, MAX_REPEATS, VariantRun, run,
+    run_variant,
+};
 pub use sweep::{SWEEP_VARIANTS, SweepOptions, SweepPoint, SweepReport, sweep, sweep_chart};
 
 use serde::Serialize;

@@ -17,6 +17,11 @@ use serde::Serialize;
 /// The largest `W`: every thread sums all `W` values twice per iteration.
 pub const MAX_LEN: usize = 1 << 20;
 
+/// The most X→P→X iterations per run (the many-launch variant queues two launches each).
+pub const MAX_ITERATIONS: u32 = 1_000_000;
+/// The most timed runs per variant.
+pub const MAX_REPEATS: u32 = 1000;
+
 /// What [`run`] runs.
 #[derive(Clone, Debug, Serialize)]
 pub struct BarrierOptions {
@@ -272,6 +277,13 @@ fn check_options(target: &Target, o: &BarrierOptions) -> Result<(LaunchConfig, u
         return Err(Error::InvalidInput(
             "blocks, threads, the length W and the iterations must all be at least 1".into(),
         ));
+    }
+    if o.iterations > MAX_ITERATIONS || o.repeats > MAX_REPEATS {
+        return Err(Error::InvalidInput(format!(
+            "{} iterations and {} repeats: at most {MAX_ITERATIONS} iterations (two launches \
+             each in the many-launch variant) and {MAX_REPEATS} repeats",
+            o.iterations, o.repeats
+        )));
     }
     if o.len > MAX_LEN {
         return Err(Error::InvalidInput(format!(
