@@ -115,6 +115,36 @@ fn per_step(
     Stats::of(&us)
 }
 
+/// `rounds` bare barriers per launch of `barrier` at `cfg` in `mode`, each of `trials` launches
+/// checked (untimed) for a timeout: microseconds per barrier.
+fn time_bare(
+    (gpu, target): (&Gpu, &Target),
+    barrier: &DeviceGridBarrier,
+    trials: u32,
+    rounds: u32,
+    cfg: LaunchConfig,
+    mode: LaunchMode,
+) -> Result<Stats> {
+    let mut timer = Timer::new()?;
+    let launch = || {
+        // SAFETY: the barrier's state is live for the launch, which `per_step` synchronizes
+        // (and checks) before the state is reused.
+        unsafe {
+            crate::launch_grid_synced!(
+                target,
+                barrier,
+                gpu::bench::barrier::grid_barrier_bare,
+                cfg,
+                mode,
+                (barrier.ptr(), rounds)
+            )
+        }
+    };
+    per_step(gpu, &mut timer, trials, rounds, launch, || {
+        barrier.check(target)
+    })
+}
+
 /// Runs the benchmark; `progress` is called with (figures done, figures).
 ///
 /// # Errors
@@ -150,36 +180,21 @@ pub fn run(
     let steps = (shapes.len() + group_grids.len() * LAYOUTS.len()) as u32;
     for (i, &(blocks, what)) in shapes.iter().enumerate() {
         let cfg = LaunchConfig::linear(blocks, THREADS);
-        let bare = |mode| {
-            // SAFETY: the barrier's state is live for the launch, which `per_step` synchronizes
-            // before the state is checked or reused.
-            unsafe {
-                crate::launch_grid_synced!(
-                    target,
-                    &barrier,
-                    gpu::bench::barrier::grid_barrier_bare,
-                    cfg,
-                    mode,
-                    (barrier.ptr(), rounds)
-                )
-            }
-        };
-        let checked = || barrier.check(target);
-        let grid_barrier_us = per_step(
-            gpu,
-            &mut timer,
+        let grid_barrier_us = time_bare(
+            (gpu, target),
+            &barrier,
             trials,
             rounds,
-            || bare(LaunchMode::Plain),
-            checked,
+            cfg,
+            LaunchMode::Plain,
         )?;
-        let cooperative_us = per_step(
-            gpu,
-            &mut timer,
+        let cooperative_us = time_bare(
+            (gpu, target),
+            &barrier,
             trials,
             rounds,
-            || bare(LaunchMode::Cooperative),
-            checked,
+            cfg,
+            LaunchMode::Cooperative,
         )?;
         let empty_launch_us = per_step(
             gpu,
@@ -226,25 +241,13 @@ pub fn run(
         for &(g, sleep) in &LAYOUTS {
             barrier.set_group_blocks(g);
             barrier.set_poll_sleep_ns(sleep);
-            let us = per_step(
-                gpu,
-                &mut timer,
+            let us = time_bare(
+                (gpu, target),
+                &barrier,
                 trials,
                 rounds,
-                || {
-                    // SAFETY: as above.
-                    unsafe {
-                        crate::launch_grid_synced!(
-                            target,
-                            &barrier,
-                            gpu::bench::barrier::grid_barrier_bare,
-                            cfg,
-                            LaunchMode::Plain,
-                            (barrier.ptr(), rounds)
-                        )
-                    }
-                },
-                || barrier.check(target),
+                cfg,
+                LaunchMode::Plain,
             )?;
             groups.push(GroupCost {
                 blocks,
