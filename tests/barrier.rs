@@ -85,36 +85,51 @@ fn no_block_passes_early_at_odd_shapes_on_the_simulator() {
     }
 }
 
-/// One block never arrives: the others give up at the timeout, the host says so.
+/// One block never arrives: the others give up at the timeout, the host says so, in both launch
+/// modes; the timeout stays what it was, and a reset leaves a fresh state that a correct launch
+/// passes.
 fn absent_block_times_out(target: &Target, blocks: u32) {
-    let barrier = DeviceGridBarrier::with_timeout(target, Duration::from_millis(50)).unwrap();
-    let cfg = LaunchConfig::linear(blocks, 32);
-    let start = std::time::Instant::now();
-    // SAFETY: the barrier's live state.
-    unsafe {
-        gridsync::launch_grid_synced!(
-            target,
-            &barrier,
-            gpu::checks::barrier::grid_barrier_absent_block,
-            cfg,
-            LaunchMode::Plain,
-            (barrier.ptr(), 1u32)
-        )
-        .unwrap()
-    };
-    target.synchronize().unwrap();
-    let e = barrier.check(target).unwrap_err();
-    assert!(
-        matches!(e, Error::BarrierTimeout { blocks: b } if b >= 1 && b < blocks),
-        "{e}"
-    );
-    assert!(
-        start.elapsed() < Duration::from_secs(10),
-        "{:?}",
-        start.elapsed()
-    );
-    // The state is reset for the next launch: a correct one passes.
-    assert_eq!(phases(target, blocks, 32, 3, LaunchMode::Plain), 0);
+    const TIMEOUT: Duration = Duration::from_millis(50);
+    for mode in [LaunchMode::Plain, LaunchMode::Cooperative] {
+        let barrier = DeviceGridBarrier::with_timeout(target, TIMEOUT).unwrap();
+        assert_eq!(barrier.timeout(), TIMEOUT);
+        let cfg = LaunchConfig::linear(blocks, 32);
+        let start = std::time::Instant::now();
+        // SAFETY: the barrier's live state.
+        unsafe {
+            gridsync::launch_grid_synced!(
+                target,
+                &barrier,
+                gpu::checks::barrier::grid_barrier_absent_block,
+                cfg,
+                mode,
+                (barrier.ptr(), 1u32)
+            )
+            .unwrap()
+        };
+        target.synchronize().unwrap();
+        let e = barrier.check(target).unwrap_err();
+        assert!(
+            matches!(e, Error::BarrierTimeout { blocks: b } if b >= 1 && b < blocks),
+            "{mode:?}: {e}"
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "{mode:?}: {:?}",
+            start.elapsed()
+        );
+        assert_eq!(
+            barrier.read(target).unwrap().timeout_ns,
+            TIMEOUT.as_nanos() as u64
+        );
+        barrier.reset(target).unwrap();
+        assert_eq!(
+            barrier.read(target).unwrap(),
+            gpu::grid::GridBarrierState::new(TIMEOUT.as_nanos() as u64)
+        );
+        // The state is reset for the next launch: a correct one passes.
+        assert_eq!(phases(target, blocks, 32, 3, mode), 0);
+    }
 }
 
 #[test]

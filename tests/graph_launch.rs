@@ -3,16 +3,13 @@
 
 mod common;
 
-use gridsync::gpu::grid::{GENERATION_BIT, GridBarrierState};
+use gridsync::gpu::grid::GENERATION_BIT;
 use gridsync::primitives::barrier::DeviceGridBarrier;
 use gridsync::runtime::graph::Graph;
 use gridsync::runtime::grid::{check_coresident, max_coresident_blocks};
 use gridsync::runtime::launch::{LaunchMode, launch_on_stream};
 use gridsync::{Error, LaunchConfig, Target, launch_cooperative, launch_grid_synced};
 use std::time::Duration;
-
-/// A short bound for tests that expect a timeout.
-const SHORT_TIMEOUT: Duration = Duration::from_millis(50);
 
 #[test]
 fn launch_modes_serialize_in_snake_case() {
@@ -99,38 +96,6 @@ fn the_simulator_refuses_an_oversized_grid_synced_launch() {
     }
     .unwrap_err();
     assert!(matches!(e, Error::InvalidInput(_)), "{e}");
-}
-
-#[test]
-fn an_absent_block_times_the_others_out_on_the_simulator() {
-    let t = Target::Sim;
-    let barrier = DeviceGridBarrier::with_timeout(&t, SHORT_TIMEOUT).unwrap();
-    assert_eq!(barrier.timeout(), SHORT_TIMEOUT);
-    // SAFETY: as above.
-    unsafe {
-        launch_grid_synced!(
-            &t,
-            barrier,
-            gridsync::gpu::checks::barrier::grid_barrier_absent_block,
-            LaunchConfig::linear(3, 32),
-            LaunchMode::Plain,
-            (barrier.ptr(), 1u32)
-        )
-    }
-    .unwrap();
-    let e = barrier.check(&t).unwrap_err();
-    assert!(
-        matches!(e, Error::BarrierTimeout { blocks } if (1..=2).contains(&blocks)),
-        "{e:?}"
-    );
-    // The next launch starts from a reset state, with the same timeout.
-    let state = barrier.read(&t).unwrap();
-    assert_eq!(state.timeout_ns, SHORT_TIMEOUT.as_nanos() as u64);
-    barrier.reset(&t).unwrap();
-    assert_eq!(
-        barrier.read(&t).unwrap(),
-        GridBarrierState::new(SHORT_TIMEOUT.as_nanos() as u64)
-    );
 }
 
 #[test]
@@ -230,30 +195,6 @@ fn a_grid_one_block_past_the_limit_is_refused_before_launch() {
             "{mode:?}"
         );
     }
-}
-
-#[test]
-#[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
-fn an_absent_block_times_the_others_out_on_the_gpu() {
-    let t = common::gpu();
-    let barrier = DeviceGridBarrier::with_timeout(&t, SHORT_TIMEOUT).unwrap();
-    // SAFETY: as above.
-    unsafe {
-        launch_grid_synced!(
-            &t,
-            barrier,
-            gridsync::gpu::checks::barrier::grid_barrier_absent_block,
-            LaunchConfig::linear(4, 64),
-            LaunchMode::Cooperative,
-            (barrier.ptr(), 2u32)
-        )
-    }
-    .unwrap();
-    let e = barrier.check(&t).unwrap_err();
-    assert!(
-        matches!(e, Error::BarrierTimeout { blocks } if (1..=3).contains(&blocks)),
-        "{e:?}"
-    );
 }
 
 #[test]
