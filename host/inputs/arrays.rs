@@ -81,7 +81,7 @@ pub fn parse_text_f32(text: &str) -> std::result::Result<Vec<f32>, String> {
 }
 
 /// SplitMix64's finalizer: a well-mixed 64-bit hash of `x`.
-fn splitmix64(x: u64) -> u64 {
+pub fn splitmix64(x: u64) -> u64 {
     let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
