@@ -20,7 +20,7 @@
 //! |---|---|
 //! | [`runtime`] | [`Gpu`], [`Target`], the launch path, buffers, pinned memory, streams, events and timers, PTX selection, [`Error`] |
 //! | [`primitives`] | host owners of device primitives' state ([`DeviceMutex`], [`DeviceTicketLock`], [`DeviceGridBarrier`]) |
-//! | topics | one module per topic, named as in [`gpu::lessons`]: [`race`], [`atomics`], [`locks`], [`count_above`], [`dot`], [`reduce`], [`histogram`], [`normalize`] (the streams topic), [`barrier`] |
+//! | topics | one module per topic, named as in [`gpu::lessons`]: [`race`], [`atomics`], [`locks`], [`count_above`], [`dot`], [`reduce`], [`histogram`], [`normalize`] (the streams topic), [`barrier`], [`neighbor`] |
 //! | [`inputs`], [`bench`](mod@bench), [`plot`] | input files and generators, the benchmarks, SVG plots |
 //!
 //! The reading order of the topics is on the device crate's page ([`gpu`]).
@@ -34,6 +34,7 @@ pub mod count_above;
 pub mod dot;
 pub mod histogram;
 pub mod locks;
+pub mod neighbor;
 pub mod normalize;
 pub mod race;
 pub mod reduce;
@@ -44,6 +45,7 @@ pub mod plot;
 
 pub use gpu;
 pub use gpu::{Dim3, LaunchConfig};
+pub use nalgebra;
 pub use primitives::barrier::DeviceGridBarrier;
 pub use primitives::lock::{DeviceMutex, DeviceTicketLock, MutexBounds};
 pub use runtime::buffer::{Buffer, Plain};

@@ -73,6 +73,10 @@ enum Command {
     /// a CUDA graph, one launch with GridBarrier (plain and cooperative), and the broken
     /// barriers with where they go wrong; --sweep times them against the number of blocks.
     Barrier(cli::barrier::BarrierArgs),
+    /// Neighbor lists (CUDA book 9.3): the book's O(N²) kernels with and without atomicAdd,
+    /// the mistake of not using atomicAdd's result, and an O(N) cell list; the book's
+    /// neighbor.txt (--output) and the sheet with its bonds (--plot).
+    Neighbor(cli::neighbor::NeighborArgs),
     /// Benchmarks (GPU only).
     Bench {
         #[command(subcommand)]
@@ -127,6 +131,9 @@ enum BenchCommand {
     /// What one grid barrier costs at 1 block per SM and at the largest co-resident grid,
     /// against an empty launch and a graph of empty kernels.
     Barrier(cli::barrier::BenchArgs),
+    /// The neighbor-list cell list from 10⁴ to 10⁷ graphene atoms, phase by phase, and the
+    /// book's O(N²) kernels up to 10⁶, in atoms per second.
+    Neighbor(cli::neighbor::BenchArgs),
     /// Device-to-device copy bandwidth: the roofline of every other benchmark.
     Copy {
         /// Bytes per copy (at least a few times the L2 cache).
@@ -204,6 +211,10 @@ fn run(cli: &Cli) -> Result<()> {
             let target = Target::open(cli.device, cli.simulate)?;
             cli::barrier::command(&target, args, cli.json)
         }
+        Command::Neighbor(args) => {
+            let target = Target::open(cli.device, cli.simulate)?;
+            cli::neighbor::command(&target, args, cli.json)
+        }
         Command::Bench { which } => {
             let target = Target::open(cli.device, cli.simulate)?;
             match which {
@@ -273,6 +284,9 @@ fn run(cli: &Cli) -> Result<()> {
                     cli::streams::transfer_command(&target, args, cli.json)
                 }
                 BenchCommand::Barrier(args) => cli::barrier::bench_command(&target, args, cli.json),
+                BenchCommand::Neighbor(args) => {
+                    cli::neighbor::bench_command(&target, args, cli.json)
+                }
                 BenchCommand::Copy { bytes, trials } => {
                     let b = copy::run(&target, *bytes, *trials, progress(!cli.json, "copy"))?;
                     if cli.json {

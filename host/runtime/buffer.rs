@@ -130,6 +130,46 @@ impl Target {
         }
     }
 
+    /// Sets every byte of `buf` to zero: queued on the library's stream on a GPU (no wait, so
+    /// that it can sit inside a timed sequence of launches), at once on the simulator.
+    ///
+    /// # Errors
+    /// A driver error.
+    pub fn clear<T: Plain>(&self, buf: &Buffer<T>) -> Result<()> {
+        self.fill_bytes(buf, 0)
+    }
+
+    /// Sets every byte of `buf` to `byte` (`0xFF` makes every `u32` `u32::MAX`), queued as
+    /// [`Target::clear`].
+    ///
+    /// # Errors
+    /// A driver error.
+    pub fn fill_bytes<T: Plain>(&self, buf: &Buffer<T>, byte: u8) -> Result<()> {
+        match (&buf.memory, self) {
+            (Memory::Host(cells), _) => {
+                for cell in cells.iter() {
+                    // SAFETY: simulated launches return only when their grid is done, so no
+                    // kernel touches the buffer now; every bit pattern is a valid `T` (`Plain`).
+                    unsafe { cell.get().cast::<u8>().write_bytes(byte, size_of::<T>()) };
+                }
+                Ok(())
+            }
+            (Memory::Device { ptr }, Target::Gpu(gpu)) => {
+                if buf.bytes() == 0 {
+                    return Ok(());
+                }
+                gpu.make_current()?;
+                // SAFETY: `ptr` is this buffer's live allocation of `bytes()` bytes.
+                let code =
+                    unsafe { cu::cuMemsetD8Async(*ptr, byte, buf.bytes(), gpu.stream().as_raw()) };
+                check(code, || "cuMemsetD8Async".into())
+            }
+            (Memory::Device { .. }, Target::Sim) => Err(Error::InvalidInput(
+                "a device buffer cannot be filled through the simulator".into(),
+            )),
+        }
+    }
+
     /// A buffer holding a copy of `data`.
     ///
     /// # Errors

@@ -52,6 +52,16 @@ pub enum Error {
         /// How many blocks gave up.
         blocks: u32,
     },
+    /// An atom has more neighbors than the padded lists have slots (`MN`, `--max-neighbors`):
+    /// nothing was written past them, and the counts are true.
+    TooManyNeighbors {
+        /// The first atom with the most neighbors.
+        atom: usize,
+        /// Its true count: the `MN` that would fit every atom.
+        count: u32,
+        /// The slots per atom there were.
+        max_neighbors: usize,
+    },
     /// A size the caller gave needs more memory than the host or the GPU has available (with
     /// a tenth to spare): refused before anything was allocated.
     TooLarge {
@@ -128,6 +138,16 @@ impl fmt::Display for Error {
                 f,
                 "{blocks} block(s) gave up waiting at a grid barrier: some block never arrived \
                  (not co-resident, exited early, or called it fewer times)"
+            ),
+            Error::TooManyNeighbors {
+                atom,
+                count,
+                max_neighbors,
+            } => write!(
+                f,
+                "atom {atom} has {count} neighbors, more than the {max_neighbors} slots per atom \
+                 (--max-neighbors {max_neighbors}); no atom has more than {count}, so \
+                 --max-neighbors {count} fits"
             ),
             Error::Mismatch(what) => write!(f, "result does not match the CPU reference: {what}"),
             Error::TooLarge {

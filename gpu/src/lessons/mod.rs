@@ -11,6 +11,7 @@ pub mod count_above;
 pub mod dot;
 pub mod histogram;
 pub mod locks;
+pub mod neighbor;
 pub mod normalize;
 pub mod race;
 pub mod reduce;

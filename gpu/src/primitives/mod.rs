@@ -12,6 +12,7 @@
 //! | block | [`shared`] | dynamic shared memory |
 //! | block | [`shared_atomic`] | atomics addressed in the shared state space (`red.shared`) |
 //! | block | [`block_reduce`] | warp and block sums (CUB's `WarpReduce` / `BlockReduce`) |
+//! | block | [`block_scan`] | warp and block prefix sums (CUB's `WarpScan` / `BlockScan`) |
 //! | device | [`lock`] | the sources' spinlock, [`lock::Mutex`] and [`lock::TicketLock`] |
 //! | grid | [`grid`] | [`grid::GridBarrier`]: every thread of the launch waits for all |
 //!
@@ -19,6 +20,7 @@
 
 pub mod atomic;
 pub mod block_reduce;
+pub mod block_scan;
 pub mod grid;
 pub mod index;
 pub mod lock;

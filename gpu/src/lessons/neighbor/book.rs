@@ -1,0 +1,197 @@
+//! The book's O(N²) kernels: every pair of atoms checked, with and without atomics — and the
+//! mistake the book warns about.
+//!
+//! Shared changes from the book, all three kernels:
+//!
+//! - a grid-stride loop over `n1`, so that any grid covers any `N` (the book launches one thread
+//!   per atom, which is what the host does here too);
+//! - `NN` is zeroed by the host before the launch: the book's `d_NN[n1] = 0` at the top of
+//!   `find_neighbor_atomic` races with the other threads' `atomicAdd(&d_NN[n1], 1)` — thread
+//!   `n0 < n1` may add to `NN[n1]` before thread `n1` starts and zeroes it;
+//! - every write into `NL` is guarded by `k < MN`, and the counts go on counting: an `MN` too
+//!   small is an error the host reports, never a write out of bounds;
+//! - points may be 3-D and the box periodic ([`Rule`]).
+
+use super::{Atoms, Coord, Layout, Rule, slot};
+use crate::atomic::{LoadOrder, Scope, StoreOrder, atomic_add_device, load, store};
+use crate::index::grid_stride;
+
+/// The book's `find_neighbor_atomic`: thread `n1` checks `n2 > n1` only, and appends to both
+/// lists, taking each slot from `atomicAdd`'s result.
+///
+/// # Safety
+/// `atoms` holds `n` atoms; `nn` holds `n` counts, zeroed; `nl` holds `n * mn` slots.
+#[inline(always)]
+unsafe fn find_neighbor_atomic<T: Coord>(
+    nn: *mut u32,
+    nl: *mut u32,
+    atoms: Atoms<T>,
+    n: u32,
+    mn: u32,
+    rule: Rule<T>,
+) {
+    let (n, mn) = (n as usize, mn as usize);
+    for n1 in grid_stride(n) {
+        // SAFETY: `n1 < n` and `n2 < n`.
+        let r1 = unsafe { atoms.get(n1) };
+        for n2 in n1 + 1..n {
+            let r2 = unsafe { atoms.get(n2) };
+            if rule.within(r1, r2) {
+                // The slot is what `atomicAdd` returns: the count before this thread's add,
+                // which no other thread can also receive.
+                // SAFETY: `n1, n2 < n`; `NN` is only touched atomically during the launch, and
+                // each slot below `mn` is written by the one thread that received its number.
+                unsafe {
+                    let tmp1 = atomic_add_device(nn.add(n1), 1) as usize;
+                    if tmp1 < mn {
+                        *nl.add(n1 * mn + tmp1) = n2 as u32;
+                    }
+                    let tmp2 = atomic_add_device(nn.add(n2), 1) as usize;
+                    if tmp2 < mn {
+                        *nl.add(n2 * mn + tmp2) = n1 as u32;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The book's mistake: `d_NL[n1*MN + d_NN[n1]] = n2; atomicAdd(&d_NN[n1], 1);` — the count
+/// read for the slot is not the count the atomic increments.
+///
+/// # Safety
+/// As [`find_neighbor_atomic`].
+#[inline(always)]
+unsafe fn find_neighbor_wrong<T: Coord>(
+    nn: *mut u32,
+    nl: *mut u32,
+    atoms: Atoms<T>,
+    n: u32,
+    mn: u32,
+    rule: Rule<T>,
+) {
+    let (n, mn) = (n as usize, mn as usize);
+    // One append done wrong: between the read of `NN[a]` and the add, another thread may read
+    // the same count; both write the same slot (one neighbor is lost) and both add (a slot at
+    // the end is never written). The loads and stores are relaxed atomics, so the race is a
+    // logic error the host can show, not undefined behaviour; on the GPU they compile to the
+    // same plain `ld`/`st` as the book's code.
+    let append = |a: usize, b: usize| {
+        // SAFETY: `a < n`; `NN` and `NL` are only touched atomically during the launch.
+        unsafe {
+            let k = load(nn.add(a), Scope::Device, LoadOrder::Relaxed) as usize;
+            if k < mn {
+                store(
+                    nl.add(a * mn + k),
+                    b as u32,
+                    Scope::Device,
+                    StoreOrder::Relaxed,
+                );
+            }
+            atomic_add_device(nn.add(a), 1);
+        }
+    };
+    for n1 in grid_stride(n) {
+        // SAFETY: `n1 < n` and `n2 < n`.
+        let r1 = unsafe { atoms.get(n1) };
+        for n2 in n1 + 1..n {
+            if rule.within(r1, unsafe { atoms.get(n2) }) {
+                append(n1, n2);
+                append(n2, n1);
+            }
+        }
+    }
+}
+
+/// The book's `find_neighbor_no_atomic`: thread `n1` checks every `n2` and appends to its own
+/// list only, counting in a register; the list is written in `layout` (the book:
+/// [`Layout::Transposed`], `NL[k*N + n1]`, so that consecutive threads write consecutive words).
+///
+/// # Safety
+/// `atoms` holds `n` atoms; `nn` holds `n` counts; `nl` holds `n * mn` slots.
+#[inline(always)]
+unsafe fn find_neighbor_no_atomic<T: Coord>(
+    nn: *mut u32,
+    nl: *mut u32,
+    atoms: Atoms<T>,
+    n: u32,
+    mn: u32,
+    rule: Rule<T>,
+    layout: u32,
+) {
+    let (n, mn) = (n as usize, mn as usize);
+    for n1 in grid_stride(n) {
+        let mut count = 0;
+        // SAFETY: `n1 < n` and `n2 < n`.
+        let r1 = unsafe { atoms.get(n1) };
+        for n2 in 0..n {
+            // The book puts the distance test first: it is false far more often than
+            // `n2 != n1`, so `&&` usually stops there.
+            if rule.within(r1, unsafe { atoms.get(n2) }) && n2 != n1 {
+                if count < mn {
+                    // SAFETY: `slot < n * mn`; only thread `n1` writes atom `n1`'s slots.
+                    unsafe { *nl.add(slot(layout, n1, count, n, mn)) = n2 as u32 };
+                }
+                count += 1;
+            }
+        }
+        // SAFETY: `n1 < n`; only this thread writes `NN[n1]`.
+        unsafe { *nn.add(n1) = count as u32 };
+    }
+}
+
+macro_rules! book_kernels {
+    ($($t:ty: $atomic:ident, $no_atomic:ident;)*) => {$(
+        kernel! {
+            #[doc = concat!("The book's `find_neighbor_atomic` in `", stringify!($t), "`: half the pairs, both lists appended to at the slot `atomicAdd` returns, [`Layout::PerAtom`].")]
+            ///
+            /// Source: CUDA book 9.3.2, `find_neighbor_atomic(d_NN, d_NL, d_x, d_y, N,
+            /// cutoff_square)`. What changed: see [the module](self). `nn` (zeroed by the host)
+            /// gets every atom's true count, `nl` (`n * mn` slots) the first `mn` neighbors.
+            pub unsafe fn $atomic(
+                nn: *mut u32, nl: *mut u32, atoms: Atoms<$t>, n: u32, mn: u32, rule: Rule<$t>,
+            ) {
+                // SAFETY: forwarded kernel contract.
+                unsafe { find_neighbor_atomic(nn, nl, atoms, n, mn, rule) }
+            }
+        }
+
+        kernel! {
+            #[doc = concat!("The book's `find_neighbor_no_atomic` in `", stringify!($t), "`: all pairs from both sides, a register count, no atomics; `layout` is a [`Layout`] (the book's is `Transposed`).")]
+            ///
+            /// Source: CUDA book 9.3.3, `find_neighbor_no_atomic`. What changed: see [the
+            /// module](self); the layout is a parameter, so that the cost of the per-atom
+            /// layout can be measured against the book's transposed one.
+            pub unsafe fn $no_atomic(
+                nn: *mut u32, nl: *mut u32, atoms: Atoms<$t>, n: u32, mn: u32, rule: Rule<$t>,
+                layout: u32,
+            ) {
+                // SAFETY: forwarded kernel contract.
+                unsafe { find_neighbor_no_atomic(nn, nl, atoms, n, mn, rule, layout) }
+            }
+        }
+    )*};
+}
+
+book_kernels! {
+    f32: find_neighbor_atomic_f32, find_neighbor_no_atomic_f32;
+    f64: find_neighbor_atomic_f64, find_neighbor_no_atomic_f64;
+}
+
+kernel! {
+    /// The mistake the book warns about, for teaching: the slot is read from `NN[n1]` before the
+    /// `atomicAdd`, not taken from its result. Lists come out with neighbors lost and slots
+    /// never written whenever two threads append to one atom at once ([`Layout::PerAtom`]).
+    ///
+    /// Source: CUDA book 9.3.2, "`d_NL[n1*MN+d_NN[n1]]=n2; atomicAdd(&d_NN[n1],1);` — that is
+    /// badly wrong". The counts in `nn` are right (every add happens); the lists are not.
+    pub unsafe fn find_neighbor_wrong_f32(
+        nn: *mut u32, nl: *mut u32, atoms: Atoms<f32>, n: u32, mn: u32, rule: Rule<f32>,
+    ) {
+        // SAFETY: forwarded kernel contract.
+        unsafe { find_neighbor_wrong(nn, nl, atoms, n, mn, rule) }
+    }
+}
+
+/// The layout the atomic kernels write: per atom, as the book's.
+pub const ATOMIC_LAYOUT: Layout = Layout::PerAtom;

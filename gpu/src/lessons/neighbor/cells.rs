@@ -1,0 +1,303 @@
+//! The O(N) cell list the book mentions without giving: bin the atoms into cells at least one
+//! cutoff wide, so that every neighbor of an atom lies in its own cell or the next one along
+//! each axis, and check only those.
+//!
+//! 1. [`cell_bin_f32`]: each atom finds its cell and takes a place in it with `atomicAdd` on
+//!    the cell's count — its rank, from the atomic's result, as in the book's kernel;
+//! 2. the scan ([`scan_tiles`](super::scan_tiles) …) turns the counts into where each cell
+//!    starts;
+//! 3. [`cell_scatter_f32`]: each atom is copied to `start[cell] + rank`: the atoms sorted by
+//!    cell, coordinates included, so that the search reads neighbors from consecutive words;
+//! 4. the search, one thread per sorted atom (threads of a warp share cells, so their loads
+//!    hit the same lines): [`cell_count_f32`] counts, a scan places the lists, and
+//!    [`cell_fill_f32`] writes them (CSR, exact, cannot overflow) — or [`cell_padded_f32`]
+//!    writes `MN` slots per atom in one pass, guarded.
+//!
+//! Each list is sorted (by atom index) by the thread that wrote it, so the result does not
+//! depend on the order in which the atomics handed out ranks.
+
+use super::{Atoms, Coord, Rule, slot};
+use crate::atomic::atomic_add_device;
+use crate::index::grid_stride;
+
+/// The cells: `cells[0] × cells[1] × cells[2]` boxes from `origin`, each `1 / inv_size` wide
+/// along its axis — at least the cutoff (the host adds a margin for rounding). Cell `(cx, cy,
+/// cz)` has key `(cz * cells[1] + cy) * cells[0] + cx`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CellGrid<T> {
+    /// The corner of cell `(0, 0, 0)`.
+    pub origin: [T; 3],
+    /// Cells per unit length along each axis.
+    pub inv_size: [T; 3],
+    /// Cells along each axis (1 along `z` in 2-D); their product fits in `u32`.
+    pub cells: [u32; 3],
+    /// 1 when the box is periodic: the cells at either end of an axis are neighbors.
+    pub periodic: u32,
+}
+
+impl<T: Coord> CellGrid<T> {
+    /// The cell of a point, per axis.
+    #[inline(always)]
+    pub fn cell_of(&self, r: [T; 3]) -> [u32; 3] {
+        let c = |a: usize| r[a].cell(self.origin[a], self.inv_size[a], self.cells[a]);
+        [c(0), c(1), c(2)]
+    }
+
+    /// The key of a cell.
+    #[inline(always)]
+    pub fn key(&self, c: [u32; 3]) -> usize {
+        (c[2] as usize * self.cells[1] as usize + c[1] as usize) * self.cells[0] as usize
+            + c[0] as usize
+    }
+
+    /// The cells next to `c` along axis `a`, each once: `(first, count)`; the `k`-th is
+    /// `(first + k) % cells` — with one or two cells on the axis, all of them.
+    #[inline(always)]
+    fn around(&self, c: u32, a: usize) -> (u32, u32) {
+        let n = self.cells[a];
+        if n < 3 {
+            (0, n)
+        } else if self.periodic != 0 {
+            (c + n - 1, 3)
+        } else {
+            let lo = c.saturating_sub(1);
+            (lo, (c + 1).min(n - 1) - lo + 1)
+        }
+    }
+}
+
+/// The atoms sorted by cell: where each came from, and its coordinates (`z` null in 2-D).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Sorted<T> {
+    /// `index[p]`: the atom at sorted position `p`.
+    pub index: *mut u32,
+    /// `x` at each sorted position.
+    pub x: *mut T,
+    /// `y` at each sorted position.
+    pub y: *mut T,
+    /// `z` at each sorted position, or null in 2-D.
+    pub z: *mut T,
+}
+
+impl<T: Coord> Sorted<T> {
+    fn atoms(&self) -> Atoms<T> {
+        Atoms {
+            x: self.x,
+            y: self.y,
+            z: self.z,
+        }
+    }
+}
+
+/// Calls `emit(k, j)` for the `k`-th neighbor `j` found of the atom at sorted position `p`,
+/// scanning the cells around it in key order; returns how many it found.
+///
+/// # Safety
+/// `sorted` holds `n` atoms sorted by `grid`, `p < n`, and `start` holds the `cells + 1` starts.
+#[inline(always)]
+unsafe fn search<T: Coord>(
+    sorted: Sorted<T>,
+    start: *const u32,
+    grid: &CellGrid<T>,
+    rule: &Rule<T>,
+    p: usize,
+    mut emit: impl FnMut(usize, u32),
+) -> usize {
+    let atoms = sorted.atoms();
+    // SAFETY: `p < n`.
+    let me = unsafe { atoms.get(p) };
+    let c = grid.cell_of(me);
+    let mut found = 0;
+    let (z0, nz) = grid.around(c[2], 2);
+    let (y0, ny) = grid.around(c[1], 1);
+    let (x0, nx) = grid.around(c[0], 0);
+    for dz in 0..nz {
+        for dy in 0..ny {
+            for dx in 0..nx {
+                let key = grid.key([
+                    (x0 + dx) % grid.cells[0],
+                    (y0 + dy) % grid.cells[1],
+                    (z0 + dz) % grid.cells[2],
+                ]);
+                // SAFETY: `key` is a cell; `start` has one more entry than there are cells.
+                let (from, to) = unsafe { (*start.add(key), *start.add(key + 1)) };
+                for q in from as usize..to as usize {
+                    // SAFETY: `q < n`: the starts partition the sorted atoms.
+                    if q != p && rule.within(me, unsafe { atoms.get(q) }) {
+                        emit(found, unsafe { *sorted.index.add(q) });
+                        found += 1;
+                    }
+                }
+            }
+        }
+    }
+    found
+}
+
+/// Sorts the `len` words at `at(0)`, …, `at(len - 1)` in place: insertion sort for the short
+/// lists of real inputs, heapsort (no recursion, no scratch) for long ones.
+///
+/// # Safety
+/// Every `at(k)`, `k < len`, is valid, distinct, and this thread's alone.
+#[inline(always)]
+unsafe fn sort_list(len: usize, at: impl Fn(usize) -> *mut u32) {
+    // SAFETY (all blocks below): indices below `len`, per the contract.
+    let get = |k: usize| unsafe { *at(k) };
+    let set = |k: usize, v: u32| unsafe { *at(k) = v };
+    if len <= 32 {
+        for i in 1..len {
+            let v = get(i);
+            let mut j = i;
+            while j > 0 && get(j - 1) > v {
+                set(j, get(j - 1));
+                j -= 1;
+            }
+            set(j, v);
+        }
+        return;
+    }
+    let sift = |mut root: usize, end: usize| loop {
+        let mut child = 2 * root + 1;
+        if child >= end {
+            break;
+        }
+        if child + 1 < end && get(child + 1) > get(child) {
+            child += 1;
+        }
+        if get(root) >= get(child) {
+            break;
+        }
+        let t = get(root);
+        set(root, get(child));
+        set(child, t);
+        root = child;
+    };
+    for root in (0..len / 2).rev() {
+        sift(root, len);
+    }
+    for end in (1..len).rev() {
+        let t = get(0);
+        set(0, get(end));
+        set(end, t);
+        sift(0, end);
+    }
+}
+
+macro_rules! cell_kernels {
+    ($($t:ty: $bin:ident, $scatter:ident, $count:ident, $fill:ident, $padded:ident;)*) => {$(
+        kernel! {
+            #[doc = concat!("Cell list, step 1 (`", stringify!($t), "`): `cell[i]` = atom `i`'s cell key, `rank[i]` = its place in the cell, from `atomicAdd` on `counts[cell]` (zeroed by the host).")]
+            pub unsafe fn $bin(
+                atoms: Atoms<$t>, n: u32, grid: CellGrid<$t>, cell: *mut u32, rank: *mut u32,
+                counts: *mut u32,
+            ) {
+                for i in grid_stride(n as usize) {
+                    // SAFETY: `i < n`; `counts` holds one count per cell, touched only
+                    // atomically; `cell` and `rank` hold `n` values, each this thread's.
+                    unsafe {
+                        let key = grid.key(grid.cell_of(atoms.get(i)));
+                        *cell.add(i) = key as u32;
+                        *rank.add(i) = atomic_add_device(counts.add(key), 1);
+                    }
+                }
+            }
+        }
+
+        kernel! {
+            #[doc = concat!("Cell list, step 3 (`", stringify!($t), "`): atom `i` goes to sorted position `start[cell[i]] + rank[i]`, with its coordinates.")]
+            pub unsafe fn $scatter(
+                atoms: Atoms<$t>, n: u32, cell: *const u32, rank: *const u32, start: *const u32,
+                sorted: Sorted<$t>,
+            ) {
+                for i in grid_stride(n as usize) {
+                    // SAFETY: `i < n`; positions are distinct (ranks within a cell are) and
+                    // below `n` (the starts partition `0..n`).
+                    unsafe {
+                        let p = (*start.add(*cell.add(i) as usize) + *rank.add(i)) as usize;
+                        let r = atoms.get(i);
+                        *sorted.index.add(p) = i as u32;
+                        *sorted.x.add(p) = r[0];
+                        *sorted.y.add(p) = r[1];
+                        if !sorted.z.is_null() {
+                            *sorted.z.add(p) = r[2];
+                        }
+                    }
+                }
+            }
+        }
+
+        kernel! {
+            #[doc = concat!("Cell list, CSR pass 1 (`", stringify!($t), "`): `counts[i]` = the number of neighbors of atom `i`, one thread per sorted atom.")]
+            pub unsafe fn $count(
+                sorted: Sorted<$t>, n: u32, start: *const u32, grid: CellGrid<$t>,
+                rule: Rule<$t>, counts: *mut u32,
+            ) {
+                for p in grid_stride(n as usize) {
+                    // SAFETY: `p < n`, the kernel's arrays as documented; `counts[i]` is written
+                    // by the thread of the one sorted position holding `i`.
+                    unsafe {
+                        let found = search(sorted, start, &grid, &rule, p, |_, _| {});
+                        *counts.add(*sorted.index.add(p) as usize) = found as u32;
+                    }
+                }
+            }
+        }
+
+        kernel! {
+            #[doc = concat!("Cell list, CSR pass 2 (`", stringify!($t), "`): atom `i`'s neighbors, sorted, into `indices[offsets[i]..offsets[i + 1]]` (the scan of the counts).")]
+            pub unsafe fn $fill(
+                sorted: Sorted<$t>, n: u32, start: *const u32, grid: CellGrid<$t>,
+                rule: Rule<$t>, offsets: *const u32, indices: *mut u32,
+            ) {
+                for p in grid_stride(n as usize) {
+                    // SAFETY: `p < n`; atom `i`'s range is this thread's alone, and writes stay
+                    // inside it whatever the search finds.
+                    unsafe {
+                        let i = *sorted.index.add(p) as usize;
+                        let first = *offsets.add(i) as usize;
+                        let room = (*offsets.add(i + 1) as usize).saturating_sub(first);
+                        let list = indices.add(first);
+                        let found = search(sorted, start, &grid, &rule, p, |k, j| {
+                            if k < room {
+                                *list.add(k) = j;
+                            }
+                        });
+                        sort_list(found.min(room), |k| list.add(k));
+                    }
+                }
+            }
+        }
+
+        kernel! {
+            #[doc = concat!("Cell list, padded (`", stringify!($t), "`): one pass; `nn[i]` = atom `i`'s true count, its first `mn` neighbors, sorted, in `nl` in `layout` (a [`Layout`](super::Layout)).")]
+            pub unsafe fn $padded(
+                sorted: Sorted<$t>, n: u32, start: *const u32, grid: CellGrid<$t>,
+                rule: Rule<$t>, nn: *mut u32, nl: *mut u32, mn: u32, layout: u32,
+            ) {
+                let (atoms, mn) = (n as usize, mn as usize);
+                for p in grid_stride(atoms) {
+                    // SAFETY: `p < n`; atom `i`'s slots are this thread's alone, and only slots
+                    // below `mn` are written.
+                    unsafe {
+                        let i = *sorted.index.add(p) as usize;
+                        let at = |k: usize| nl.add(slot(layout, i, k, atoms, mn));
+                        let found = search(sorted, start, &grid, &rule, p, |k, j| {
+                            if k < mn {
+                                *at(k) = j;
+                            }
+                        });
+                        sort_list(found.min(mn), at);
+                        *nn.add(i) = found as u32;
+                    }
+                }
+            }
+        }
+    )*};
+}
+
+cell_kernels! {
+    f32: cell_bin_f32, cell_scatter_f32, cell_count_f32, cell_fill_f32, cell_padded_f32;
+    f64: cell_bin_f64, cell_scatter_f64, cell_count_f64, cell_fill_f64, cell_padded_f64;
+}

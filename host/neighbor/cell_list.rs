@@ -1,0 +1,237 @@
+//! The O(N) CPU cell list: the reference for large N, spread over the host's cores.
+//!
+//! Phases: key every atom by its [`CellGrid`] cell; sort the atoms by key with a counting sort
+//! (count per cell, exclusive scan, scatter; stable, so a cell lists its atoms in index order)
+//! and copy their coordinates in that order; refuse crowds; count each sorted atom's
+//! neighbors; size the rows and fill them; copy each row to its atom's place and sort it.
+//! Working in sorted order keeps the search's loads in consecutive memory whatever the input
+//! order.
+
+use super::cells::CellGrid;
+use super::list::{NeighborList, par_rows_mut};
+use super::reference::{
+    Coords, Cutoff, EntryBudget, MAX_ENTRIES, Real, check_entries, crowd_entries, extent_sq,
+    is_neighbor, too_many,
+};
+use crate::inputs::{par_chunks_mut, par_map_ranges};
+use crate::runtime::error::Result;
+use std::ops::Range;
+
+/// Entries a counting thread adds up before reporting them to the shared budget.
+const BUDGET_BATCH: u64 = 1 << 20;
+
+/// Host bytes per atom besides the list: keys, sorted order and its inverse, counts, both
+/// offsets (4 bytes each), cell starts (at most 2 per atom), and three sorted coordinates.
+const BYTES_PER_ATOM: u64 = 4 * 6 + 8 + 3 * 8;
+
+/// Every atom's neighbors under `cut` (the pair rule [`is_neighbor`]), found through a cell
+/// grid in O(N) for atoms of bounded density; rows sorted. The same list as
+/// [`half_pairs`](super::reference::half_pairs).
+///
+/// # Errors
+/// [`Coords::validate`]'s errors; [`Error::TooLarge`](crate::runtime::error::Error) if the host
+/// lacks memory for the working arrays or the list; [`Error::InvalidInput`](crate::runtime::error::Error)
+/// naming the entry count when the list would pass [`MAX_ENTRIES`] — refused as soon as a
+/// cell's atoms alone are too many, or once the count pass passes it.
+pub fn cell_list<T: Real>(c: &Coords<'_, T>, cut: &Cutoff<T>) -> Result<NeighborList> {
+    let grid = CellGrid::new(c, cut)?;
+    let n = c.len();
+    if n == 0 {
+        return Ok(NeighborList::default());
+    }
+    crate::runtime::memory::check_host(
+        &format!("a cell list of {n} atoms"),
+        (n as u64).saturating_mul(BYTES_PER_ATOM),
+    )?;
+    let bins = Bins::new(c, grid);
+    bins.refuse_crowds(cut)?;
+
+    // Count, in sorted order, stopping every thread once the total is past the limit.
+    let budget = EntryBudget::default();
+    let mut counts = vec![0u32; n];
+    par_chunks_mut(&mut counts, |first, chunk| {
+        let mut pending = 0u64;
+        bins.walk(first..first + chunk.len(), cut, |k, found| {
+            chunk[k - first] = found.len() as u32;
+            pending += found.len() as u64;
+            pending < BUDGET_BATCH || budget.add(std::mem::take(&mut pending))
+        });
+        budget.add(pending);
+    });
+    if budget.used() > MAX_ENTRIES {
+        return Err(too_many(&format!("at least {}", budget.used())));
+    }
+    let total = budget.used();
+    check_entries(n, total, 2)?;
+
+    // Fill the rows in sorted order, with the atoms' own indices.
+    let sorted_offsets = exclusive_scan(&counts);
+    let mut sorted_rows = vec![0u32; total as usize];
+    par_rows_mut(&sorted_offsets, &mut sorted_rows, |rows, entries| {
+        let base = sorted_offsets[rows.start] as usize;
+        bins.walk(rows, cut, |k, found| {
+            let at = sorted_offsets[k] as usize - base;
+            for (slot, &j) in entries[at..at + found.len()].iter_mut().zip(found) {
+                *slot = bins.order[j as usize];
+            }
+            true
+        });
+    });
+
+    // Back to atom order: atom `order[k]`'s row is sorted row `k`.
+    let mut place = vec![0u32; n];
+    for (k, &i) in bins.order.iter().enumerate() {
+        place[i as usize] = k as u32;
+    }
+    let atom_counts: Vec<u32> = place.iter().map(|&k| counts[k as usize]).collect();
+    let offsets = exclusive_scan(&atom_counts);
+    let mut indices = vec![0u32; total as usize];
+    par_rows_mut(&offsets, &mut indices, |rows, entries| {
+        let base = offsets[rows.start] as usize;
+        for i in rows {
+            let k = place[i] as usize;
+            let from = &sorted_rows[sorted_offsets[k] as usize..sorted_offsets[k + 1] as usize];
+            let to = &mut entries[offsets[i] as usize - base..offsets[i + 1] as usize - base];
+            to.copy_from_slice(from);
+            to.sort_unstable();
+        }
+    });
+    Ok(NeighborList::from_parts_unchecked(offsets, indices))
+}
+
+/// `[0, c0, c0 + c1, …]`; the caller has checked that the total fits `u32`.
+fn exclusive_scan(counts: &[u32]) -> Vec<u32> {
+    let mut out = Vec::with_capacity(counts.len() + 1);
+    let mut sum = 0u32;
+    out.push(0);
+    for &k in counts {
+        sum += k;
+        out.push(sum);
+    }
+    out
+}
+
+/// The atoms sorted by cell.
+struct Bins<T> {
+    grid: CellGrid<T>,
+    /// `start[key]..start[key + 1]`: the sorted positions of cell `key`'s atoms.
+    start: Vec<u32>,
+    /// `order[k]`: the atom at sorted position `k`.
+    order: Vec<u32>,
+    x: Vec<T>,
+    y: Vec<T>,
+    z: Option<Vec<T>>,
+}
+
+impl<T: Real> Bins<T> {
+    /// Keys the atoms (in parallel) and sorts them by key with a stable counting sort.
+    fn new(c: &Coords<'_, T>, grid: CellGrid<T>) -> Self {
+        let mut keys = vec![0u32; c.len()];
+        par_chunks_mut(&mut keys, |first, chunk| {
+            for (k, key) in chunk.iter_mut().enumerate() {
+                let i = first + k;
+                let z = c.z.map_or(T::ZERO, |z| z[i]);
+                *key = grid.key(grid.cell_of([c.x[i], c.y[i], z]));
+            }
+        });
+        let mut start = vec![0u32; grid.cells() as usize + 1];
+        for &key in &keys {
+            start[key as usize + 1] += 1;
+        }
+        for k in 1..start.len() {
+            start[k] += start[k - 1];
+        }
+        let mut cursor = start.clone();
+        let mut order = vec![0u32; c.len()];
+        for (i, &key) in keys.iter().enumerate() {
+            order[cursor[key as usize] as usize] = i as u32;
+            cursor[key as usize] += 1;
+        }
+        let gather = |v: &[T]| order.iter().map(|&i| v[i as usize]).collect::<Vec<T>>();
+        Bins {
+            x: gather(c.x),
+            y: gather(c.y),
+            z: c.z.map(gather),
+            grid,
+            start,
+            order,
+        }
+    }
+
+    fn coords(&self) -> Coords<'_, T> {
+        Coords {
+            x: &self.x,
+            y: &self.y,
+            z: self.z.as_deref(),
+        }
+    }
+
+    /// Refuses a list that the atoms of single cells already make too long: `k` atoms closer
+    /// than the cutoff to each other give `k·(k−1)` entries, found in O(N) instead of O(k²).
+    fn refuse_crowds(&self, cut: &Cutoff<T>) -> Result<()> {
+        let coords = self.coords();
+        let cells = self.start.len() - 1;
+        let bound: u64 = par_map_ranges(cells, |keys| {
+            keys.map(|key| {
+                let atoms = self.start[key] as usize..self.start[key + 1] as usize;
+                if atoms.len() < 2 {
+                    return 0;
+                }
+                let k = atoms.len() as u64;
+                crowd_entries(k, extent_sq(&coords, atoms), cut)
+            })
+            .fold(0u64, u64::saturating_add)
+        })
+        .into_iter()
+        .fold(0, u64::saturating_add);
+        if bound > MAX_ENTRIES {
+            return Err(too_many(&format!("at least {bound}")));
+        }
+        Ok(())
+    }
+
+    /// Calls `visit(k, found)` for each sorted position `k` in `range` with the sorted
+    /// positions of its neighbors, cell by cell; stops when `visit` returns false.
+    fn walk(
+        &self,
+        range: Range<usize>,
+        cut: &Cutoff<T>,
+        mut visit: impl FnMut(usize, &[u32]) -> bool,
+    ) {
+        let coords = self.coords();
+        let mut runs = [[0u32; 2]; 18];
+        let mut spans = [(0u32, 0u32); 18];
+        let mut found = Vec::new();
+        // The cell of the first position; later ones follow in key order.
+        let mut key = self
+            .start
+            .partition_point(|&s| s as usize <= range.start)
+            .max(1)
+            - 1;
+        let mut around = 0;
+        let mut around_key = usize::MAX;
+        for k in range {
+            while self.start[key + 1] as usize <= k {
+                key += 1;
+            }
+            if around_key != key {
+                around = self.grid.adjacent_runs(key as u32, &mut runs);
+                for (span, run) in spans.iter_mut().zip(&runs[..around]) {
+                    *span = (self.start[run[0] as usize], self.start[run[1] as usize + 1]);
+                }
+                around_key = key;
+            }
+            found.clear();
+            for &(a, b) in &spans[..around] {
+                for j in a..b {
+                    if is_neighbor(&coords, cut, k, j as usize) {
+                        found.push(j);
+                    }
+                }
+            }
+            if !visit(k, &found) {
+                return;
+            }
+        }
+    }
+}

@@ -1,0 +1,404 @@
+//! The O(N) cell list on a target: bin, scan, scatter, then search into CSR (count, scan,
+//! fill) or into padded lists (one pass). Each phase is a method, so that the benchmark can
+//! time them one by one; [`CellList::build_csr`] and [`CellList::build_padded`] run them all.
+
+use super::atoms::{DeviceAtoms, Precision, per_item};
+use super::book::Padded;
+use super::plan::CellPlan;
+use crate::neighbor::list::NeighborList;
+use crate::runtime::buffer::Buffer;
+use crate::runtime::error::{Error, Result};
+use crate::runtime::launch::Target;
+use gpu::LaunchConfig;
+use gpu::block_scan::block_scan_shared_bytes;
+use gpu::lessons::neighbor::{CellGrid, Layout, Rule, SCAN_TILE, Sorted, THREADS_PER_BLOCK};
+
+/// The scratch of one device-wide scan of up to `len` counts.
+struct Scan {
+    tile_sums: Buffer<u64>,
+    total: Buffer<u64>,
+}
+
+impl Scan {
+    fn new(target: &Target, len: usize) -> Result<Scan> {
+        Ok(Scan {
+            tile_sums: target.zeros(len.div_ceil(SCAN_TILE as usize).max(1))?,
+            total: target.zeros(1)?,
+        })
+    }
+
+    /// Queues the exclusive scan of `counts[..len]` into `out[..=len]` (`out[len]` = the total,
+    /// truncated to `u32`; the exact total stays in `self.total`).
+    ///
+    /// # Safety
+    /// `counts` holds at least `len` values and `out` `len + 1`; both live until the scan ends.
+    unsafe fn run(&self, t: &Target, counts: *const u32, len: usize, out: *mut u32) -> Result<()> {
+        let tiles = len.div_ceil(SCAN_TILE as usize);
+        let shared = block_scan_shared_bytes::<u64>(THREADS_PER_BLOCK);
+        let (n, sums, total) = (len as u32, self.tile_sums.ptr(), self.total.ptr());
+        let tiles_cfg = LaunchConfig::linear(
+            per_item(t, tiles * THREADS_PER_BLOCK as usize).grid.x,
+            THREADS_PER_BLOCK,
+        )
+        .with_shared_bytes(shared);
+        let one = LaunchConfig::linear(1, THREADS_PER_BLOCK).with_shared_bytes(shared);
+        // SAFETY: the caller's sizes; `tile_sums` holds one value per tile, `total` one.
+        unsafe {
+            crate::launch!(
+                t,
+                gpu::lessons::neighbor::scan_tiles,
+                tiles_cfg,
+                (counts, n, out, sums)
+            )?;
+            crate::launch!(
+                t,
+                gpu::lessons::neighbor::scan_tile_sums,
+                one,
+                (sums, tiles as u32, total, out, n)
+            )?;
+            crate::launch!(
+                t,
+                gpu::lessons::neighbor::scan_add,
+                per_item(t, len),
+                (out, n, sums.cast_const())
+            )
+        }
+    }
+
+    /// The total of the last scan (waits for it).
+    fn total(&self, t: &Target) -> Result<u64> {
+        t.synchronize()?;
+        Ok(t.download(&self.total)?[0])
+    }
+}
+
+/// A cell list over the atoms on a target, its buffers allocated once.
+pub struct CellList<'a, T: Precision> {
+    target: &'a Target,
+    atoms: &'a DeviceAtoms<T>,
+    grid: CellGrid<T>,
+    rule: Rule<T>,
+    cells: usize,
+    cell: Buffer<u32>,
+    rank: Buffer<u32>,
+    cell_counts: Buffer<u32>,
+    cell_start: Buffer<u32>,
+    index: Buffer<u32>,
+    sorted: [Buffer<T>; 3],
+    counts: Buffer<u32>,
+    offsets: Buffer<u32>,
+    indices: Option<Buffer<u32>>,
+    /// `NN` and `NL` of the padded search, for the `mn` they were made for.
+    padded: Option<(Buffer<u32>, Buffer<u32>, usize)>,
+    scan: Scan,
+}
+
+impl<'a, T: Precision> CellList<'a, T> {
+    /// Allocates the buffers for `plan`'s cells over `atoms`.
+    ///
+    /// # Errors
+    /// An allocation error.
+    pub fn new(
+        target: &'a Target,
+        atoms: &'a DeviceAtoms<T>,
+        plan: &CellPlan,
+        rule: Rule<T>,
+    ) -> Result<CellList<'a, T>> {
+        let n = atoms.len();
+        let z = if atoms.dims() == 3 { n } else { 0 };
+        Ok(CellList {
+            target,
+            atoms,
+            grid: plan.grid::<T>(),
+            rule,
+            cells: plan.cells,
+            cell: target.zeros(n)?,
+            rank: target.zeros(n)?,
+            cell_counts: target.zeros(plan.cells)?,
+            cell_start: target.zeros(plan.cells + 1)?,
+            index: target.zeros(n)?,
+            sorted: [target.zeros(n)?, target.zeros(n)?, target.zeros(z)?],
+            counts: target.zeros(n)?,
+            offsets: target.zeros(n + 1)?,
+            indices: None,
+            padded: None,
+            scan: Scan::new(target, plan.cells.max(n))?,
+        })
+    }
+
+    fn n(&self) -> u32 {
+        self.atoms.len() as u32
+    }
+
+    fn sorted(&self) -> Sorted<T> {
+        Sorted {
+            index: self.index.ptr(),
+            x: self.sorted[0].ptr(),
+            y: self.sorted[1].ptr(),
+            z: if self.atoms.dims() == 3 {
+                self.sorted[2].ptr()
+            } else {
+                std::ptr::null_mut()
+            },
+        }
+    }
+
+    /// Phase 1, bin: every atom's cell and rank in it.
+    ///
+    /// # Errors
+    /// A launch error.
+    pub fn bin(&self) -> Result<()> {
+        let t = self.target;
+        t.clear(&self.cell_counts)?;
+        // SAFETY: `atoms` holds `n` atoms; `cell` and `rank` `n` values; `cell_counts` one per
+        // cell of `grid`, zeroed above — all owned or borrowed by `self`.
+        unsafe {
+            T::bin(
+                t,
+                per_item(t, self.atoms.len()),
+                self.atoms.view(),
+                self.n(),
+                self.grid,
+                self.cell.ptr(),
+                self.rank.ptr(),
+                self.cell_counts.ptr(),
+            )
+        }
+    }
+
+    /// Phase 2, scan: where each cell's atoms start.
+    ///
+    /// # Errors
+    /// A launch error.
+    pub fn scan_cells(&self) -> Result<()> {
+        // SAFETY: `cell_counts` holds `cells` values, `cell_start` one more.
+        unsafe {
+            self.scan.run(
+                self.target,
+                self.cell_counts.ptr().cast_const(),
+                self.cells,
+                self.cell_start.ptr(),
+            )
+        }
+    }
+
+    /// Phase 3, scatter: the atoms sorted by cell, with their coordinates.
+    ///
+    /// # Errors
+    /// A launch error.
+    pub fn scatter(&self) -> Result<()> {
+        let t = self.target;
+        // SAFETY: `cell`/`rank` from `bin`, `cell_start` from `scan_cells`, so every sorted
+        // position is distinct and below `n`; the sorted arrays hold `n` values (z only in 3-D).
+        unsafe {
+            T::scatter(
+                t,
+                per_item(t, self.atoms.len()),
+                self.atoms.view(),
+                self.n(),
+                self.cell.ptr().cast_const(),
+                self.rank.ptr().cast_const(),
+                self.cell_start.ptr().cast_const(),
+                self.sorted(),
+            )
+        }
+    }
+
+    /// Phase 4 (CSR), count: every atom's number of neighbors, then their scan into offsets.
+    /// Returns the total (waits for it).
+    ///
+    /// # Errors
+    /// A launch error.
+    pub fn count(&self) -> Result<u64> {
+        let t = self.target;
+        // SAFETY: the sorted atoms and starts from the phases before; `counts` holds `n`,
+        // `offsets` `n + 1`.
+        unsafe {
+            T::count(
+                t,
+                per_item(t, self.atoms.len()),
+                self.sorted(),
+                self.n(),
+                self.cell_start.ptr().cast_const(),
+                self.grid,
+                self.rule,
+                self.counts.ptr(),
+            )?;
+            self.scan.run(
+                t,
+                self.counts.ptr().cast_const(),
+                self.atoms.len(),
+                self.offsets.ptr(),
+            )?;
+        }
+        self.scan.total(t)
+    }
+
+    /// Phase 5 (CSR), fill: every atom's neighbors, sorted, at its offset. `total` is what
+    /// [`CellList::count`] returned.
+    ///
+    /// # Errors
+    /// [`Error::TooLarge`] if `total` does not fit `u32` offsets or GPU memory; a launch error.
+    pub fn fill(&mut self, total: u64) -> Result<()> {
+        let t = self.target;
+        if total > u32::MAX as u64 {
+            return Err(Error::TooLarge {
+                option: format!("a neighbor list of {total} entries"),
+                needed: total.saturating_mul(4),
+                memory: "32-bit offsets (at most 4294967295 entries)",
+                available: 0,
+            });
+        }
+        let total = total as usize;
+        if self.indices.as_ref().is_none_or(|b| b.len() < total) {
+            self.indices = None;
+            self.indices = Some(t.zeros(total)?);
+        }
+        let indices = self
+            .indices
+            .as_ref()
+            .map_or(std::ptr::null_mut(), |b| b.ptr());
+        // SAFETY: `offsets` from `count`, whose last entry is `total` ≤ the indices' length;
+        // each atom's range is written by one thread and stays inside it.
+        unsafe {
+            T::fill(
+                t,
+                per_item(t, self.atoms.len()),
+                self.sorted(),
+                self.n(),
+                self.cell_start.ptr().cast_const(),
+                self.grid,
+                self.rule,
+                self.offsets.ptr().cast_const(),
+                indices,
+            )
+        }
+    }
+
+    /// Every phase into CSR, then the list.
+    ///
+    /// # Errors
+    /// As the phases; a driver error.
+    pub fn build_csr(&mut self) -> Result<NeighborList> {
+        let total = self.launch_csr()?;
+        self.csr(total as usize)
+    }
+
+    /// Every phase into CSR, without reading the list back (what the benchmark times); returns
+    /// the entries. Waits once, for the total, before the fill.
+    ///
+    /// # Errors
+    /// As the phases.
+    pub fn launch_csr(&mut self) -> Result<u64> {
+        self.bin()?;
+        self.scan_cells()?;
+        self.scatter()?;
+        let total = self.count()?;
+        self.fill(total)?;
+        Ok(total)
+    }
+
+    /// The CSR list of the last [`CellList::fill`] of `total` entries (waits for it).
+    ///
+    /// # Errors
+    /// A driver error; [`Error::Mismatch`] if the arrays are not a valid list.
+    pub fn csr(&self, total: usize) -> Result<NeighborList> {
+        let t = self.target;
+        t.synchronize()?;
+        let offsets = t.download(&self.offsets)?;
+        let mut indices = match &self.indices {
+            Some(b) => t.download(b)?,
+            None => Vec::new(),
+        };
+        indices.truncate(total);
+        NeighborList::from_parts(offsets, indices)
+            .map_err(|e| Error::Mismatch(format!("the cell list's CSR: {e}")))
+    }
+
+    /// Phase 4 (padded), one pass: true counts into `nn`, the first `mn` neighbors of each atom,
+    /// sorted, into `nl` (`n * mn` slots) in `layout`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] if the buffers are too small; a launch error.
+    pub fn padded(
+        &self,
+        nn: &Buffer<u32>,
+        nl: &Buffer<u32>,
+        mn: usize,
+        layout: Layout,
+    ) -> Result<()> {
+        let n = self.atoms.len();
+        if nn.len() < n || n.checked_mul(mn).is_none_or(|s| nl.len() < s) || mn > u32::MAX as usize
+        {
+            return Err(Error::InvalidInput(format!(
+                "padded lists for {n} atoms × {mn} slots: buffers too small"
+            )));
+        }
+        let t = self.target;
+        // SAFETY: sizes checked above; the sorted atoms and starts from the phases before.
+        unsafe {
+            T::padded(
+                t,
+                per_item(t, n),
+                self.sorted(),
+                self.n(),
+                self.cell_start.ptr().cast_const(),
+                self.grid,
+                self.rule,
+                nn.ptr(),
+                nl.ptr(),
+                mn as u32,
+                layout as u32,
+            )
+        }
+    }
+
+    /// Every phase into padded lists of `mn` slots per atom (allocated on the first call for
+    /// this `mn`, every slot [`UNWRITTEN`](super::UNWRITTEN)), then what they hold.
+    ///
+    /// # Errors
+    /// As the phases; a driver error.
+    pub fn build_padded(&mut self, mn: usize, layout: Layout) -> Result<Padded> {
+        let t = self.target;
+        let n = self.atoms.len();
+        if self.padded.as_ref().is_none_or(|p| p.2 != mn) {
+            let slots = n
+                .checked_mul(mn)
+                .ok_or_else(|| Error::InvalidInput(format!("{n} atoms × {mn} slots overflows")))?;
+            self.padded = None;
+            self.padded = Some((t.zeros(n)?, t.zeros(slots)?, mn));
+        }
+        let Some((nn, nl, _)) = &self.padded else {
+            return Err(Error::InvalidInput("the padded lists are missing".into()));
+        };
+        t.fill_bytes(nl, 0xFF)?;
+        self.bin()?;
+        self.scan_cells()?;
+        self.scatter()?;
+        self.padded(nn, nl, mn, layout)?;
+        t.synchronize()?;
+        Ok(Padded {
+            nn: t.download(nn)?,
+            nl: t.download(nl)?,
+            mn,
+            layout,
+        })
+    }
+
+    /// [`CellList::build_padded`] without reading the lists back: what the benchmark times.
+    ///
+    /// # Errors
+    /// As the phases.
+    pub fn launch_padded(&mut self, mn: usize, layout: Layout) -> Result<()> {
+        if self.padded.as_ref().is_none_or(|p| p.2 != mn) {
+            self.build_padded(mn, layout)?;
+        }
+        let Some((nn, nl, _)) = &self.padded else {
+            return Err(Error::InvalidInput("the padded lists are missing".into()));
+        };
+        self.bin()?;
+        self.scan_cells()?;
+        self.scatter()?;
+        self.padded(nn, nl, mn, layout)
+    }
+}
