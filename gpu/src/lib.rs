@@ -69,8 +69,8 @@ pub use kernel::{Dim3, Kernel, LaunchConfig};
 
 pub mod primitives;
 pub use primitives::{
-    atomic, block_reduce, block_scan, grid, index, lock, shared, shared_atomic, sync, time, vector,
-    warp,
+    atomic, block_reduce, block_scan, grid, index, lock, readonly, shared, shared_atomic, sync,
+    time, vector, warp,
 };
 
 pub mod lessons;

@@ -14,6 +14,8 @@ use super::reference::{
     is_neighbor, too_many,
 };
 use crate::inputs::{par_chunks_mut, par_map_ranges};
+#[cfg(doc)]
+use crate::runtime::error::Error;
 use crate::runtime::error::Result;
 use std::ops::Range;
 
@@ -29,10 +31,10 @@ const BYTES_PER_ATOM: u64 = 4 * 6 + 8 + 3 * 8;
 /// [`half_pairs`](super::reference::half_pairs).
 ///
 /// # Errors
-/// [`Coords::validate`]'s errors; [`Error::TooLarge`](crate::runtime::error::Error) if the host
-/// lacks memory for the working arrays or the list; [`Error::InvalidInput`](crate::runtime::error::Error)
-/// naming the entry count when the list would pass [`MAX_ENTRIES`] — refused as soon as a
-/// cell's atoms alone are too many, or once the count pass passes it.
+/// [`Coords::validate`]'s errors; [`Error::TooLarge`] if the host lacks memory for the working
+/// arrays or the list; [`Error::InvalidInput`] naming the entry count when the list would pass
+/// [`MAX_ENTRIES`] — refused as soon as a cell's atoms alone are too many, or once the count
+/// pass passes it.
 pub fn cell_list<T: Real>(c: &Coords<'_, T>, cut: &Cutoff<T>) -> Result<NeighborList> {
     let grid = CellGrid::new(c, cut)?;
     let n = c.len();
@@ -65,7 +67,7 @@ pub fn cell_list<T: Real>(c: &Coords<'_, T>, cut: &Cutoff<T>) -> Result<Neighbor
     check_entries(n, total, 2)?;
 
     // Fill the rows in sorted order, with the atoms' own indices.
-    let sorted_offsets = exclusive_scan(&counts);
+    let sorted_offsets = exclusive_scan(counts.iter().copied());
     let mut sorted_rows = vec![0u32; total as usize];
     par_rows_mut(&sorted_offsets, &mut sorted_rows, |rows, entries| {
         let base = sorted_offsets[rows.start] as usize;
@@ -83,8 +85,7 @@ pub fn cell_list<T: Real>(c: &Coords<'_, T>, cut: &Cutoff<T>) -> Result<Neighbor
     for (k, &i) in bins.order.iter().enumerate() {
         place[i as usize] = k as u32;
     }
-    let atom_counts: Vec<u32> = place.iter().map(|&k| counts[k as usize]).collect();
-    let offsets = exclusive_scan(&atom_counts);
+    let offsets = exclusive_scan(place.iter().map(|&k| counts[k as usize]));
     let mut indices = vec![0u32; total as usize];
     par_rows_mut(&offsets, &mut indices, |rows, entries| {
         let base = offsets[rows.start] as usize;
@@ -100,11 +101,11 @@ pub fn cell_list<T: Real>(c: &Coords<'_, T>, cut: &Cutoff<T>) -> Result<Neighbor
 }
 
 /// `[0, c0, c0 + c1, …]`; the caller has checked that the total fits `u32`.
-fn exclusive_scan(counts: &[u32]) -> Vec<u32> {
+fn exclusive_scan(counts: impl ExactSizeIterator<Item = u32>) -> Vec<u32> {
     let mut out = Vec::with_capacity(counts.len() + 1);
     let mut sum = 0u32;
     out.push(0);
-    for &k in counts {
+    for k in counts {
         sum += k;
         out.push(sum);
     }
@@ -134,6 +135,9 @@ impl<T: Real> Bins<T> {
                 *key = grid.key(grid.cell_of([c.x[i], c.y[i], z]));
             }
         });
+        // Counting sort: `start[key + 1]` counts the cell, the scan makes it the cell's end,
+        // and filling from the back (atoms in reverse) leaves it at the cell's start — stable,
+        // without a second cursor array.
         let mut start = vec![0u32; grid.cells() as usize + 1];
         for &key in &keys {
             start[key as usize + 1] += 1;
@@ -141,11 +145,16 @@ impl<T: Real> Bins<T> {
         for k in 1..start.len() {
             start[k] += start[k - 1];
         }
-        let mut cursor = start.clone();
         let mut order = vec![0u32; c.len()];
-        for (i, &key) in keys.iter().enumerate() {
-            order[cursor[key as usize] as usize] = i as u32;
-            cursor[key as usize] += 1;
+        for (i, &key) in keys.iter().enumerate().rev() {
+            let end = &mut start[key as usize + 1];
+            *end -= 1;
+            order[*end as usize] = i as u32;
+        }
+        // Each `start[key + 1]` now holds cell `key`'s start; shift them into place.
+        start.copy_within(1.., 0);
+        if let Some(last) = start.last_mut() {
+            *last = c.len() as u32;
         }
         let gather = |v: &[T]| order.iter().map(|&i| v[i as usize]).collect::<Vec<T>>();
         Bins {
@@ -233,5 +242,147 @@ impl<T: Real> Bins<T> {
                 return;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::neighbor::reference::half_pairs;
+    use rand::rngs::SmallRng;
+    use rand::{Rng, SeedableRng};
+
+    /// `n` points uniform in a box of side `side` (as `T`), 2-D or 3-D.
+    fn points<T: Real>(n: usize, dims: usize, side: f64, seed: u64) -> [Vec<T>; 3] {
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let mut axis = |used: bool| -> Vec<T> {
+            (0..if used { n } else { 0 })
+                .map(|_| T::from_f64(rng.random::<f64>() * side).min_below(side))
+                .collect()
+        };
+        [axis(true), axis(true), axis(dims == 3)]
+    }
+
+    trait Below {
+        fn min_below(self, side: f64) -> Self;
+    }
+    impl<T: Real> Below for T {
+        /// Keeps a value rounded up to the side inside `[0, side)`.
+        fn min_below(self, side: f64) -> T {
+            if self.to_f64() < side { self } else { T::ZERO }
+        }
+    }
+
+    fn view<T>(p: &[Vec<T>; 3]) -> Coords<'_, T> {
+        Coords {
+            x: &p[0],
+            y: &p[1],
+            z: (!p[2].is_empty()).then_some(&p[2][..]),
+        }
+    }
+
+    fn agree<T: Real>(c: &Coords<'_, T>, cut: &Cutoff<T>) -> NeighborList {
+        let want = half_pairs(c, cut).unwrap();
+        let got = cell_list(c, cut).unwrap();
+        assert_eq!(want.first_difference(&got), None);
+        assert_eq!(want, got, "rows sorted the same way");
+        got
+    }
+
+    #[test]
+    fn matches_half_pairs_on_random_points() {
+        for dims in [2, 3] {
+            for n in [0, 1, 2, 31, 33, 1007] {
+                // About six neighbors per atom at cutoff 1.9.
+                let side =
+                    (n.max(1) as f64 * if dims == 2 { 1.9 } else { 4.8 }).powf(1.0 / dims as f64);
+                let p32 = points::<f32>(n, dims, side, n as u64);
+                let list = agree(&view(&p32), &Cutoff::new(1.9, None).unwrap());
+                assert_eq!(list.atoms(), n);
+                let p64 = points::<f64>(n, dims, side, n as u64 + 1);
+                agree(&view(&p64), &Cutoff::new(1.9, None).unwrap());
+            }
+        }
+    }
+
+    #[test]
+    fn matches_half_pairs_in_periodic_boxes() {
+        for dims in [2, 3] {
+            // 3.9 is just over twice the cutoff: two cells per axis, each visited once.
+            for side in [3.9, 5.0, 7.7, 20.0] {
+                let p = points::<f32>(300, dims, side, side as u64);
+                let list = agree(&view(&p), &Cutoff::new(1.9, Some([side; 3])).unwrap());
+                assert!(list.pairs() > 0);
+                let p = points::<f64>(200, dims, side, 7);
+                agree(&view(&p), &Cutoff::new(1.9, Some([side; 3])).unwrap());
+            }
+        }
+    }
+
+    #[test]
+    fn matches_on_awkward_layouts() {
+        let cut = Cutoff::<f32>::new(1.9, None).unwrap();
+        // Atoms exactly one cutoff apart along x, far from the origin (f32 rounding).
+        let x: Vec<f32> = (0..200).map(|k| 1.0e5 + k as f32 * 1.9).collect();
+        agree(
+            &Coords {
+                x: &x,
+                y: &[7.0; 200],
+                z: None,
+            },
+            &cut,
+        );
+        // Two tight clusters far apart: the capped grid makes coarse cells.
+        let p = points::<f32>(400, 2, 10.0, 3);
+        let x: Vec<f32> = p[0]
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| v + (i % 2) as f32 * 1e6)
+            .collect();
+        agree(
+            &Coords {
+                x: &x,
+                y: &p[1],
+                z: None,
+            },
+            &cut,
+        );
+        // Coincident atoms: every pair.
+        let spot = [2.0f32; 50];
+        let list = agree(
+            &Coords {
+                x: &spot,
+                y: &spot,
+                z: Some(&spot),
+            },
+            &cut,
+        );
+        assert_eq!(list.pairs(), 50 * 49);
+    }
+
+    #[test]
+    fn a_crowd_is_refused_without_counting_it() {
+        let cut = Cutoff::<f64>::new(1.9, None).unwrap();
+        let spot = vec![1.0f64; 100_000];
+        let e = cell_list(
+            &Coords {
+                x: &spot,
+                y: &spot,
+                z: None,
+            },
+            &cut,
+        )
+        .unwrap_err();
+        // The exact k·(k−1) shows the crowd was refused before any pair was counted.
+        assert!(e.to_string().contains("at least 9999900000 entries"), "{e}");
+        let e = cell_list(
+            &Coords {
+                x: &[0.0, f64::INFINITY],
+                y: &[0.0; 2],
+                z: None,
+            },
+            &cut,
+        );
+        assert!(e.unwrap_err().to_string().contains("atom 1"));
     }
 }

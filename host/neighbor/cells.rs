@@ -11,7 +11,7 @@ use crate::runtime::error::Result;
 
 /// How much larger than the cutoff a cell is at least, relative: room for the rounding of
 /// the pair rule (a pair a few ulps beyond the cutoff may pass it in `f32`).
-const CELL_MARGIN: f64 = 1e-4;
+pub const CELL_MARGIN: f64 = 1e-4;
 
 /// A uniform grid of cells over the atoms, each at least the cutoff wide.
 ///
@@ -136,28 +136,18 @@ impl<T: Real> CellGrid<T> {
     /// so their atoms are one range of the sorted atoms. Writes them to `out`; returns how many
     /// (at most 3×3 rows of at most 2 runs: x may wrap).
     pub(crate) fn adjacent_runs(&self, key: u32, out: &mut [[u32; 2]; 18]) -> usize {
-        let [nx, ny, _] = self.dims;
-        let cell = [key % nx, (key / nx) % ny, key / (nx * ny)];
-        let along: [([u32; 3], usize); 3] =
-            std::array::from_fn(|d| adjacent_1d(cell[d], self.dims[d], self.periodic));
-        let mut xs = along[0].0;
-        let xs = &mut xs[..along[0].1];
-        xs.sort_unstable();
-        let mut runs = [[0u32; 2]; 2];
-        let mut nruns = 0;
-        for &x in xs.iter() {
-            if nruns > 0 && runs[nruns - 1][1] + 1 == x {
-                runs[nruns - 1][1] = x;
-            } else {
-                runs[nruns] = [x, x];
-                nruns += 1;
-            }
-        }
+        let [nx, ny, nz] = self.dims;
+        let (cx, rest) = (key % nx, key / nx);
+        let (cy, cz) = (rest % ny, rest / ny);
+        let (runs, nruns) = runs_1d(cx, nx, self.periodic);
+        let (ys, nys) = adjacent_1d(cy, ny, self.periodic);
+        let (zs, nzs) = adjacent_1d(cz, nz, self.periodic);
         let mut len = 0;
-        for &z in &along[2].0[..along[2].1] {
-            for &y in &along[1].0[..along[1].1] {
+        for &z in &zs[..nzs] {
+            for &y in &ys[..nys] {
+                let row = nx * (y + ny * z);
                 for run in &runs[..nruns] {
-                    out[len] = [self.key([run[0], y, z]), self.key([run[1], y, z])];
+                    out[len] = [row + run[0], row + run[1]];
                     len += 1;
                 }
             }
@@ -169,25 +159,28 @@ impl<T: Real> CellGrid<T> {
 /// The distinct values among `c-1, c, c+1` in `0..n`: wrapped mod `n` when periodic (so one or
 /// two cells are never visited twice), clipped otherwise.
 fn adjacent_1d(c: u32, n: u32, periodic: bool) -> ([u32; 3], usize) {
-    let mut out = [c; 3];
-    let mut len = 1;
-    let below = if c > 0 {
-        Some(c - 1)
-    } else {
-        periodic.then(|| n - 1)
-    };
-    let above = if c + 1 < n {
-        Some(c + 1)
-    } else {
-        periodic.then_some(0)
-    };
-    for v in [below, above].into_iter().flatten() {
-        if !out[..len].contains(&v) {
-            out[len] = v;
-            len += 1;
-        }
+    match (periodic, n) {
+        (_, 1) => ([0; 3], 1),
+        (true, 2) => ([c, 1 - c, 0], 2),
+        (true, _) => ([(c + n - 1) % n, c, (c + 1) % n], 3),
+        (false, _) if c == 0 => ([0, 1, 0], 2),
+        (false, _) if c + 1 == n => ([c - 1, c, 0], 2),
+        (false, _) => ([c - 1, c, c + 1], 3),
     }
-    (out, len)
+}
+
+/// The same cells as [`adjacent_1d`], as runs of consecutive values `[first, last]`.
+fn runs_1d(c: u32, n: u32, periodic: bool) -> ([[u32; 2]; 2], usize) {
+    let clipped = [c.saturating_sub(1), (c + 1).min(n - 1)];
+    if !periodic || (c > 0 && c + 1 < n) {
+        ([clipped, [0; 2]], 1)
+    } else if n <= 3 {
+        ([[0, n - 1], [0; 2]], 1)
+    } else if c == 0 {
+        ([[0, 1], [n - 1, n - 1]], 2)
+    } else {
+        ([[0, 0], [n - 2, n - 1]], 2)
+    }
 }
 
 /// Lowers the cells per dimension until their product is at most `cap`, keeping the shape.
@@ -233,4 +226,71 @@ fn bounding_box<T: Real>(c: &Coords<'_, T>) -> ([T; 3], [f64; 3]) {
     }
     // The minima are coordinates converted exactly to f64, so they convert back exactly.
     (lo.map(T::from_f64), std::array::from_fn(|d| hi[d] - lo[d]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn grid(x: &[f32], y: &[f32], periodic: Option<[f64; 3]>) -> CellGrid<f32> {
+        let c = Coords { x, y, z: None };
+        CellGrid::new(&c, &Cutoff::new(1.9, periodic).unwrap()).unwrap()
+    }
+
+    /// Every cell listed by `adjacent_runs` around `key`, sorted.
+    fn around(g: &CellGrid<f32>, key: u32) -> Vec<u32> {
+        let mut runs = [[0u32; 2]; 18];
+        let len = g.adjacent_runs(key, &mut runs);
+        let mut cells: Vec<u32> = runs[..len].iter().flat_map(|r| r[0]..=r[1]).collect();
+        cells.sort_unstable();
+        cells
+    }
+
+    #[test]
+    fn cells_are_at_least_the_cutoff_and_at_most_two_per_atom() {
+        let g = grid(&[0.0, 100.0], &[0.0, 1.0], None);
+        assert!(g.cells() <= 5, "{:?}", g.dims());
+        assert!(g.cell_size()[0] >= 1.9);
+        let spot = grid(&[3.0; 10], &[3.0; 10], None);
+        assert_eq!(
+            (spot.dims(), spot.cell_of([3.0, 3.0, 0.0])),
+            ([1, 1, 1], [0, 0, 0])
+        );
+        let x: Vec<f32> = (0..1000).map(|k| k as f32 * 0.1).collect();
+        let g = grid(&x, &x, None);
+        assert!(
+            g.cells() <= 2001 && g.dims()[0] == g.dims()[1],
+            "{:?}",
+            g.dims()
+        );
+        let g = grid(&x, &[0.0; 1000], None);
+        assert_eq!(
+            g.dims()[0],
+            (99.9f64 / (1.9 * (1.0 + CELL_MARGIN))).floor() as u32
+        );
+        assert_eq!(
+            g.cell_of([99.9, 0.0, 0.0])[0],
+            g.dims()[0] - 1,
+            "the far edge clamps"
+        );
+        assert_eq!(g.key([1, 2, 0]), 1 + 2 * g.dims()[0]);
+    }
+
+    #[test]
+    fn neighbor_cells_are_distinct_and_wrap_only_when_periodic() {
+        let x: Vec<f32> = (0..100).map(|k| k as f32 * 0.2).collect();
+        let open = grid(&x, &x, None);
+        let n = open.dims()[0];
+        assert_eq!(around(&open, 0), vec![0, 1, n, n + 1]);
+        for side in [3.9, 5.8, 20.0] {
+            let g = grid(&[0.0, 1.0], &[0.0, 1.0], Some([side, side, 0.0]));
+            let n = g.dims()[0];
+            assert!((2..=10).contains(&n), "{n}");
+            let cells = around(&g, 0);
+            let mut unique = cells.clone();
+            unique.dedup();
+            assert_eq!(cells, unique, "no cell twice");
+            assert_eq!(cells.len() as u32, n.min(3) * n.min(3));
+        }
+    }
 }

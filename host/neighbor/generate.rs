@@ -1,7 +1,8 @@
 //! Deterministic atoms for the neighbor lists: a perfect honeycomb, uniform random points,
 //! and (in [`super::graphene`]) the book's polycrystalline graphene sheet. Every value is a
 //! function of the seed and an index (SplitMix64), so the atoms are the same on every machine
-//! and are generated in parallel.
+//! (the graphene grains' orientations go through `sin` and `cos`, whose last bit may differ
+//! between math libraries) and are generated in parallel.
 
 use super::points::Atoms;
 use crate::inputs::{par_chunks_mut, splitmix64};

@@ -3,64 +3,21 @@
 //! The GPU's lists must equal these exactly, so the arithmetic is fixed in [`is_neighbor`]:
 //! differences, the minimum image, squares and sums in the coordinates' own precision `T`, in
 //! one order, with no fused multiply-add. [`half_pairs`] is the book's O(N²) CPU version;
-//! [`cell_list`](super::cells::cell_list) is the O(N) one for large N.
+//! [`cell_list`](super::cell_list::cell_list) is the O(N) one for large N.
 //!
 //! Both count before they fill, so no row can overflow, and refuse a list of more than
 //! [`MAX_ENTRIES`] entries — or one the host cannot hold — with an error naming the count.
 
+mod entries;
+mod real;
+
+pub(crate) use entries::{EntryBudget, crowd_entries, extent_sq, too_many};
+pub use entries::{MAX_ENTRIES, check_entries};
+pub use real::Real;
+
 use super::list::NeighborList;
 use crate::runtime::error::{Error, Result};
-use std::fmt::Debug;
-use std::ops::{Add, Mul, Neg, Range, Sub};
-use std::sync::atomic::{AtomicU64, Ordering};
-
-/// The most entries a list may have: its offsets are `u32`.
-pub const MAX_ENTRIES: u64 = u32::MAX as u64;
-
-/// The floating-point types the references run in: `f32` and `f64`.
-pub trait Real:
-    Copy
-    + PartialOrd
-    + Add<Output = Self>
-    + Sub<Output = Self>
-    + Mul<Output = Self>
-    + Neg<Output = Self>
-    + Send
-    + Sync
-    + Debug
-    + 'static
-{
-    /// `v` rounded to this type.
-    fn from_f64(v: f64) -> Self;
-    /// This value as `f64` (exact).
-    fn to_f64(self) -> f64;
-    /// Zero.
-    const ZERO: Self;
-    /// The type's machine epsilon, as `f64`: bounds the rounding of one operation.
-    const EPSILON: f64;
-}
-
-impl Real for f32 {
-    fn from_f64(v: f64) -> Self {
-        v as f32
-    }
-    fn to_f64(self) -> f64 {
-        f64::from(self)
-    }
-    const ZERO: Self = 0.0;
-    const EPSILON: f64 = f32::EPSILON as f64;
-}
-
-impl Real for f64 {
-    fn from_f64(v: f64) -> Self {
-        v
-    }
-    fn to_f64(self) -> f64 {
-        self
-    }
-    const ZERO: Self = 0.0;
-    const EPSILON: f64 = f64::EPSILON;
-}
+use entries::refuse_crowds;
 
 /// Coordinates of N atoms as separate arrays (structure of arrays, as the kernels read them);
 /// `z` is `None` in 2-D. All arrays must have the same length.
@@ -137,11 +94,11 @@ pub struct Cutoff<T> {
 
 impl<T: Real> Cutoff<T> {
     /// The criterion for `cutoff` (rounded to `T`, then squared in `T`), periodic in a box of
-    /// sides `periodic` (rounded to `T`) when given.
+    /// sides `periodic` (rounded to `T`) when given. The sides are checked against the atoms
+    /// by [`validate_periodic`], which knows whether z is used.
     ///
     /// # Errors
-    /// [`Error::InvalidInput`] if the cutoff is not finite and positive, or a side is not
-    /// finite and larger than twice the cutoff (the minimum image would be ambiguous).
+    /// [`Error::InvalidInput`] if the cutoff is not finite and positive.
     pub fn new(cutoff: f64, periodic: Option<[f64; 3]>) -> Result<Self> {
         if !(cutoff.is_finite() && cutoff > 0.0) {
             return Err(Error::InvalidInput(format!(
@@ -149,23 +106,10 @@ impl<T: Real> Cutoff<T> {
             )));
         }
         let c = T::from_f64(cutoff);
-        let periodic = periodic.map(|sides| sides.map(T::from_f64));
-        let this = Cutoff {
+        Ok(Cutoff {
             cutoff_sq: c * c,
-            periodic,
-        };
-        if let Some(sides) = periodic {
-            for (d, side) in sides.iter().enumerate() {
-                if !side.to_f64().is_finite() || !this.side_fits(*side) {
-                    return Err(Error::InvalidInput(format!(
-                        "periodic box side {} = {side:?} must be finite and more than twice \
-                         the cutoff {cutoff}",
-                        ["x", "y", "z"][d]
-                    )));
-                }
-            }
-        }
-        Ok(this)
+            periodic: periodic.map(|sides| sides.map(T::from_f64)),
+        })
     }
 
     /// Whether `side` exceeds twice the cutoff, as `(side/2)² > cutoff_sq` in `T`.
@@ -220,8 +164,9 @@ pub fn is_neighbor<T: Real>(c: &Coords<'_, T>, cut: &Cutoff<T>, i: usize, j: usi
     d2 < cut.cutoff_sq
 }
 
-/// For a periodic box: checks that every coordinate lies in `[0, side)` and every side exceeds
-/// twice the cutoff. Does nothing without a box.
+/// For a periodic box: checks that every side the atoms use (z only in 3-D) is finite and
+/// exceeds twice the cutoff (else the minimum image is ambiguous), and that every coordinate
+/// lies in `[0, side)`. Does nothing without a box.
 ///
 /// # Errors
 /// [`Error::InvalidInput`] naming the first atom outside the box with its coordinate, or the
@@ -231,9 +176,10 @@ pub fn validate_periodic<T: Real>(c: &Coords<'_, T>, cut: &Cutoff<T>) -> Result<
         return Ok(());
     };
     for (d, side) in sides.iter().take(c.dims()).enumerate() {
-        if !cut.side_fits(*side) {
+        if !(side.to_f64().is_finite() && cut.side_fits(*side)) {
             return Err(Error::InvalidInput(format!(
-                "periodic box side {side:?} is not more than twice the cutoff"
+                "periodic box side {} = {side:?} must be finite and more than twice the cutoff",
+                ["x", "y", "z"][d]
             )));
         }
         let axis = [Some(c.x), Some(c.y), c.z][d].unwrap_or_default();
@@ -252,7 +198,7 @@ pub fn validate_periodic<T: Real>(c: &Coords<'_, T>, cut: &Cutoff<T>) -> Result<
 /// rows. A first pass counts, a second fills the rows it sized. Rows come out sorted: atom
 /// `m` receives the `n1 < m` in increasing order, then its own `n2 > m` in increasing order.
 /// Meant for small N (the book's 22 464 atoms take about a second); use
-/// [`cell_list`](super::cells::cell_list) beyond.
+/// [`cell_list`](super::cell_list::cell_list) beyond.
 ///
 /// # Errors
 /// [`Coords::validate`]'s errors; [`check_entries`]'s when the list would be too large.
@@ -299,82 +245,88 @@ pub fn half_pairs<T: Real>(c: &Coords<'_, T>, cut: &Cutoff<T>) -> Result<Neighbo
     Ok(NeighborList::from_parts_unchecked(offsets, indices))
 }
 
-/// The squared diagonal of the bounding box of atoms `atoms`, in `f64` (0 for none).
-pub(crate) fn extent_sq<T: Real>(c: &Coords<'_, T>, atoms: Range<usize>) -> f64 {
-    let mut lo = [f64::INFINITY; 3];
-    let mut hi = [f64::NEG_INFINITY; 3];
-    for i in atoms {
-        let p = c.point(i);
-        for d in 0..3 {
-            lo[d] = lo[d].min(p[d]);
-            hi[d] = hi[d].max(p[d]);
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn coords<'a, T>(x: &'a [T], y: &'a [T]) -> Coords<'a, T> {
+        Coords { x, y, z: None }
+    }
+
+    #[test]
+    fn cutoffs_and_boxes_are_validated() {
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            assert!(Cutoff::<f32>::new(bad, None).is_err(), "{bad}");
         }
-    }
-    (0..3).map(|d| (hi[d] - lo[d]).max(0.0).powi(2)).sum()
-}
-
-/// Entries that `k` atoms inside a box of squared diagonal `diag_sq` certainly produce: all
-/// `k·(k−1)` when the diagonal is below the cutoff by more than `T`'s rounding (1e-4 is
-/// thousands of `f32` epsilons), else 0. A lower bound, so a crowd is refused before a count
-/// pass that would take `k²` steps.
-pub(crate) fn crowd_entries<T: Real>(k: u64, diag_sq: f64, cut: &Cutoff<T>) -> u64 {
-    if diag_sq < cut.cutoff_sq.to_f64() * (1.0 - 1e-4) {
-        k.saturating_mul(k.saturating_sub(1))
-    } else {
-        0
-    }
-}
-
-/// Refuses `k` atoms within one box of squared diagonal `diag_sq` if they alone make more
-/// than [`MAX_ENTRIES`] entries.
-fn refuse_crowds<T: Real>(k: u64, diag_sq: f64, cut: &Cutoff<T>) -> Result<()> {
-    match crowd_entries(k, diag_sq, cut) {
-        e if e > MAX_ENTRIES => Err(too_many(&format!("at least {e}"))),
-        _ => Ok(()),
-    }
-}
-
-/// Checks a counted list of `total` entries over `atoms` atoms: at most [`MAX_ENTRIES`], and
-/// room in host memory for `copies` lists of that size (an algorithm may build one in a
-/// working order, then copy it).
-///
-/// # Errors
-/// [`Error::InvalidInput`] naming the count past [`MAX_ENTRIES`]; [`Error::TooLarge`] naming
-/// it when the host lacks the memory.
-pub fn check_entries(atoms: usize, total: u64, copies: u64) -> Result<()> {
-    if total > MAX_ENTRIES {
-        return Err(too_many(&total.to_string()));
-    }
-    let bytes = (total + atoms as u64 + 1).saturating_mul(4 * copies);
-    crate::runtime::memory::check_host(
-        &format!("a neighbor list of {atoms} atoms and {total} entries"),
-        bytes,
-    )
-}
-
-/// The error for a list past [`MAX_ENTRIES`]; `what` is the count as known ("at least 5e9").
-pub(crate) fn too_many(what: &str) -> Error {
-    Error::InvalidInput(format!(
-        "the neighbor list would have {what} entries, more than the {MAX_ENTRIES} its u32 \
-         offsets can index: lower the cutoff or spread the atoms"
-    ))
-}
-
-/// Counts entries from many threads and says when they pass [`MAX_ENTRIES`], so a count pass
-/// over a crowd stops early instead of running for minutes.
-#[derive(Debug, Default)]
-pub(crate) struct EntryBudget {
-    used: AtomicU64,
-}
-
-impl EntryBudget {
-    /// Adds `k` entries; false once the total has passed [`MAX_ENTRIES`] (for every thread).
-    pub(crate) fn add(&self, k: u64) -> bool {
-        self.used.fetch_add(k, Ordering::Relaxed).saturating_add(k) <= MAX_ENTRIES
+        let p = coords(&[0.0, 1.0], &[0.0, 1.0]);
+        let small = Cutoff::<f64>::new(1.9, Some([3.8, 10.0, 10.0])).unwrap();
+        let e = validate_periodic(&p, &small).unwrap_err().to_string();
+        assert!(e.contains("side x = 3.8"), "side = 2·cutoff: {e}");
+        let open_y = Cutoff::<f64>::new(1.9, Some([3.9, f64::INFINITY, 0.0])).unwrap();
+        assert!(validate_periodic(&p, &open_y).is_err());
+        // z is unused by 2-D atoms: any value.
+        validate_periodic(&p, &Cutoff::<f64>::new(1.9, Some([3.9, 4.0, 0.0])).unwrap()).unwrap();
+        let cut = Cutoff::<f64>::new(1.0, Some([4.0, 4.0, 4.0])).unwrap();
+        let e = validate_periodic(&coords(&[0.0, 1.0, 4.0], &[0.0; 3]), &cut).unwrap_err();
+        assert!(e.to_string().contains("atom 2: x = 4.0"), "{e}");
+        assert!(validate_periodic(&coords(&[0.0, 3.9], &[-0.1, 0.0]), &cut).is_err());
     }
 
-    /// The entries added so far.
-    pub(crate) fn used(&self) -> u64 {
-        self.used.load(Ordering::Relaxed)
+    #[test]
+    fn the_rule_is_strictly_below_the_cutoff() {
+        // 1.5 and 2.25 are exact in binary: the pair at exactly the cutoff is not a neighbor.
+        let cut = Cutoff::<f32>::new(1.5, None).unwrap();
+        let c = coords(
+            &[0.0f32, 1.5, 1.5, 0.0],
+            &[0.0f32, 0.0, 1.4999999, 1.4999999],
+        );
+        assert!(!is_neighbor(&c, &cut, 0, 1));
+        assert!(is_neighbor(&c, &cut, 1, 2));
+        assert!(is_neighbor(&c, &cut, 0, 3));
+        assert!(!is_neighbor(&c, &cut, 0, 0), "never its own neighbor");
+        let list = half_pairs(&c, &cut).unwrap();
+        assert_eq!(list.neighbors(0), &[3]);
+        assert_eq!(list.neighbors(1), &[2]);
+    }
+
+    #[test]
+    fn the_minimum_image_wraps_each_axis() {
+        let cut = Cutoff::<f64>::new(1.0, Some([10.0, 10.0, 10.0])).unwrap();
+        let c = Coords {
+            x: &[0.2, 9.7, 5.0],
+            y: &[5.0, 5.0, 5.0],
+            z: Some(&[0.1, 0.1, 9.8]),
+        };
+        assert!(is_neighbor(&c, &cut, 0, 1) && is_neighbor(&c, &cut, 1, 0));
+        assert!(!is_neighbor(&c, &cut, 0, 2));
+        let open = Cutoff::<f64>::new(1.0, None).unwrap();
+        assert!(!is_neighbor(&c, &open, 0, 1));
+    }
+
+    #[test]
+    fn half_pairs_fills_both_rows_sorted() {
+        let cut = Cutoff::<f64>::new(1.9, None).unwrap();
+        // Coincident atoms are neighbors of each other (distance 0 < cutoff).
+        let c = coords(&[0.0, 5.0, 1.0, 0.0, 0.0], &[0.0, 5.0, 0.0, 0.0, 0.0]);
+        let list = half_pairs(&c, &cut).unwrap();
+        assert_eq!(list.neighbors(0), &[2, 3, 4]);
+        assert_eq!(list.neighbors(1), &[] as &[u32]);
+        assert_eq!(list.neighbors(3), &[0, 2, 4]);
+        assert_eq!(list.pairs(), 12);
+        assert_eq!(
+            half_pairs(&coords::<f64>(&[], &[]), &cut).unwrap().atoms(),
+            0
+        );
+        let one = half_pairs(&coords(&[1.0], &[2.0]), &cut).unwrap();
+        assert_eq!((one.atoms(), one.pairs()), (1, 0));
+    }
+
+    #[test]
+    fn bad_coordinates_are_named() {
+        let cut = Cutoff::<f32>::new(1.9, None).unwrap();
+        let e = half_pairs(&coords(&[0.0, 1.0, f32::NAN], &[0.0; 3]), &cut).unwrap_err();
+        assert!(e.to_string().contains("atom 2"), "{e}");
+        let e = half_pairs(&coords(&[0.0, 1.0], &[0.0]), &cut).unwrap_err();
+        assert!(e.to_string().contains("differ in length"), "{e}");
     }
 }

@@ -64,11 +64,12 @@ fn parse(text: &str, name: &str) -> Result<Atoms> {
         }
         let bad = |why: String| Error::InvalidInput(format!("{name} line {}: {why}", k + 1));
         let tokens: Vec<&str> = line.split_whitespace().collect();
-        if std::mem::take(&mut first) && tokens.len() == 1 {
-            if let Ok(n) = tokens[0].parse::<u64>() {
-                count = Some((n, k + 1));
-                continue;
-            }
+        if std::mem::take(&mut first)
+            && let [only] = tokens[..]
+            && let Ok(n) = only.parse::<u64>()
+        {
+            count = Some((n, k + 1));
+            continue;
         }
         if columns == 0 {
             columns = tokens.len();

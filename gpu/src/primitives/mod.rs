@@ -6,6 +6,7 @@
 //! | thread | [`index`] | ids (`threadIdx`, `blockIdx`, …), grid-stride ranges |
 //! | thread | [`time`] | clocks, `nanosleep`, deadlines for bounded spins |
 //! | thread | [`vector`] | 16-byte loads with an aligned head, body and tail |
+//! | thread | [`readonly`] | loads through the read-only data cache (`__ldg`) |
 //! | memory model | [`atomic`] | every CUDA atomic, scope and ordering in the name or the type |
 //! | memory model | [`sync`] | fences per scope, and `sync_threads`, the block barrier |
 //! | warp | [`warp`] | lane id, active mask, vote, shuffles, warp barrier |
@@ -24,6 +25,7 @@ pub mod block_scan;
 pub mod grid;
 pub mod index;
 pub mod lock;
+pub mod readonly;
 pub mod shared;
 pub mod shared_atomic;
 pub mod sync;

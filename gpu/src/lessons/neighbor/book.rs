@@ -12,7 +12,7 @@
 //!   small is an error the host reports, never a write out of bounds;
 //! - points may be 3-D and the box periodic ([`Rule`]).
 
-use super::{Atoms, Coord, Layout, Rule, slot};
+use super::{Atoms, Coord, Layout, Rule, slot, specialize};
 use crate::atomic::{LoadOrder, Scope, StoreOrder, atomic_add_device, load, store};
 use crate::index::grid_stride;
 
@@ -20,9 +20,10 @@ use crate::index::grid_stride;
 /// lists, taking each slot from `atomicAdd`'s result.
 ///
 /// # Safety
-/// `atoms` holds `n` atoms; `nn` holds `n` counts, zeroed; `nl` holds `n * mn` slots.
+/// `atoms` holds `n` atoms (`z` when `D3`), read-only; `nn` holds `n` counts, zeroed; `nl`
+/// holds `n * mn` slots.
 #[inline(always)]
-unsafe fn find_neighbor_atomic<T: Coord>(
+unsafe fn find_neighbor_atomic<T: Coord, const D3: bool, const PERIODIC: bool>(
     nn: *mut u32,
     nl: *mut u32,
     atoms: Atoms<T>,
@@ -30,28 +31,30 @@ unsafe fn find_neighbor_atomic<T: Coord>(
     mn: u32,
     rule: Rule<T>,
 ) {
-    let (n, mn) = (n as usize, mn as usize);
-    for n1 in grid_stride(n) {
+    let wide = mn as usize;
+    for n1 in grid_stride(n as usize) {
         // SAFETY: `n1 < n` and `n2 < n`.
-        let r1 = unsafe { atoms.get(n1) };
-        for n2 in n1 + 1..n {
-            let r2 = unsafe { atoms.get(n2) };
-            if rule.within(r1, r2) {
+        let r1 = unsafe { atoms.at::<D3>(n1) };
+        let mut n2 = n1 as u32 + 1;
+        while n2 < n {
+            let r2 = unsafe { atoms.at::<D3>(n2 as usize) };
+            if rule.within::<D3, PERIODIC>(r1, r2) {
                 // The slot is what `atomicAdd` returns: the count before this thread's add,
                 // which no other thread can also receive.
                 // SAFETY: `n1, n2 < n`; `NN` is only touched atomically during the launch, and
                 // each slot below `mn` is written by the one thread that received its number.
                 unsafe {
-                    let tmp1 = atomic_add_device(nn.add(n1), 1) as usize;
+                    let tmp1 = atomic_add_device(nn.add(n1), 1);
                     if tmp1 < mn {
-                        *nl.add(n1 * mn + tmp1) = n2 as u32;
+                        *nl.add(n1 * wide + tmp1 as usize) = n2;
                     }
-                    let tmp2 = atomic_add_device(nn.add(n2), 1) as usize;
+                    let tmp2 = atomic_add_device(nn.add(n2 as usize), 1);
                     if tmp2 < mn {
-                        *nl.add(n2 * mn + tmp2) = n1 as u32;
+                        *nl.add(n2 as usize * wide + tmp2 as usize) = n1 as u32;
                     }
                 }
             }
+            n2 += 1;
         }
     }
 }
@@ -62,7 +65,7 @@ unsafe fn find_neighbor_atomic<T: Coord>(
 /// # Safety
 /// As [`find_neighbor_atomic`].
 #[inline(always)]
-unsafe fn find_neighbor_wrong<T: Coord>(
+unsafe fn find_neighbor_wrong<T: Coord, const D3: bool, const PERIODIC: bool>(
     nn: *mut u32,
     nl: *mut u32,
     atoms: Atoms<T>,
@@ -93,9 +96,9 @@ unsafe fn find_neighbor_wrong<T: Coord>(
     };
     for n1 in grid_stride(n) {
         // SAFETY: `n1 < n` and `n2 < n`.
-        let r1 = unsafe { atoms.get(n1) };
+        let r1 = unsafe { atoms.at::<D3>(n1) };
         for n2 in n1 + 1..n {
-            if rule.within(r1, unsafe { atoms.get(n2) }) {
+            if rule.within::<D3, PERIODIC>(r1, unsafe { atoms.at::<D3>(n2) }) {
                 append(n1, n2);
                 append(n2, n1);
             }
@@ -108,9 +111,10 @@ unsafe fn find_neighbor_wrong<T: Coord>(
 /// [`Layout::Transposed`], `NL[k*N + n1]`, so that consecutive threads write consecutive words).
 ///
 /// # Safety
-/// `atoms` holds `n` atoms; `nn` holds `n` counts; `nl` holds `n * mn` slots.
+/// `atoms` holds `n` atoms (`z` when `D3`), read-only; `nn` holds `n` counts; `nl` holds
+/// `n * mn` slots.
 #[inline(always)]
-unsafe fn find_neighbor_no_atomic<T: Coord>(
+unsafe fn find_neighbor_no_atomic<T: Coord, const D3: bool, const PERIODIC: bool>(
     nn: *mut u32,
     nl: *mut u32,
     atoms: Atoms<T>,
@@ -119,24 +123,29 @@ unsafe fn find_neighbor_no_atomic<T: Coord>(
     rule: Rule<T>,
     layout: u32,
 ) {
-    let (n, mn) = (n as usize, mn as usize);
-    for n1 in grid_stride(n) {
-        let mut count = 0;
+    let (atoms_n, wide) = (n as usize, mn as usize);
+    for n1 in grid_stride(atoms_n) {
+        let mut count = 0u32;
         // SAFETY: `n1 < n` and `n2 < n`.
-        let r1 = unsafe { atoms.get(n1) };
-        for n2 in 0..n {
+        let r1 = unsafe { atoms.at::<D3>(n1) };
+        let mut n2 = 0u32;
+        while n2 < n {
             // The book puts the distance test first: it is false far more often than
             // `n2 != n1`, so `&&` usually stops there.
-            if rule.within(r1, unsafe { atoms.get(n2) }) && n2 != n1 {
+            if rule.within::<D3, PERIODIC>(r1, unsafe { atoms.at::<D3>(n2 as usize) })
+                && n2 as usize != n1
+            {
                 if count < mn {
-                    // SAFETY: `slot < n * mn`; only thread `n1` writes atom `n1`'s slots.
-                    unsafe { *nl.add(slot(layout, n1, count, n, mn)) = n2 as u32 };
+                    let at = slot(layout, n1, count as usize, atoms_n, wide);
+                    // SAFETY: `at < n * mn`; only thread `n1` writes atom `n1`'s slots.
+                    unsafe { *nl.add(at) = n2 };
                 }
                 count += 1;
             }
+            n2 += 1;
         }
         // SAFETY: `n1 < n`; only this thread writes `NN[n1]`.
-        unsafe { *nn.add(n1) = count as u32 };
+        unsafe { *nn.add(n1) = count };
     }
 }
 
@@ -152,7 +161,9 @@ macro_rules! book_kernels {
                 nn: *mut u32, nl: *mut u32, atoms: Atoms<$t>, n: u32, mn: u32, rule: Rule<$t>,
             ) {
                 // SAFETY: forwarded kernel contract.
-                unsafe { find_neighbor_atomic(nn, nl, atoms, n, mn, rule) }
+                unsafe {
+                    specialize!(atoms.is_3d(&rule), rule.is_periodic(), find_neighbor_atomic::<$t>(nn, nl, atoms, n, mn, rule))
+                }
             }
         }
 
@@ -167,7 +178,9 @@ macro_rules! book_kernels {
                 layout: u32,
             ) {
                 // SAFETY: forwarded kernel contract.
-                unsafe { find_neighbor_no_atomic(nn, nl, atoms, n, mn, rule, layout) }
+                unsafe {
+                    specialize!(atoms.is_3d(&rule), rule.is_periodic(), find_neighbor_no_atomic::<$t>(nn, nl, atoms, n, mn, rule, layout))
+                }
             }
         }
     )*};
@@ -189,7 +202,9 @@ kernel! {
         nn: *mut u32, nl: *mut u32, atoms: Atoms<f32>, n: u32, mn: u32, rule: Rule<f32>,
     ) {
         // SAFETY: forwarded kernel contract.
-        unsafe { find_neighbor_wrong(nn, nl, atoms, n, mn, rule) }
+        unsafe {
+            specialize!(atoms.is_3d(&rule), rule.is_periodic(), find_neighbor_wrong::<f32>(nn, nl, atoms, n, mn, rule))
+        }
     }
 }
 

@@ -16,9 +16,10 @@
 //! Each list is sorted (by atom index) by the thread that wrote it, so the result does not
 //! depend on the order in which the atomics handed out ranks.
 
-use super::{Atoms, Coord, Rule, slot};
+use super::{Atoms, Coord, Rule, slot, specialize};
 use crate::atomic::atomic_add_device;
 use crate::index::grid_stride;
+use crate::readonly::ldg;
 
 /// The cells: `cells[0] × cells[1] × cells[2]` boxes from `origin`, each `1 / inv_size` wide
 /// along its axis — at least the cutoff (the host adds a margin for rounding). Cell `(cx, cy,
@@ -52,19 +53,27 @@ impl<T: Coord> CellGrid<T> {
     }
 
     /// The cells next to `c` along axis `a`, each once: `(first, count)`; the `k`-th is
-    /// `(first + k) % cells` — with one or two cells on the axis, all of them.
+    /// `first + k`, less one row of cells if that passes the end (only in a periodic box) —
+    /// with one or two cells on the axis, all of them.
     #[inline(always)]
-    fn around(&self, c: u32, a: usize) -> (u32, u32) {
+    fn around<const PERIODIC: bool>(&self, c: u32, a: usize) -> (u32, u32) {
         let n = self.cells[a];
         if n < 3 {
             (0, n)
-        } else if self.periodic != 0 {
-            (c + n - 1, 3)
+        } else if PERIODIC {
+            // From the cell before `c` (the last one, before the first): at most `n + 1`.
+            (if c == 0 { n - 1 } else { c - 1 }, 3)
         } else {
             let lo = c.saturating_sub(1);
             (lo, (c + 1).min(n - 1) - lo + 1)
         }
     }
+}
+
+/// `first + k` of [`CellGrid::around`] as a cell: at most `n + 1`, so one subtraction wraps it.
+#[inline(always)]
+fn wrap<const PERIODIC: bool>(v: u32, n: u32) -> u32 {
+    if PERIODIC && v >= n { v - n } else { v }
 }
 
 /// The atoms sorted by cell: where each came from, and its coordinates (`z` null in 2-D).
@@ -92,12 +101,14 @@ impl<T: Coord> Sorted<T> {
 }
 
 /// Calls `emit(k, j)` for the `k`-th neighbor `j` found of the atom at sorted position `p`,
-/// scanning the cells around it in key order; returns how many it found.
+/// scanning the cells around it in key order; returns how many it found. `D3` and `PERIODIC`
+/// as in [`Rule::within`].
 ///
 /// # Safety
-/// `sorted` holds `n` atoms sorted by `grid`, `p < n`, and `start` holds the `cells + 1` starts.
+/// `sorted` holds `n` atoms sorted by `grid` (`z` when `D3`), `p < n`, `start` holds the
+/// `cells + 1` starts; none of them is written during the launch.
 #[inline(always)]
-unsafe fn search<T: Coord>(
+unsafe fn search<T: Coord, const D3: bool, const PERIODIC: bool>(
     sorted: Sorted<T>,
     start: *const u32,
     grid: &CellGrid<T>,
@@ -107,26 +118,29 @@ unsafe fn search<T: Coord>(
 ) -> usize {
     let atoms = sorted.atoms();
     // SAFETY: `p < n`.
-    let me = unsafe { atoms.get(p) };
+    let me = unsafe { atoms.at::<D3>(p) };
     let c = grid.cell_of(me);
+    let [nx, ny, nz] = grid.cells;
     let mut found = 0;
-    let (z0, nz) = grid.around(c[2], 2);
-    let (y0, ny) = grid.around(c[1], 1);
-    let (x0, nx) = grid.around(c[0], 0);
-    for dz in 0..nz {
-        for dy in 0..ny {
-            for dx in 0..nx {
-                let key = grid.key([
-                    (x0 + dx) % grid.cells[0],
-                    (y0 + dy) % grid.cells[1],
-                    (z0 + dz) % grid.cells[2],
-                ]);
+    let (z0, cz) = if D3 {
+        grid.around::<PERIODIC>(c[2], 2)
+    } else {
+        (0, 1)
+    };
+    let (y0, cy) = grid.around::<PERIODIC>(c[1], 1);
+    let (x0, cx) = grid.around::<PERIODIC>(c[0], 0);
+    for dz in 0..cz {
+        let z = wrap::<PERIODIC>(z0 + dz, nz);
+        for dy in 0..cy {
+            let row = (z * ny + wrap::<PERIODIC>(y0 + dy, ny)) * nx;
+            for dx in 0..cx {
+                let key = (row + wrap::<PERIODIC>(x0 + dx, nx)) as usize;
                 // SAFETY: `key` is a cell; `start` has one more entry than there are cells.
-                let (from, to) = unsafe { (*start.add(key), *start.add(key + 1)) };
+                let (from, to) = unsafe { (ldg(start.add(key)), ldg(start.add(key + 1))) };
                 for q in from as usize..to as usize {
                     // SAFETY: `q < n`: the starts partition the sorted atoms.
-                    if q != p && rule.within(me, unsafe { atoms.get(q) }) {
-                        emit(found, unsafe { *sorted.index.add(q) });
+                    if q != p && rule.within::<D3, PERIODIC>(me, unsafe { atoms.at::<D3>(q) }) {
+                        emit(found, unsafe { ldg(sorted.index.add(q)) });
                         found += 1;
                     }
                 }
@@ -234,11 +248,12 @@ macro_rules! cell_kernels {
                 sorted: Sorted<$t>, n: u32, start: *const u32, grid: CellGrid<$t>,
                 rule: Rule<$t>, counts: *mut u32,
             ) {
+                let d3 = sorted.atoms().is_3d(&rule);
                 for p in grid_stride(n as usize) {
                     // SAFETY: `p < n`, the kernel's arrays as documented; `counts[i]` is written
                     // by the thread of the one sorted position holding `i`.
                     unsafe {
-                        let found = search(sorted, start, &grid, &rule, p, |_, _| {});
+                        let found = specialize!(d3, rule.is_periodic(), search::<$t>(sorted, start, &grid, &rule, p, |_, _| {}));
                         *counts.add(*sorted.index.add(p) as usize) = found as u32;
                     }
                 }
@@ -251,6 +266,7 @@ macro_rules! cell_kernels {
                 sorted: Sorted<$t>, n: u32, start: *const u32, grid: CellGrid<$t>,
                 rule: Rule<$t>, offsets: *const u32, indices: *mut u32,
             ) {
+                let d3 = sorted.atoms().is_3d(&rule);
                 for p in grid_stride(n as usize) {
                     // SAFETY: `p < n`; atom `i`'s range is this thread's alone, and writes stay
                     // inside it whatever the search finds.
@@ -259,11 +275,12 @@ macro_rules! cell_kernels {
                         let first = *offsets.add(i) as usize;
                         let room = (*offsets.add(i + 1) as usize).saturating_sub(first);
                         let list = indices.add(first);
-                        let found = search(sorted, start, &grid, &rule, p, |k, j| {
+                        let emit = |k: usize, j: u32| {
                             if k < room {
                                 *list.add(k) = j;
                             }
-                        });
+                        };
+                        let found = specialize!(d3, rule.is_periodic(), search::<$t>(sorted, start, &grid, &rule, p, emit));
                         sort_list(found.min(room), |k| list.add(k));
                     }
                 }
@@ -277,17 +294,19 @@ macro_rules! cell_kernels {
                 rule: Rule<$t>, nn: *mut u32, nl: *mut u32, mn: u32, layout: u32,
             ) {
                 let (atoms, mn) = (n as usize, mn as usize);
+                let d3 = sorted.atoms().is_3d(&rule);
                 for p in grid_stride(atoms) {
                     // SAFETY: `p < n`; atom `i`'s slots are this thread's alone, and only slots
                     // below `mn` are written.
                     unsafe {
                         let i = *sorted.index.add(p) as usize;
                         let at = |k: usize| nl.add(slot(layout, i, k, atoms, mn));
-                        let found = search(sorted, start, &grid, &rule, p, |k, j| {
+                        let emit = |k: usize, j: u32| {
                             if k < mn {
                                 *at(k) = j;
                             }
-                        });
+                        };
+                        let found = specialize!(d3, rule.is_periodic(), search::<$t>(sorted, start, &grid, &rule, p, emit));
                         sort_list(found.min(mn), at);
                         *nn.add(i) = found as u32;
                     }

@@ -39,6 +39,7 @@ pub use book::*;
 pub use cells::*;
 pub use scan::*;
 
+use crate::readonly::{Ldg, ldg};
 use core::ops::{Add, Mul, Neg, Sub};
 
 /// Threads per block of every kernel here: eight warps — enough to hide the latency of the
@@ -53,6 +54,7 @@ pub trait Coord:
     + Sub<Output = Self>
     + Mul<Output = Self>
     + Neg<Output = Self>
+    + Ldg
 {
     /// Zero.
     const ZERO: Self;
@@ -93,23 +95,59 @@ pub struct Atoms<T> {
 }
 
 impl<T: Coord> Atoms<T> {
-    /// The coordinates of atom `i` (`z` is zero in 2-D).
+    /// The coordinates of atom `i`, `z` read only in 3-D (`D3`; zero otherwise), through the
+    /// read-only cache: no kernel here writes the atoms it searches.
     ///
     /// # Safety
-    /// `i` is below the length of every non-null array.
+    /// `i` is below the length of the arrays, which no thread writes during the launch; `z` is
+    /// not null when `D3`.
     #[inline(always)]
-    pub unsafe fn get(&self, i: usize) -> [T; 3] {
-        // SAFETY: the caller's bound; `z` is read only when it exists.
+    pub unsafe fn at<const D3: bool>(&self, i: usize) -> [T; 3] {
+        // SAFETY: the caller's bound.
         unsafe {
-            let z = if self.z.is_null() {
-                T::ZERO
-            } else {
-                *self.z.add(i)
-            };
-            [*self.x.add(i), *self.y.add(i), z]
+            let z = if D3 { ldg(self.z.add(i)) } else { T::ZERO };
+            [ldg(self.x.add(i)), ldg(self.y.add(i)), z]
         }
     }
+
+    /// The coordinates of atom `i` (`z` zero in 2-D), for the kernels outside the hot loops.
+    ///
+    /// # Safety
+    /// As [`Atoms::at`].
+    #[inline(always)]
+    pub unsafe fn get(&self, i: usize) -> [T; 3] {
+        // SAFETY: forwarded; `z` is read only when it is there.
+        unsafe {
+            if self.z.is_null() {
+                self.at::<false>(i)
+            } else {
+                self.at::<true>(i)
+            }
+        }
+    }
+
+    /// Whether `z` is there: the kernels take the 3-D path only then (and when the rule says
+    /// 3-D), so that a null `z` is never read.
+    #[inline(always)]
+    pub fn is_3d(&self, rule: &Rule<T>) -> bool {
+        rule.dims == 3 && !self.z.is_null()
+    }
 }
+
+/// Calls `$f::<$t, D3, PERIODIC>($args)` with the two flags as constants: the pair test inside
+/// the kernels' loops then has no branch on the dimension or the box, and the 2-D open-space
+/// loop is the book's.
+macro_rules! specialize {
+    ($d3:expr, $periodic:expr, $f:ident::<$t:ty>($($arg:expr),* $(,)?)) => {
+        match ($d3, $periodic) {
+            (false, false) => $f::<$t, false, false>($($arg),*),
+            (false, true) => $f::<$t, false, true>($($arg),*),
+            (true, false) => $f::<$t, true, false>($($arg),*),
+            (true, true) => $f::<$t, true, true>($($arg),*),
+        }
+    };
+}
+pub(crate) use specialize;
 
 /// When two atoms are neighbors: [the pair rule](self#the-pair-rule).
 #[repr(C)]
@@ -127,12 +165,9 @@ pub struct Rule<T> {
 
 impl<T: Coord> Rule<T> {
     /// `d` moved by one box side toward zero when it is more than half a side away: the
-    /// minimum image, for coordinates inside the box. Open space: `d` unchanged.
+    /// minimum image, for coordinates inside the box.
     #[inline(always)]
     fn wrap(&self, d: T, axis: usize) -> T {
-        if self.periodic == 0 {
-            return d;
-        }
         let side = self.side[axis];
         let half = side * T::HALF;
         if d > half {
@@ -144,17 +179,31 @@ impl<T: Coord> Rule<T> {
         }
     }
 
-    /// Whether an atom at `b` is within the cutoff of one at `a` (the caller checks `i != j`).
+    /// Whether an atom at `b` is within the cutoff of one at `a` (the caller checks `i != j`),
+    /// in 3-D when `D3`, in the periodic box when `PERIODIC`.
     #[inline(always)]
-    pub fn within(&self, a: [T; 3], b: [T; 3]) -> bool {
-        let dx = self.wrap(b[0] - a[0], 0);
-        let dy = self.wrap(b[1] - a[1], 1);
+    pub fn within<const D3: bool, const PERIODIC: bool>(&self, a: [T; 3], b: [T; 3]) -> bool {
+        let mut dx = b[0] - a[0];
+        let mut dy = b[1] - a[1];
+        if PERIODIC {
+            dx = self.wrap(dx, 0);
+            dy = self.wrap(dy, 1);
+        }
         let mut d2 = dx * dx + dy * dy;
-        if self.dims == 3 {
-            let dz = self.wrap(b[2] - a[2], 2);
+        if D3 {
+            let mut dz = b[2] - a[2];
+            if PERIODIC {
+                dz = self.wrap(dz, 2);
+            }
             d2 = d2 + dz * dz;
         }
         d2 < self.cutoff_sq
+    }
+
+    /// Whether the box is periodic.
+    #[inline(always)]
+    pub fn is_periodic(&self) -> bool {
+        self.periodic != 0
     }
 }
 
