@@ -141,7 +141,7 @@ fn cli_tour_without_a_gpu_runs_the_simulator() {
 }
 
 /// The tour's stops: every topic of the reading order, each checked.
-const TOUR_TOPICS: [&str; 9] = [
+const TOUR_TOPICS: [&str; 10] = [
     "race",
     "atomics",
     "locks",
@@ -151,6 +151,7 @@ const TOUR_TOPICS: [&str; 9] = [
     "histogram",
     "streams",
     "barrier",
+    "neighbor",
 ];
 
 fn assert_tour_covers_every_topic(v: &serde_json::Value) {

@@ -20,6 +20,7 @@ struct Sizes {
     stream_floats: usize,
     repeats: u32,
     barrier_iterations: u32,
+    atoms: usize,
 }
 
 const GPU_SIZES: Sizes = Sizes {
@@ -28,6 +29,7 @@ const GPU_SIZES: Sizes = Sizes {
     stream_floats: 1 << 22,
     repeats: 3,
     barrier_iterations: gridsync::barrier::SOURCE_ITERATIONS,
+    atoms: 22_464,
 };
 
 const SIM_SIZES: Sizes = Sizes {
@@ -36,6 +38,7 @@ const SIM_SIZES: Sizes = Sizes {
     stream_floats: 256 + 7,
     repeats: 1,
     barrier_iterations: 10,
+    atoms: 500,
 };
 
 /// One stop of the tour, as the summary shows it.
@@ -133,6 +136,11 @@ pub fn tour(cli: &crate::Cli) -> Result<()> {
             "barrier",
             "gridsync barrier --sweep --plot F.svg; gridsync bench barrier",
             Box::new(barrier),
+        ),
+        (
+            "neighbor",
+            "gridsync neighbor --plot F.svg; gridsync bench neighbor",
+            Box::new(neighbor),
         ),
     ];
     let mut done = Vec::new();
@@ -473,5 +481,33 @@ fn barrier(target: &Target, sizes: &Sizes, text: bool) -> Result<Headline> {
             us * 1e-3 * opts.iterations as f64,
         )
     });
+    Ok((headline, fastest))
+}
+
+fn neighbor(target: &Target, sizes: &Sizes, text: bool) -> Result<Headline> {
+    use gridsync::neighbor::{NeighborOptions, graphene, run};
+    let atoms = graphene::graphene(sizes.atoms, 1)?;
+    let mut bar = progress(text, "neighbor");
+    let (r, _) = run(target, &atoms, "graphene", &NeighborOptions::default(), &mut bar)?;
+    let three = r.histogram.get(3).copied().unwrap_or(0);
+    if text {
+        println!(
+            "  a graphene sheet of {} atoms: {} bonds below {} Å, {three} atoms with 3 neighbors; \
+             every kernel's lists equal the CPU's{}",
+            r.atoms,
+            r.entries / 2,
+            r.cutoff,
+            match &r.mistake {
+                Some(c) if c.atoms > 0 => format!(", and the book's mistake corrupted {} lists", c.atoms),
+                _ => String::new(),
+            }
+        );
+    }
+    let fastest = r
+        .runs
+        .iter()
+        .filter(|k| k.equal && k.layout == "CSR")
+        .find_map(|k| k.ms.map(|ms| (k.name.clone(), ms)));
+    let headline = format!("{} atoms, {} bonds, lists equal the CPU's", r.atoms, r.entries / 2);
     Ok((headline, fastest))
 }
