@@ -43,8 +43,19 @@
 //!    [`grid::GridBarrier`]; one launch against many on the X→P→X iteration (the grid-barrier
 //!    article, ru).
 //!
-//! Every kernel is declared with [`kernel!`], listed once in [`Kernel`], and says which source
+//! Every kernel is declared with [`kernel!`], listed once in `Kernel`, and says which source
 //! it comes from.
+//!
+//! # Your own kernels
+//!
+//! A `no_std` crate of your own kernels depends on this crate (package `gridsync-gpu`, default
+//! features) for the primitives only: gridsync's own kernels, their list `Kernel` and the
+//! [`lessons`](#layout) are behind the feature `kernels`, off by default, so your PTX holds
+//! your kernels alone. Start the crate with
+//! `#![cfg_attr(target_arch = "nvptx64", no_std, feature(abi_ptx))]`, declare each kernel with
+//! `gpu::kernel!`, build it with `gridsync-builder` and launch it with `gridsync::launch!` —
+//! on a GPU, or on the simulator, which calls the same function on the host. The panic handler
+//! the device needs is this crate's.
 #![cfg_attr(target_arch = "nvptx64", no_std)]
 #![cfg_attr(
     target_arch = "nvptx64",
@@ -62,16 +73,21 @@
 
 #[macro_use]
 mod kernel;
-pub use kernel::{Dim3, Kernel, LaunchConfig};
+#[cfg(feature = "kernels")]
+pub use kernel::Kernel;
+pub use kernel::{Dim3, LaunchConfig};
 
 pub mod primitives;
 pub use primitives::{
     atomic, block_reduce, grid, index, lock, shared, shared_atomic, sync, time, vector, warp,
 };
 
+#[cfg(feature = "kernels")]
 pub mod lessons;
 
+#[cfg(feature = "kernels")]
 pub mod bench;
+#[cfg(feature = "kernels")]
 pub mod checks;
 
 #[cfg(not(target_arch = "nvptx64"))]

@@ -2,7 +2,7 @@
 //! them at run time.
 
 /// `(architecture, PTX text)`, oldest architecture first: every build of the device crate.
-pub const BUILDS: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/ptx_index.rs"));
+pub const BUILDS: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/gpu_ptx.rs"));
 
 /// The compute capability of an `sm_XY` name: `sm_90` → `(9, 0)`.
 pub fn arch_capability(arch: &str) -> Option<(u32, u32)> {
