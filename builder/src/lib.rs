@@ -184,6 +184,7 @@ impl PtxBuilder {
         println!("cargo::rerun-if-changed={}", crate_dir.display());
 
         let mut built = Vec::new();
+        let mut sources = std::collections::BTreeSet::new();
         let mut index = String::from("&[\n");
         for arch in &self.arches {
             let isa = arch::ptx_isa(arch).ok_or_else(|| {
@@ -201,10 +202,8 @@ impl PtxBuilder {
                 release: self.release,
                 features: &self.features,
             };
-            let (ptx, sources) = job.run()?;
-            for source in sources {
-                println!("cargo::rerun-if-changed={}", source.display());
-            }
+            let (ptx, read) = job.run()?;
+            sources.extend(read);
             let dest = out_dir.join(format!("{name}_{arch}.ptx"));
             std::fs::copy(&ptx, &dest).map_err(|e| {
                 Error(format!(
@@ -224,6 +223,9 @@ impl PtxBuilder {
                 arch: arch.clone(),
                 path: dest,
             });
+        }
+        for source in sources {
+            println!("cargo::rerun-if-changed={}", source.display());
         }
         index.push(']');
         let index_path = out_dir.join(format!("{name}_ptx.rs"));
