@@ -170,8 +170,7 @@ fn dep_info(json_lines: &str) -> Option<PathBuf> {
     let last = json_lines
         .lines()
         .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter(|v| v["reason"] == "compiler-artifact")
-        .last()?;
+        .rfind(|v| v["reason"] == "compiler-artifact")?;
     let lib = last["filenames"]
         .as_array()?
         .iter()
