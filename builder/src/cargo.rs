@@ -181,7 +181,7 @@ fn dep_info(json_lines: &str) -> Option<PathBuf> {
 
 /// The source files a dep-info file lists (`target: src1 src2 …`, spaces escaped with `\`),
 /// leaving out the toolchain's own sources, which do not change.
-fn sources(dep_info: &Path) -> Vec<PathBuf> {
+pub(crate) fn sources(dep_info: &Path) -> Vec<PathBuf> {
     let Ok(text) = std::fs::read_to_string(dep_info) else {
         return Vec::new();
     };

@@ -33,6 +33,8 @@
 
 mod arch;
 mod cargo;
+#[cfg(test)]
+mod tests;
 
 pub use arch::DEFAULT_ARCHES;
 
