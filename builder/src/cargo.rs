@@ -40,7 +40,9 @@ pub(crate) struct Job<'a> {
 
 impl Job<'_> {
     /// The profile: fat LTO and one codegen unit make the whole crate graph one PTX module;
-    /// `panic = "abort"` because the device has no unwinding.
+    /// `panic = "abort"` because the device has no unwinding. The debug profile keeps
+    /// optimizing: unoptimized `core` calls `memcmp` and friends, which nothing provides on the
+    /// device (`ptxas`: "Unresolved extern function").
     fn profile(&self) -> (&'static str, Vec<String>) {
         let (name, inherits) = if self.release {
             ("ptx", "release")
@@ -49,6 +51,7 @@ impl Job<'_> {
         };
         let keys = [
             format!("inherits=\"{inherits}\""),
+            "opt-level=3".into(),
             "lto=\"fat\"".into(),
             "codegen-units=1".into(),
             "panic=\"abort\"".into(),

@@ -114,9 +114,9 @@ impl PtxBuilder {
         self
     }
 
-    /// `true` (the default): optimized PTX. `false`: the `dev` profile's optimization level and
-    /// debug assertions, still with fat LTO (one PTX module needs the whole crate graph) and
-    /// `panic = "abort"`.
+    /// `true` (the default): the `release` profile. `false`: debug assertions and overflow
+    /// checks on (a failed one traps: the launch fails), still optimized, with fat LTO (one
+    /// PTX module needs the whole crate graph) and `panic = "abort"`.
     pub fn release(mut self, release: bool) -> PtxBuilder {
         self.release = release;
         self
