@@ -1,25 +1,27 @@
-//! Builds the device crate to PTX for every supported architecture and embeds it, and arranges
+//! Builds the device crate to PTX for every supported architecture (with `gridsync-builder`,
+//! which any crate's build script can use the same way) and embeds it, and arranges
 //! the link against the CUDA driver — the real one where it is installed, a generated stub where
 //! it is not (see `build/driver.rs`).
 
 #[path = "build/driver.rs"]
 mod driver;
-#[path = "build/ptx.rs"]
-mod ptx;
+#[path = "build/ptxas.rs"]
+mod ptxas;
 #[path = "build/shim.rs"]
 mod shim;
 
 fn main() {
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-changed=build");
-    println!("cargo::rerun-if-changed=gpu");
     println!("cargo::rerun-if-changed=Cargo.toml");
     println!("cargo::rerun-if-env-changed=GRIDSYNC_CUDA_STUB");
     println!("cargo::rerun-if-env-changed=PTXAS");
     println!("cargo::rustc-check-cfg=cfg(gridsync_no_driver)");
     println!("cargo::rustc-check-cfg=cfg(gridsync_no_ptxas)");
 
-    if let Err(e) = ptx::build_all() {
+    // The device crate with gridsync's own kernels: `gpu_sm_70.ptx`, … and `gpu_ptx.rs`.
+    let device = gridsync_builder::PtxBuilder::new("gpu").features(&["kernels"]);
+    if let Err(e) = device.build() {
         // A build script reports failure by exiting non-zero; the message is what the user reads.
         eprintln!("\nerror: could not build the device crate to PTX\n\n{e}\n");
         std::process::exit(1);
@@ -29,5 +31,5 @@ fn main() {
         eprintln!("\nerror: could not set up the link against the CUDA driver\n\n{e}\n");
         std::process::exit(1);
     }
-    ptx::find_ptxas();
+    ptxas::find_ptxas();
 }

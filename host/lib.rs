@@ -52,6 +52,7 @@ pub use runtime::buffer::{Buffer, Plain};
 pub use runtime::device::{DeviceInfo, Gpu};
 pub use runtime::error::{Error, Result};
 pub use runtime::launch::Target;
+pub use runtime::module::{Module, PtxBuilds};
 pub use runtime::pinned::PinnedBuffer;
 pub use runtime::stream::Stream;
 pub use runtime::timer::{Event, Timer, TimerGuard};

@@ -2,6 +2,10 @@
 //! scope and ordering qualifiers in the instructions, and `ptxas` accepting every build with no
 //! local-memory spills.
 
+mod common;
+
+#[cfg(not(gridsync_no_ptxas))]
+use common::ptxas;
 use gpu::Kernel;
 use gpu::atomic::{Order, Scope};
 use gridsync::runtime::ptx::{BUILDS, arch_capability, best_for};
@@ -299,27 +303,6 @@ fn kernel_body<'a>(ptx: &'a str, name: &str) -> &'a str {
         .map(|e| e + 1)
         .unwrap_or(rest.len());
     &rest[..end]
-}
-
-#[cfg(not(gridsync_no_ptxas))]
-fn ptxas(arch: &str, ptx: &str) -> String {
-    let path = env!("GRIDSYNC_PTXAS");
-    let dir = std::env::temp_dir().join(format!("gridsync-ptxas-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let src = dir.join(format!("{arch}-{}.ptx", ptx.len()));
-    std::fs::write(&src, ptx).unwrap();
-    let out = std::process::Command::new(path)
-        .args(["--gpu-name", arch, "-v", "-o"])
-        .arg(dir.join("out.cubin"))
-        .arg(&src)
-        .output()
-        .unwrap_or_else(|e| panic!("running {path}: {e}"));
-    let log = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(
-        out.status.success(),
-        "ptxas --gpu-name {arch} rejected the PTX:\n{log}"
-    );
-    log
 }
 
 #[test]

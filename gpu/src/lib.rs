@@ -46,8 +46,19 @@
 //!    book's O(N²) kernels with and without `atomicAdd`, the mistake of not using `atomicAdd`'s
 //!    result as the slot, and an O(N) cell list (bin, scan, scatter, search) (CUDA book 9.3).
 //!
-//! Every kernel is declared with [`kernel!`], listed once in [`Kernel`], and says which source
+//! Every kernel is declared with [`kernel!`], listed once in `Kernel`, and says which source
 //! it comes from.
+//!
+//! # Your own kernels
+//!
+//! A `no_std` crate of your own kernels depends on this crate (package `gridsync-gpu`, default
+//! features) for the primitives only: gridsync's own kernels, their list `Kernel` and the
+//! [`lessons`](#layout) are behind the feature `kernels`, off by default, so your PTX holds
+//! your kernels alone. Start the crate with
+//! `#![cfg_attr(target_arch = "nvptx64", no_std, feature(abi_ptx))]`, declare each kernel with
+//! `gpu::kernel!`, build it with `gridsync-builder` and launch it with `gridsync::launch!` —
+//! on a GPU, or on the simulator, which calls the same function on the host. The panic handler
+//! the device needs is this crate's.
 #![cfg_attr(target_arch = "nvptx64", no_std)]
 #![cfg_attr(
     target_arch = "nvptx64",
@@ -62,10 +73,15 @@
 )]
 #![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
 #![warn(missing_docs)]
+// The docs guide a reader through gridsync's own kernels; built without them (feature
+// `kernels` off, as in a crate of your own kernels) those links have nothing to point at.
+#![cfg_attr(not(feature = "kernels"), allow(rustdoc::broken_intra_doc_links))]
 
 #[macro_use]
 mod kernel;
-pub use kernel::{Dim3, Kernel, LaunchConfig};
+#[cfg(feature = "kernels")]
+pub use kernel::Kernel;
+pub use kernel::{Dim3, LaunchConfig};
 
 pub mod primitives;
 pub use primitives::{
@@ -73,9 +89,12 @@ pub use primitives::{
     time, vector, warp,
 };
 
+#[cfg(feature = "kernels")]
 pub mod lessons;
 
+#[cfg(feature = "kernels")]
 pub mod bench;
+#[cfg(feature = "kernels")]
 pub mod checks;
 
 #[cfg(not(target_arch = "nvptx64"))]

@@ -26,7 +26,15 @@ unsafe fn launch_in<A: KernelArgs>(
     match (target, stream) {
         // SAFETY: forwarded to the caller.
         (Target::Gpu(gpu), Some(stream)) => unsafe {
-            launch_on(gpu, stream, name, &cfg, args, LaunchMode::Plain)
+            launch_on(
+                gpu,
+                gpu.functions(),
+                stream,
+                name,
+                &cfg,
+                args,
+                LaunchMode::Plain,
+            )
         },
         // SAFETY: forwarded to the caller.
         _ => unsafe { target.launch(name, cfg, args, kernel) },

@@ -9,8 +9,9 @@
 
 use crate::runtime::buffer::{Buffer, Plain};
 use crate::runtime::error::{Error, Result, check};
-use crate::runtime::grid::check_coresident;
+use crate::runtime::grid::{check_coresident, check_coresident_in};
 use crate::runtime::launch::{KernelArgs, LaunchMode, Target};
+use crate::runtime::module::Module;
 use gpu::LaunchConfig;
 use gpu::grid::{
     DEFAULT_TIMEOUT_NS, GROUPS_AUTO, GridBarrierState, GroupWord, MAX_GROUPS, POLL_SLEEP_AUTO,
@@ -238,6 +239,32 @@ impl DeviceGridBarrier {
         // SAFETY: forwarded to the caller; the state is zeroed and the grid fits at once.
         unsafe { target.launch_with(name, cfg, args, kernel, mode) }
     }
+
+    /// [`DeviceGridBarrier::launch`] for a kernel of your own `module`
+    /// ([`check_coresident_in`], [`Target::launch_in`]). Use
+    /// `launch_grid_synced!(&target, barrier, module => kernels::step, cfg, mode, (args…))`.
+    ///
+    /// # Safety
+    /// As [`DeviceGridBarrier::launch`].
+    ///
+    /// # Errors
+    /// As [`DeviceGridBarrier::launch`] and [`Target::launch_in`].
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn launch_in<A: KernelArgs>(
+        &self,
+        target: &Target,
+        module: &Module,
+        name: &'static str,
+        cfg: LaunchConfig,
+        args: A,
+        kernel: A::Fn,
+        mode: LaunchMode,
+    ) -> Result<()> {
+        check_coresident_in(target, module, name, &cfg)?;
+        self.reset(target)?;
+        // SAFETY: forwarded to the caller; the state is zeroed and the grid fits at once.
+        unsafe { target.launch_in(module, name, cfg, args, kernel, mode) }
+    }
 }
 
 impl std::fmt::Debug for DeviceGridBarrier {
@@ -257,6 +284,17 @@ impl std::fmt::Debug for DeviceGridBarrier {
 /// says why the pointers are valid. Call [`DeviceGridBarrier::check`] after it.
 #[macro_export]
 macro_rules! launch_grid_synced {
+    ($target:expr, $barrier:expr, $module:expr => $kernel:path, $cfg:expr, $mode:expr, ($($arg:expr),* $(,)?)) => {
+        $barrier.launch_in(
+            $target,
+            &$module,
+            $crate::runtime::launch::kernel_name(stringify!($kernel)),
+            $cfg,
+            ($($arg,)*),
+            $kernel,
+            $mode,
+        )
+    };
     ($target:expr, $barrier:expr, $kernel:path, $cfg:expr, $mode:expr, ($($arg:expr),* $(,)?)) => {
         $barrier.launch(
             $target,

@@ -1,13 +1,15 @@
 //! The GPU: driver initialization, the context, the PTX module, and the device's report.
 
 use crate::runtime::error::{Error, Result, check, cust_err};
+use crate::runtime::module::Functions;
 use crate::runtime::ptx;
 use crate::runtime::stream::Stream;
 use cust::device::{Device, DeviceAttribute};
 use cust::sys as cu;
 use serde::Serialize;
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+
+/// The name of gridsync's own module, in messages.
+const GRIDSYNC_MODULE: &str = "gridsync";
 
 /// What the device is and what it can do.
 #[derive(Clone, Debug, Serialize)]
@@ -48,46 +50,14 @@ pub struct DeviceInfo {
     pub driver_version: u32,
 }
 
-/// FNV-1a: kernel names are short and trusted, and the launch path should not pay for SipHash.
-#[derive(Default)]
-struct Fnv(u64);
-
-impl Hasher for Fnv {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 {
-            0xcbf2_9ce4_8422_2325
-        } else {
-            self.0
-        };
-        for b in bytes {
-            h = (h ^ *b as u64).wrapping_mul(0x0100_0000_01b3);
-        }
-        self.0 = h;
-    }
-}
-
-type FunctionTable = HashMap<&'static str, RawFunction, BuildHasherDefault<Fnv>>;
-
-struct RawFunction(cu::CUfunction);
-// SAFETY: a CUfunction handle is an opaque, immutable driver object usable from any thread
-// whose current context owns it; `Gpu` makes its context current before every use.
-unsafe impl Send for RawFunction {}
-// SAFETY: as above; the table is never written after `Gpu::new`.
-unsafe impl Sync for RawFunction {}
-
 /// One GPU, ready to run gridsync's kernels: its primary context, the best PTX module for its
 /// compute capability, and a non-blocking stream for the library's own work.
 pub struct Gpu {
-    // Fields drop in order: the functions and stream before the module, the module before the
-    // context. Every kernel of `gpu::Kernel` is looked up once, when the module loads, so the
-    // launch path reads an immutable table.
-    functions: FunctionTable,
+    // Fields drop in order: the module (with its functions) and the stream before the context.
+    // Every kernel of `gpu::Kernel` is looked up once, when the module loads, so the launch
+    // path reads an immutable table.
+    functions: Functions,
     stream: Stream,
-    /// Held, not read: the functions in the table live as long as the module.
-    _module: cust::module::Module,
     context: cust::context::Context,
     info: DeviceInfo,
 }
@@ -200,21 +170,12 @@ impl Gpu {
         };
         let context =
             cust::context::Context::new(device).map_err(cust_err("cuDevicePrimaryCtxRetain"))?;
-        let module = cust::module::Module::from_ptx(ptx_text, &[]).map_err(cust_err(&format!(
-            "loading the {arch} PTX (cuModuleLoadData)"
-        )))?;
-        let mut functions = FunctionTable::default();
-        for kernel in gpu::Kernel::ALL {
-            let f = module
-                .get_function(kernel.name())
-                .map_err(cust_err(&format!("cuModuleGetFunction({})", kernel.name())))?;
-            functions.insert(kernel.name(), RawFunction(f.to_raw()));
-        }
+        let names = gpu::Kernel::ALL.iter().map(|k| k.name());
+        let functions = Functions::load(GRIDSYNC_MODULE, arch, ptx_text, names)?;
         let stream = Stream::new()?;
         Ok(Gpu {
             functions,
             stream,
-            _module: module,
             context,
             info,
         })
@@ -252,14 +213,9 @@ impl Gpu {
         Ok(())
     }
 
-    /// The kernel `name` in the loaded module.
-    ///
-    /// # Errors
-    /// [`Error::InvalidInput`] if no kernel of that name is in [`gpu::Kernel`].
-    pub(crate) fn function(&self, name: &str) -> Result<cu::CUfunction> {
-        self.functions.get(name).map(|f| f.0).ok_or_else(|| {
-            Error::InvalidInput(format!("no kernel named {name} in the device crate"))
-        })
+    /// gridsync's own kernels.
+    pub(crate) fn functions(&self) -> &Functions {
+        &self.functions
     }
 
     /// Waits for all work on the library's stream.

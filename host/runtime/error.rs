@@ -19,6 +19,14 @@ pub enum Error {
     },
     /// The caller's input cannot be used; says what and why.
     InvalidInput(String),
+    /// A launch named a kernel its module does not have (a name typed wrong, or a kernel built
+    /// into another module).
+    MissingKernel {
+        /// The kernel's name.
+        kernel: String,
+        /// The module's name: `gridsync` for the library's own kernels.
+        module: String,
+    },
     /// The device cannot run this (too old, or lacks a feature).
     Unsupported(String),
     /// A simulated launch failed.
@@ -117,6 +125,9 @@ impl fmt::Display for Error {
                 write!(f, "{op} failed: {} ({code})", driver_error_name(*code))
             }
             Error::InvalidInput(why) => write!(f, "invalid input: {why}"),
+            Error::MissingKernel { kernel, module } => {
+                write!(f, "no kernel named {kernel} in module {module}")
+            }
             Error::Unsupported(why) => write!(f, "unsupported: {why}"),
             Error::Sim(e) => write!(f, "simulator: {e}"),
             Error::Io { path, source } => write!(f, "{}: {source}", path.display()),

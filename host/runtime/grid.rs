@@ -13,6 +13,7 @@
 use crate::runtime::device::Gpu;
 use crate::runtime::error::{Error, Result, check};
 use crate::runtime::launch::{Target, check_shape};
+use crate::runtime::module::{Functions, Module};
 use cust::sys as cu;
 use gpu::LaunchConfig;
 
@@ -33,18 +34,19 @@ pub fn blocks_per_sm(
     threads_per_block: u32,
     shared_bytes: u32,
 ) -> Result<u32> {
-    Ok(occupancy(gpu, name, threads_per_block, shared_bytes)?.max(1))
+    Ok(occupancy(gpu, gpu.functions(), name, threads_per_block, shared_bytes)?.max(1))
 }
 
 /// The occupancy calculator's answer as it is: 0 when one block does not fit on an SM.
 fn occupancy(
     gpu: &Gpu,
+    functions: &Functions,
     name: &'static str,
     threads_per_block: u32,
     shared_bytes: u32,
 ) -> Result<u32> {
     gpu.make_current()?;
-    let f = gpu.function(name)?;
+    let f = functions.get(name)?;
     let mut blocks = 0i32;
     // SAFETY: `f` is a live function of the current context; `blocks` is a valid out-pointer.
     let code = unsafe {
@@ -75,7 +77,7 @@ pub fn max_coresident_blocks(
     threads_per_block: u32,
     shared_bytes: u32,
 ) -> Result<u32> {
-    let per_sm = occupancy(gpu, name, threads_per_block, shared_bytes)?;
+    let per_sm = occupancy(gpu, gpu.functions(), name, threads_per_block, shared_bytes)?;
     Ok(per_sm.saturating_mul(gpu.info().sm_count))
 }
 
@@ -94,6 +96,30 @@ pub fn max_coresident_blocks(
 /// and how it was found) or, on a GPU, a shape the device cannot launch at all; as
 /// [`blocks_per_sm`].
 pub fn check_coresident(target: &Target, name: &'static str, cfg: &LaunchConfig) -> Result<u32> {
+    coresident(target, None, name, cfg)
+}
+
+/// [`check_coresident`] for the kernel `name` of your own `module` (the simulator's limit does
+/// not depend on the kernel).
+///
+/// # Errors
+/// As [`check_coresident`]; [`Error::MissingKernel`] naming the kernel and the module;
+/// [`Error::InvalidInput`] for a module loaded for another target.
+pub fn check_coresident_in(
+    target: &Target,
+    module: &Module,
+    name: &'static str,
+    cfg: &LaunchConfig,
+) -> Result<u32> {
+    coresident(target, Some(module), name, cfg)
+}
+
+fn coresident(
+    target: &Target,
+    module: Option<&Module>,
+    name: &'static str,
+    cfg: &LaunchConfig,
+) -> Result<u32> {
     let blocks = cfg.grid.count();
     let threads = cfg.block.count();
     let refuse = |limit: u64, how: String| {
@@ -105,6 +131,9 @@ pub fn check_coresident(target: &Target, name: &'static str, cfg: &LaunchConfig)
     };
     let limit = match target {
         Target::Sim => {
+            if let Some(m) = module {
+                m.check_sim()?;
+            }
             let limit = gpu::sim::MAX_THREADS / threads.max(1);
             if blocks > limit {
                 return Err(refuse(
@@ -120,7 +149,11 @@ pub fn check_coresident(target: &Target, name: &'static str, cfg: &LaunchConfig)
         }
         Target::Gpu(gpu) => {
             check_shape(gpu, name, cfg)?;
-            let per_sm = occupancy(gpu, name, threads as u32, cfg.shared_bytes)?;
+            let functions = match module {
+                Some(m) => m.functions_on(gpu)?,
+                None => gpu.functions(),
+            };
+            let per_sm = occupancy(gpu, functions, name, threads as u32, cfg.shared_bytes)?;
             let sms = gpu.info().sm_count;
             let limit = per_sm as u64 * sms as u64;
             if blocks > limit {

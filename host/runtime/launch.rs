@@ -6,17 +6,21 @@
 //! simulator branch takes the arguments through that function's own signature, so argument
 //! types that do not match the kernel fail to compile.
 //!
+//! A kernel of your own module ([`Module`]) is named by its path after the module:
+//! `launch!(target, module => kernels::count, cfg, (args…))`.
+//!
 //! A launch is [plain or cooperative](LaunchMode):
 //! [`launch_cooperative!`](crate::launch_cooperative!) is `launch!` in the cooperative mode.
 //! Both go through the one unsafe helper, `launch_on`.
 
+pub use crate::runtime::args::{KernelArgs, KernelParam};
 use crate::runtime::device::Gpu;
 use crate::runtime::error::{Error, Result, check};
+use crate::runtime::module::{Functions, Module};
 use crate::runtime::stream::Stream;
 use cust::sys as cu;
 use gpu::LaunchConfig;
 use serde::Serialize;
-use std::ffi::c_void;
 
 /// How the driver launches a kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -30,69 +34,6 @@ pub enum LaunchMode {
     /// at once, and then runs them all at once — what a grid barrier needs. The device must
     /// support it ([`DeviceInfo::cooperative_launch`](crate::DeviceInfo::cooperative_launch)).
     Cooperative,
-}
-
-/// A value that can be passed to a kernel: the same bytes mean the same thing on the host and
-/// the device (integers, floats, raw pointers).
-///
-/// # Safety
-/// The type is plain data whose layout is identical on `x86_64` and `nvptx64`.
-pub unsafe trait KernelParam: Copy {}
-
-macro_rules! kernel_params {
-    ($($t:ty),*) => {$(
-        // SAFETY: primitive numbers have the same layout on both targets.
-        unsafe impl KernelParam for $t {}
-    )*};
-}
-kernel_params!(u8, u16, u32, i32, u64, i64, f32, f64);
-// SAFETY: pointers are 64-bit addresses on both targets.
-unsafe impl<T> KernelParam for *mut T {}
-// SAFETY: as above.
-unsafe impl<T> KernelParam for *const T {}
-
-/// A kernel's argument list, as a tuple of [`KernelParam`]s.
-pub trait KernelArgs: Copy {
-    /// The host-side signature of a kernel taking these arguments.
-    type Fn: Copy;
-    /// Calls `f` with a pointer to each argument, as `cuLaunchKernel` wants them.
-    fn with_params<R>(&self, f: impl FnOnce(&mut [*mut c_void]) -> R) -> R;
-    /// Calls the kernel body with these arguments (one simulated thread's work).
-    ///
-    /// # Safety
-    /// The kernel's own contract for its arguments.
-    unsafe fn call(self, kernel: Self::Fn);
-}
-
-macro_rules! kernel_args {
-    ($(($($t:ident $i:tt),*))*) => {$(
-        impl<$($t: KernelParam),*> KernelArgs for ($($t,)*) {
-            type Fn = unsafe fn($($t),*);
-            fn with_params<R>(&self, f: impl FnOnce(&mut [*mut c_void]) -> R) -> R {
-                let mut params: [*mut c_void; 0 $(+ { let _ = $i; 1 })*] =
-                    [$(&self.$i as *const $t as *mut c_void),*];
-                f(&mut params)
-            }
-            unsafe fn call(self, kernel: Self::Fn) {
-                // SAFETY: forwarded to the caller.
-                unsafe { kernel($(self.$i),*) }
-            }
-        }
-    )*};
-}
-
-kernel_args! {
-    ()
-    (A 0)
-    (A 0, B 1)
-    (A 0, B 1, C 2)
-    (A 0, B 1, C 2, D 3)
-    (A 0, B 1, C 2, D 3, E 4)
-    (A 0, B 1, C 2, D 3, E 4, F 5)
-    (A 0, B 1, C 2, D 3, E 4, F 5, G 6)
-    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7)
-    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8)
-    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9)
 }
 
 /// Where kernels run: a GPU, or the CPU simulator.
@@ -190,12 +131,61 @@ impl Target {
         kernel: A::Fn,
         mode: LaunchMode,
     ) -> Result<()> {
+        // SAFETY: forwarded to the caller.
+        unsafe { self.dispatch(None, name, cfg, args, kernel, mode) }
+    }
+
+    /// [`Target::launch_with`] for a kernel of your own `module`: on a GPU the kernel `name` of
+    /// the module's PTX, on the simulator `kernel` (the same function, built for the host). Use
+    /// `launch!(target, module => path, cfg, (args…))` or its
+    /// [`launch_cooperative!`](crate::launch_cooperative!) twin, which fill in `name` and `kernel`
+    /// from the kernel's path.
+    ///
+    /// # Safety
+    /// As [`Target::launch`].
+    ///
+    /// # Errors
+    /// As [`Target::launch_with`]; [`Error::MissingKernel`] naming the kernel and the module;
+    /// [`Error::InvalidInput`] for a module loaded for another target.
+    pub unsafe fn launch_in<A: KernelArgs>(
+        &self,
+        module: &Module,
+        name: &'static str,
+        cfg: LaunchConfig,
+        args: A,
+        kernel: A::Fn,
+        mode: LaunchMode,
+    ) -> Result<()> {
+        // SAFETY: forwarded to the caller.
+        unsafe { self.dispatch(Some(module), name, cfg, args, kernel, mode) }
+    }
+
+    /// The launch of a kernel of `module`, or of gridsync's own with `None`.
+    ///
+    /// # Safety
+    /// As [`Target::launch`].
+    unsafe fn dispatch<A: KernelArgs>(
+        &self,
+        module: Option<&Module>,
+        name: &'static str,
+        cfg: LaunchConfig,
+        args: A,
+        kernel: A::Fn,
+        mode: LaunchMode,
+    ) -> Result<()> {
         match self {
             Target::Gpu(gpu) => {
+                let functions = match module {
+                    Some(m) => m.functions_on(gpu)?,
+                    None => gpu.functions(),
+                };
                 // SAFETY: forwarded to the caller.
-                unsafe { launch_on(gpu, gpu.stream(), name, &cfg, args, mode) }
+                unsafe { launch_on(gpu, functions, gpu.stream(), name, &cfg, args, mode) }
             }
             Target::Sim => {
+                if let Some(m) = module {
+                    m.check_sim()?;
+                }
                 let shared = Shared((args, kernel));
                 gpu::sim::launch(&cfg, || {
                     let (args, kernel) = shared.get();
@@ -272,15 +262,17 @@ pub unsafe fn launch_on_stream<A: KernelArgs>(
     mode: LaunchMode,
 ) -> Result<()> {
     // SAFETY: forwarded to the caller.
-    unsafe { launch_on(gpu, stream, name, &cfg, args, mode) }
+    unsafe { launch_on(gpu, gpu.functions(), stream, name, &cfg, args, mode) }
 }
 
-/// The one place the host launches a kernel on the GPU.
+/// The one place the host launches a kernel on the GPU: the kernel `name` of `functions` (a
+/// module loaded on `gpu`).
 ///
 /// # Safety
 /// As [`Target::launch`].
 pub(crate) unsafe fn launch_on<A: KernelArgs>(
     gpu: &Gpu,
+    functions: &Functions,
     stream: &Stream,
     name: &'static str,
     cfg: &LaunchConfig,
@@ -295,7 +287,7 @@ pub(crate) unsafe fn launch_on<A: KernelArgs>(
         )));
     }
     gpu.make_current()?;
-    let f = gpu.function(name)?;
+    let f = functions.get(name)?;
     if cfg.shared_bytes > gpu.info().shared_bytes_per_block {
         // Past 48 KiB a kernel must opt in to more dynamic shared memory.
         let attr = cu::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
@@ -350,34 +342,4 @@ pub(crate) unsafe fn launch_on<A: KernelArgs>(
         };
         check(code, || format!("{op}({name})"))
     })
-}
-
-/// Launches a kernel of the device crate by its path:
-/// `launch!(target, gpu::lessons::race::add_one, cfg, (x.ptr(),))`.
-///
-/// Expands to [`Target::launch`] with the kernel's PTX name; it is `unsafe` for the same
-/// reason, so it must be used inside an `unsafe` block that says why the pointers are valid.
-#[macro_export]
-macro_rules! launch {
-    ($target:expr, $kernel:path, $cfg:expr, ($($arg:expr),* $(,)?)) => {
-        $target.launch($crate::runtime::launch::kernel_name(stringify!($kernel)), $cfg, ($($arg,)*), $kernel)
-    };
-}
-
-/// [`launch!`](crate::launch!) as a cooperative launch:
-/// `launch_cooperative!(target, gpu::bench::barrier::grid_barrier_bare, cfg, (state, rounds))`.
-///
-/// Expands to [`Target::launch_with`] with [`LaunchMode::Cooperative`]; `unsafe` for the same
-/// reason as `launch!`.
-#[macro_export]
-macro_rules! launch_cooperative {
-    ($target:expr, $kernel:path, $cfg:expr, ($($arg:expr),* $(,)?)) => {
-        $target.launch_with(
-            $crate::runtime::launch::kernel_name(stringify!($kernel)),
-            $cfg,
-            ($($arg,)*),
-            $kernel,
-            $crate::runtime::launch::LaunchMode::Cooperative,
-        )
-    };
 }

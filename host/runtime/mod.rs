@@ -3,13 +3,16 @@
 //! streams, events and timers, CUDA graphs, the choice of PTX build, grid sizing, and the one
 //! error type.
 
+pub mod args;
 pub mod buffer;
 pub mod device;
 pub mod error;
 pub mod graph;
 pub mod grid;
 pub mod launch;
+mod macros;
 pub mod memory;
+pub mod module;
 pub mod pinned;
 pub mod ptx;
 pub mod stream;

@@ -7,7 +7,7 @@
 /// same signature, which the simulator calls once per simulated GPU thread.
 ///
 /// ```ignore
-/// kernel! {
+/// gpu::kernel! {
 ///     /// Source: ...
 ///     pub unsafe fn add_one(x: *mut u32) { ... }
 /// }
@@ -15,6 +15,10 @@
 ///
 /// Parameters must be plain data with the same layout on both sides: integers, floats, raw
 /// pointers, or `#[repr(C)]` structs of those.
+///
+/// In a crate of your own, the nvptx64 build needs `#![feature(abi_ptx)]` (for
+/// `extern "ptx-kernel"`); the entry-point name is the function's name, so it must be unique
+/// among the kernels of one PTX module.
 #[macro_export]
 macro_rules! kernel {
     ($(#[$attr:meta])* pub unsafe fn $name:ident($($arg:ident : $ty:ty),* $(,)?) $body:block) => {
@@ -33,8 +37,8 @@ macro_rules! kernel {
         ///
         /// # Safety
         ///
-        /// A kernel: launch it (`gridsync::launch!`) or run it under [`sim::launch`](crate::sim::launch),
-        /// where the simulated thread's ids exist. Every pointer argument must be valid, for the
+        /// A kernel: launch it (`gridsync::launch!`, on a GPU or on the simulator), do not call
+        /// it outside a simulated thread, where the thread's ids exist. Every pointer argument must be valid, for the
         /// whole grid, for the accesses the paragraphs above describe.
         #[cfg(not(target_arch = "nvptx64"))]
         #[allow(clippy::too_many_arguments)]

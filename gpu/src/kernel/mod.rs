@@ -4,7 +4,9 @@
 #[macro_use]
 mod macros;
 mod config;
+#[cfg(feature = "kernels")]
 mod list;
 
 pub use config::{Dim3, LaunchConfig};
+#[cfg(feature = "kernels")]
 pub use list::Kernel;

@@ -1,0 +1,33 @@
+//! Where `ptxas` is, for the tests that assemble every PTX build.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+/// Tells the tests where `ptxas` is (env `PTXAS`, `PATH`, or PyPI's `nvidia-cuda-nvcc-cu12`),
+/// or sets `gridsync_no_ptxas` so that the `ptxas` tests are reported as ignored.
+pub fn find_ptxas() {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let candidates = std::env::var_os("PTXAS")
+        .map(PathBuf::from)
+        .into_iter()
+        .chain(std::env::split_paths(&path).map(|d| d.join("ptxas")))
+        .chain(python_ptxas());
+    match candidates.into_iter().find(|p| p.is_file()) {
+        Some(p) => println!("cargo::rustc-env=GRIDSYNC_PTXAS={}", p.display()),
+        None => println!("cargo::rustc-cfg=gridsync_no_ptxas"),
+    }
+}
+
+fn python_ptxas() -> Option<PathBuf> {
+    let out = Command::new("python3")
+        .args([
+            "-c",
+            "import nvidia.cuda_nvcc as m; print(list(m.__path__)[0])",
+        ])
+        .output()
+        .ok()?;
+    let dir = String::from_utf8(out.stdout).ok()?;
+    out.status
+        .success()
+        .then(|| PathBuf::from(dir.trim()).join("bin").join("ptxas"))
+}

@@ -1,0 +1,4 @@
+fn main() -> Result<(), gridsync_builder::Error> {
+    gridsync_builder::PtxBuilder::new("kernels").build()?;
+    Ok(())
+}

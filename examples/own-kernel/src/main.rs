@@ -1,0 +1,97 @@
+//! Runs the two kernels of `kernels/` on GPU 0 — or, with `--simulate` or without a GPU, on
+//! gridsync's simulator — and checks them against the CPU. Exits non-zero on any error or
+//! mismatch.
+
+use gridsync::{DeviceMutex, Error, LaunchConfig, Module, Result, Target, include_ptx, launch};
+use kernels::{COUNT_SHARED_BYTES, is_multiple};
+use std::process::ExitCode;
+
+/// Words of input: enough for every thread of the grid to take the lock several times.
+const LEN: usize = 10_000;
+const DIVISOR: u32 = 3;
+/// Threads per block: four warps.
+const THREADS: u32 = 128;
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("own-kernel: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<()> {
+    let simulate = std::env::args().skip(1).any(|a| a == "--simulate");
+    let target = match Target::open(0, simulate) {
+        Err(Error::NoGpu(why)) => {
+            eprintln!("{why}: running on the simulator");
+            Target::Sim
+        }
+        other => other?,
+    };
+    println!("running on the {}", target.describe());
+    let module = Module::load(&target, include_ptx!("kernels"))?;
+
+    // Pseudo-random words (Knuth's multiplicative hash), the same on every run.
+    let data: Vec<u32> = (0..LEN as u32)
+        .map(|i| i.wrapping_mul(2_654_435_761) >> 8)
+        .collect();
+    let expected: Vec<u32> = data
+        .iter()
+        .copied()
+        .filter(|&x| is_multiple(x, DIVISOR))
+        .collect();
+    let src = target.upload(&data)?;
+    let (count, out, out_len) = (
+        target.zeros::<u32>(1)?,
+        target.zeros(LEN)?,
+        target.zeros(1)?,
+    );
+    let mutex = DeviceMutex::new(&target)?;
+    let blocks = if target.is_sim() { 4 } else { 32 };
+    let cfg = LaunchConfig::linear(blocks, THREADS);
+    let (len, src) = (LEN as u64, src.ptr().cast_const());
+    // SAFETY: `src` holds LEN words, `count` and `out_len` one each, `out` LEN (room for every
+    // word); `mutex` is a live mutex state; nothing else uses these buffers meanwhile.
+    unsafe {
+        let shared = cfg.with_shared_bytes(COUNT_SHARED_BYTES);
+        launch!(target, module => kernels::count_multiples, shared,
+            (src, len, DIVISOR, count.ptr()))?;
+        launch!(target, module => kernels::append_multiples, cfg,
+            (src, len, DIVISOR, out.ptr(), out_len.ptr(), mutex.ptr()))?;
+    }
+    target.synchronize()?;
+    mutex.check(&target)?;
+
+    let counted = target.download(&count)?[0] as usize;
+    let appended = target.download(&out_len)?[0] as usize;
+    // The append order is the lock's order; the set of words must be the CPU's.
+    let mut list = target.download(&out)?;
+    list.truncate(appended);
+    list.sort_unstable();
+    let mut want = expected.clone();
+    want.sort_unstable();
+    println!(
+        "count_multiples:  {counted} multiples of {DIVISOR} in {LEN} words (CPU: {})",
+        expected.len()
+    );
+    println!(
+        "append_multiples: {appended} words appended under the mutex (CPU: {})",
+        expected.len()
+    );
+    if counted != expected.len() {
+        return Err(Error::Mismatch(format!(
+            "count {counted}, CPU {}",
+            expected.len()
+        )));
+    }
+    if list != want {
+        return Err(Error::Mismatch(
+            "the appended words differ from the CPU's".into(),
+        ));
+    }
+    println!("both match the CPU");
+    Ok(())
+}
