@@ -185,12 +185,10 @@ fn plot(
     };
     let svg = bonds_chart(&BondsPlot {
         title: format!(
-            "{}: {} atoms, {} bonds below {} {}",
+            "{}: {} bonds below {} Å{shown}",
             r.input,
-            r.atoms,
             r.entries / 2,
-            r.cutoff,
-            shown
+            r.cutoff
         ),
         x: atoms.x(),
         y: atoms.y(),

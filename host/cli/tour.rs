@@ -488,7 +488,13 @@ fn neighbor(target: &Target, sizes: &Sizes, text: bool) -> Result<Headline> {
     use gridsync::neighbor::{NeighborOptions, graphene, run};
     let atoms = graphene::graphene(sizes.atoms, 1)?;
     let mut bar = progress(text, "neighbor");
-    let (r, _) = run(target, &atoms, "graphene", &NeighborOptions::default(), &mut bar)?;
+    let (r, _) = run(
+        target,
+        &atoms,
+        "graphene",
+        &NeighborOptions::default(),
+        &mut bar,
+    )?;
     let three = r.histogram.get(3).copied().unwrap_or(0);
     if text {
         println!(
@@ -498,7 +504,8 @@ fn neighbor(target: &Target, sizes: &Sizes, text: bool) -> Result<Headline> {
             r.entries / 2,
             r.cutoff,
             match &r.mistake {
-                Some(c) if c.atoms > 0 => format!(", and the book's mistake corrupted {} lists", c.atoms),
+                Some(c) if c.atoms > 0 =>
+                    format!(", and the book's mistake corrupted {} lists", c.atoms),
                 _ => String::new(),
             }
         );
@@ -508,6 +515,10 @@ fn neighbor(target: &Target, sizes: &Sizes, text: bool) -> Result<Headline> {
         .iter()
         .filter(|k| k.equal && k.layout == "CSR")
         .find_map(|k| k.ms.map(|ms| (k.name.clone(), ms)));
-    let headline = format!("{} atoms, {} bonds, lists equal the CPU's", r.atoms, r.entries / 2);
+    let headline = format!(
+        "{} atoms, {} bonds, lists equal the CPU's",
+        r.atoms,
+        r.entries / 2
+    );
     Ok((headline, fastest))
 }

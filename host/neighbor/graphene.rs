@@ -26,7 +26,7 @@ use crate::runtime::error::{Error, Result};
 use sheet::{Part, Sheet};
 
 /// About how many atoms one grain holds.
-pub const ATOMS_PER_GRAIN: usize = 20_000;
+pub const ATOMS_PER_GRAIN: usize = 5_000;
 
 /// The fewest grains: a single crystal would have no boundary.
 pub const MIN_GRAINS: usize = 2;

@@ -11,8 +11,10 @@ use std::fmt::Write;
 
 /// Width of the drawing area in px; the height follows the window's aspect ratio.
 const WIDTH: f64 = 1000.0;
-/// Margin around the drawing area, in px (the title and legend sit in the top one).
-const MARGIN: f64 = 40.0;
+/// Margin around the drawing area, in px.
+const MARGIN: f64 = 20.0;
+/// Room above the drawing area for the title and, under it, the legend.
+const HEADER: f64 = 56.0;
 
 /// Colours by neighbor count: 0 grey, 1 purple, 2 orange, 3 blue (the sheet's bulk), 4 red,
 /// 5 or more green.
@@ -51,12 +53,12 @@ pub fn bonds_chart(p: &BondsPlot<'_>) -> String {
     let scale = scale.min(height / wy);
     let px = |x: f64| MARGIN + (x - x0) * scale;
     // SVG's y grows downward; the plane's upward.
-    let py = |y: f64| MARGIN + (y1 - y) * scale;
+    let py = |y: f64| HEADER + (y1 - y) * scale;
     let inside = |i: usize| p.x[i] >= x0 && p.x[i] <= x1 && p.y[i] >= y0 && p.y[i] <= y1;
     // Dots a third of a bond wide at the sheet's scale (1.42 Å), at least a pixel.
     let r = (0.3 * scale).clamp(0.6, 6.0);
 
-    let mut svg = svg_open(WIDTH + 2.0 * MARGIN, height + 2.0 * MARGIN);
+    let mut svg = svg_open(WIDTH + 2.0 * MARGIN, height + HEADER + MARGIN);
     let _ = writeln!(
         svg,
         "<text x=\"{MARGIN}\" y=\"24\">{}</text>",
@@ -107,21 +109,26 @@ pub fn bonds_chart(p: &BondsPlot<'_>) -> String {
             );
         }
     }
-    // The legend: one swatch per neighbor count present, with how many atoms have it.
-    let mut lx = WIDTH + MARGIN;
-    for (k, &count) in shown.iter().enumerate().rev() {
+    // The legend, under the title: one swatch per neighbor count present, with how many
+    // atoms have it.
+    let mut lx = MARGIN + 5.0;
+    for (k, &count) in shown.iter().enumerate() {
         if count == 0 {
             continue;
         }
-        let label = format!("{}{} neighbors: {count}", k, if k == 5 { "+" } else { "" });
-        lx -= 9.0 * label.len() as f64 + 20.0;
+        let label = match k {
+            1 => format!("1 neighbor: {count}"),
+            5 => format!("5+ neighbors: {count}"),
+            _ => format!("{k} neighbors: {count}"),
+        };
         let _ = writeln!(
             svg,
-            "<circle cx=\"{lx:.0}\" cy=\"20\" r=\"5\" fill=\"{}\"/><text x=\"{:.0}\" y=\"24\">{}</text>",
+            "<circle cx=\"{lx:.0}\" cy=\"38\" r=\"5\" fill=\"{}\"/><text x=\"{:.0}\" y=\"42\">{}</text>",
             colour(k),
             lx + 9.0,
             esc(&label)
         );
+        lx += 7.0 * label.len() as f64 + 30.0;
     }
     svg.push_str("</svg>\n");
     svg
