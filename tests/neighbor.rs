@@ -477,8 +477,9 @@ fn gpu_every_kernel_matches_the_cpu() {
                 ..opts(false)
             },
         );
+        // A box more than twice the cutoff wide, holding every atom.
         let o = NeighborOptions {
-            periodic: Some([side; 3]),
+            periodic: Some([side.max(4.0); 3]),
             all_pairs_max_atoms: 50_000,
             ..opts(true)
         };

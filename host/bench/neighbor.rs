@@ -62,8 +62,10 @@ pub struct Phases {
     pub scatter: Stats,
     /// Count the neighbors, scan the counts, read the total back.
     pub count: Stats,
-    /// Write the lists and sort each.
+    /// Write the lists and sort each, one thread per sorted position.
     pub fill: Stats,
+    /// The same, one thread per atom in the input's order (`cell_fill_atoms`).
+    pub fill_atoms: Stats,
 }
 
 /// One cell-list size.
@@ -285,6 +287,20 @@ fn cell_row<T: Precision>(
         }
         csr.push(events[5].elapsed_ms_since(&events[0])? as f64);
     }
+    // The fill in atom order, timed alone after the same first phases, and checked.
+    let mut fill_atoms = Vec::new();
+    for _ in 0..trials {
+        list.bin()?;
+        list.scan_cells()?;
+        list.scatter()?;
+        let total = list.count()?;
+        fill_atoms.push(timed(stream, || list.fill_atoms(total))?);
+    }
+    if let Some(d) = expected.first_difference(&list.csr(total as usize)?) {
+        return Err(Error::Mismatch(format!(
+            "the cell list filled in atom order: {d}"
+        )));
+    }
     let mut padded_ms = Vec::new();
     let mut transposed_ms = Vec::new();
     for _ in 0..trials {
@@ -313,6 +329,7 @@ fn cell_row<T: Precision>(
             scatter: Stats::of(&phase[2])?,
             count: Stats::of(&phase[3])?,
             fill: Stats::of(&phase[4])?,
+            fill_atoms: Stats::of(&fill_atoms)?,
         },
         atoms_per_s: atoms.len() as f64 / (csr_ms.median * 1e-3),
         bytes,

@@ -322,7 +322,7 @@ pub fn print_bench(b: &bench::NeighborBench) {
         "  cell list, CSR, whole build (binning to the last neighbor written), and its phases in ms:"
     );
     println!(
-        "  {:>10} {:>10} {:>9} {:>12} {:>7} {:>7} {:>7} {:>7} {:>7} {:>9} {:>9} {:>7}",
+        "  {:>10} {:>10} {:>9} {:>12} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>9} {:>9} {:>7}",
         "atoms",
         "entries",
         "CSR ms",
@@ -332,13 +332,14 @@ pub fn print_bench(b: &bench::NeighborBench) {
         "scatter",
         "count",
         "fill",
+        "fill/at",
         "padded",
         "transp.",
         "copy %"
     );
     for r in &b.cells {
         println!(
-            "  {:>10} {:>10} {:>9.4} {:>12.3e} {:>7.4} {:>7.4} {:>7.4} {:>7.4} {:>7.4} {:>9.4} {:>9.4} {:>6.1}%",
+            "  {:>10} {:>10} {:>9.4} {:>12.3e} {:>7.4} {:>7.4} {:>7.4} {:>7.4} {:>7.4} {:>7.4} {:>9.4} {:>9.4} {:>6.1}%",
             r.atoms,
             r.entries,
             r.csr_ms.median,
@@ -348,6 +349,7 @@ pub fn print_bench(b: &bench::NeighborBench) {
             r.phases.scatter.median,
             r.phases.count.median,
             r.phases.fill.median,
+            r.phases.fill_atoms.median,
             r.padded_ms.median,
             r.transposed_ms.median,
             100.0 * r.fraction_of_copy

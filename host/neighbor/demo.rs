@@ -225,6 +225,13 @@ fn run_in<T: Precision>(
     }
 
     let mut cells = CellList::new(target, &device, &plan, rule)?;
+    cells.set_fill_in_atom_order(true);
+    check(
+        &cells.build_csr()?,
+        &expected,
+        "the cell list (CSR, filled in atom order)",
+    )?;
+    cells.set_fill_in_atom_order(false);
     let list = cells.build_csr()?;
     check(&list, &expected, "the cell list (CSR)")?;
     let ms = time(target, &mut timer, || cells.launch_csr().map(drop))?;

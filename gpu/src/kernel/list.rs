@@ -129,6 +129,8 @@ kernel_list! {
     CellCountF64 => cell_count_f64,
     CellFillF32 => cell_fill_f32,
     CellFillF64 => cell_fill_f64,
+    CellFillAtomsF32 => cell_fill_atoms_f32,
+    CellFillAtomsF64 => cell_fill_atoms_f64,
     CellPaddedF32 => cell_padded_f32,
     CellPaddedF64 => cell_padded_f64,
     ScanTiles => scan_tiles,

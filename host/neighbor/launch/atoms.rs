@@ -179,6 +179,20 @@ pub trait Precision: Plain + KernelParam + Coord + Real {
         offsets: *const u32,
         indices: *mut u32,
     ) -> Result<()>;
+    /// `cell_fill_atoms_*`.
+    unsafe fn fill_atoms(
+        t: &Target,
+        c: LaunchConfig,
+        s: Sorted<Self>,
+        n: u32,
+        start: *const u32,
+        g: CellGrid<Self>,
+        r: Rule<Self>,
+        cell: *const u32,
+        rank: *const u32,
+        offsets: *const u32,
+        indices: *mut u32,
+    ) -> Result<()>;
     /// `cell_padded_*`.
     unsafe fn padded(
         t: &Target,
@@ -196,7 +210,7 @@ pub trait Precision: Plain + KernelParam + Coord + Real {
 }
 
 macro_rules! precision {
-    ($t:ident, $wrong:ident, $atomic:ident, $no_atomic:ident, $bin:ident, $scatter:ident, $count:ident, $fill:ident, $padded:ident) => {
+    ($t:ident, $wrong:ident, $atomic:ident, $no_atomic:ident, $bin:ident, $scatter:ident, $count:ident, $fill:ident, $fill_atoms:ident, $padded:ident) => {
         impl Precision for $t {
             const NAME: &'static str = stringify!($t);
             unsafe fn atomic(
@@ -328,6 +342,29 @@ macro_rules! precision {
                     )
                 }
             }
+            unsafe fn fill_atoms(
+                t: &Target,
+                c: LaunchConfig,
+                s: Sorted<$t>,
+                n: u32,
+                start: *const u32,
+                g: CellGrid<$t>,
+                r: Rule<$t>,
+                cell: *const u32,
+                rank: *const u32,
+                offsets: *const u32,
+                indices: *mut u32,
+            ) -> Result<()> {
+                // SAFETY: forwarded to the caller.
+                unsafe {
+                    crate::launch!(
+                        t,
+                        gpu::lessons::neighbor::$fill_atoms,
+                        c,
+                        (s, n, start, g, r, cell, rank, offsets, indices)
+                    )
+                }
+            }
             unsafe fn padded(
                 t: &Target,
                 c: LaunchConfig,
@@ -378,6 +415,7 @@ precision!(
     cell_scatter_f32,
     cell_count_f32,
     cell_fill_f32,
+    cell_fill_atoms_f32,
     cell_padded_f32
 );
 precision!(
@@ -389,6 +427,7 @@ precision!(
     cell_scatter_f64,
     cell_count_f64,
     cell_fill_f64,
+    cell_fill_atoms_f64,
     cell_padded_f64
 );
 

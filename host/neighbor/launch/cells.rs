@@ -90,6 +90,7 @@ pub struct CellList<'a, T: Precision> {
     indices: Option<Buffer<u32>>,
     /// `NN` and `NL` of the padded search, for the `mn` they were made for.
     padded: Option<(Buffer<u32>, Buffer<u32>, usize)>,
+    fill_in_atom_order: bool,
     scan: Scan,
 }
 
@@ -122,6 +123,7 @@ impl<'a, T: Precision> CellList<'a, T> {
             offsets: target.zeros(n + 1)?,
             indices: None,
             padded: None,
+            fill_in_atom_order: false,
             scan: Scan::new(target, plan.cells.max(n))?,
         })
     }
@@ -240,24 +242,8 @@ impl<'a, T: Precision> CellList<'a, T> {
     /// # Errors
     /// [`Error::TooLarge`] if `total` does not fit `u32` offsets or GPU memory; a launch error.
     pub fn fill(&mut self, total: u64) -> Result<()> {
+        let indices = self.indices_for(total)?;
         let t = self.target;
-        if total > u32::MAX as u64 {
-            return Err(Error::TooLarge {
-                option: format!("a neighbor list of {total} entries"),
-                needed: total.saturating_mul(4),
-                memory: "32-bit offsets (at most 4294967295 entries)",
-                available: 0,
-            });
-        }
-        let total = total as usize;
-        if self.indices.as_ref().is_none_or(|b| b.len() < total) {
-            self.indices = None;
-            self.indices = Some(t.zeros(total)?);
-        }
-        let indices = self
-            .indices
-            .as_ref()
-            .map_or(std::ptr::null_mut(), |b| b.ptr());
         // SAFETY: `offsets` from `count`, whose last entry is `total` ≤ the indices' length;
         // each atom's range is written by one thread and stays inside it.
         unsafe {
@@ -269,6 +255,54 @@ impl<'a, T: Precision> CellList<'a, T> {
                 self.cell_start.ptr().cast_const(),
                 self.grid,
                 self.rule,
+                self.offsets.ptr().cast_const(),
+                indices,
+            )
+        }
+    }
+
+    /// The indices buffer, grown to hold `total` entries.
+    fn indices_for(&mut self, total: u64) -> Result<*mut u32> {
+        if total > u32::MAX as u64 {
+            return Err(Error::TooLarge {
+                option: format!("a neighbor list of {total} entries"),
+                needed: total.saturating_mul(4),
+                memory: "32-bit offsets (at most 4294967295 entries)",
+                available: 0,
+            });
+        }
+        let total = total as usize;
+        if self.indices.as_ref().is_none_or(|b| b.len() < total) {
+            self.indices = None;
+            self.indices = Some(self.target.zeros(total)?);
+        }
+        Ok(self
+            .indices
+            .as_ref()
+            .map_or(std::ptr::null_mut(), |b| b.ptr()))
+    }
+
+    /// [`CellList::fill`] with one thread per atom in the input's order instead of per sorted
+    /// position: consecutive threads write consecutive lists, each searching from its atom's
+    /// sorted position (from `cell` and `rank`). What the benchmark weighs against `fill`.
+    ///
+    /// # Errors
+    /// As [`CellList::fill`].
+    pub fn fill_atoms(&mut self, total: u64) -> Result<()> {
+        let indices = self.indices_for(total)?;
+        let t = self.target;
+        // SAFETY: as `fill`; `cell` and `rank` from `bin`, `cell_start` from `scan_cells`.
+        unsafe {
+            T::fill_atoms(
+                t,
+                per_item(t, self.atoms.len()),
+                self.sorted(),
+                self.n(),
+                self.cell_start.ptr().cast_const(),
+                self.grid,
+                self.rule,
+                self.cell.ptr().cast_const(),
+                self.rank.ptr().cast_const(),
                 self.offsets.ptr().cast_const(),
                 indices,
             )
@@ -294,8 +328,18 @@ impl<'a, T: Precision> CellList<'a, T> {
         self.scan_cells()?;
         self.scatter()?;
         let total = self.count()?;
-        self.fill(total)?;
+        if self.fill_in_atom_order {
+            self.fill_atoms(total)?;
+        } else {
+            self.fill(total)?;
+        }
         Ok(total)
+    }
+
+    /// Whether the CSR builds fill the lists one thread per atom in the input's order
+    /// ([`CellList::fill_atoms`]) rather than per sorted position ([`CellList::fill`]).
+    pub fn set_fill_in_atom_order(&mut self, yes: bool) {
+        self.fill_in_atom_order = yes;
     }
 
     /// The CSR list of the last [`CellList::fill`] of `total` entries (waits for it).

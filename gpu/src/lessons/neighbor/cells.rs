@@ -200,7 +200,7 @@ unsafe fn sort_list(len: usize, at: impl Fn(usize) -> *mut u32) {
 }
 
 macro_rules! cell_kernels {
-    ($($t:ty: $bin:ident, $scatter:ident, $count:ident, $fill:ident, $padded:ident;)*) => {$(
+    ($($t:ty: $bin:ident, $scatter:ident, $count:ident, $fill:ident, $fill_atoms:ident, $padded:ident;)*) => {$(
         kernel! {
             #[doc = concat!("Cell list, step 1 (`", stringify!($t), "`): `cell[i]` = atom `i`'s cell key, `rank[i]` = its place in the cell, from `atomicAdd` on `counts[cell]` (zeroed by the host).")]
             pub unsafe fn $bin(
@@ -288,6 +288,38 @@ macro_rules! cell_kernels {
         }
 
         kernel! {
+            #[doc = concat!("Cell list, CSR pass 2 in atom order (`", stringify!($t), "`): as [`", stringify!($fill), "`], but thread `i` fills atom `i`'s list, finding its sorted position from `cell` and `rank`: consecutive threads write consecutive lists.")]
+            pub unsafe fn $fill_atoms(
+                sorted: Sorted<$t>, n: u32, start: *const u32, grid: CellGrid<$t>,
+                rule: Rule<$t>, cell: *const u32, rank: *const u32, offsets: *const u32,
+                indices: *mut u32,
+            ) {
+                let d3 = sorted.atoms().is_3d(&rule);
+                for i in grid_stride(n as usize) {
+                    // SAFETY: `i < n`; `start[cell[i]] + rank[i]` is atom `i`'s sorted position
+                    // (below `n`); atom `i`'s range is this thread's alone, and writes stay inside
+                    // it whatever the search finds.
+                    unsafe {
+                        let p = (ldg(start.add(ldg(cell.add(i)) as usize)) + ldg(rank.add(i))) as usize;
+                        if p >= n as usize {
+                            continue;
+                        }
+                        let first = *offsets.add(i) as usize;
+                        let room = (*offsets.add(i + 1) as usize).saturating_sub(first);
+                        let list = indices.add(first);
+                        let emit = |k: usize, j: u32| {
+                            if k < room {
+                                *list.add(k) = j;
+                            }
+                        };
+                        let found = specialize!(d3, rule.is_periodic(), search::<$t>(sorted, start, &grid, &rule, p, emit));
+                        sort_list(found.min(room), |k| list.add(k));
+                    }
+                }
+            }
+        }
+
+        kernel! {
             #[doc = concat!("Cell list, padded (`", stringify!($t), "`): one pass; `nn[i]` = atom `i`'s true count, its first `mn` neighbors, sorted, in `nl` in `layout` (a [`Layout`](super::Layout)).")]
             pub unsafe fn $padded(
                 sorted: Sorted<$t>, n: u32, start: *const u32, grid: CellGrid<$t>,
@@ -317,6 +349,6 @@ macro_rules! cell_kernels {
 }
 
 cell_kernels! {
-    f32: cell_bin_f32, cell_scatter_f32, cell_count_f32, cell_fill_f32, cell_padded_f32;
-    f64: cell_bin_f64, cell_scatter_f64, cell_count_f64, cell_fill_f64, cell_padded_f64;
+    f32: cell_bin_f32, cell_scatter_f32, cell_count_f32, cell_fill_f32, cell_fill_atoms_f32, cell_padded_f32;
+    f64: cell_bin_f64, cell_scatter_f64, cell_count_f64, cell_fill_f64, cell_fill_atoms_f64, cell_padded_f64;
 }
