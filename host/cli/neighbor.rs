@@ -332,7 +332,7 @@ pub fn print_bench(b: &bench::NeighborBench) {
         "scatter",
         "count",
         "fill",
-        "fill/at",
+        "fill/s",
         "padded",
         "transp.",
         "copy %"
@@ -349,7 +349,7 @@ pub fn print_bench(b: &bench::NeighborBench) {
             r.phases.scatter.median,
             r.phases.count.median,
             r.phases.fill.median,
-            r.phases.fill_atoms.median,
+            r.phases.fill_sorted.median,
             r.padded_ms.median,
             r.transposed_ms.median,
             100.0 * r.fraction_of_copy
