@@ -56,7 +56,8 @@ pub struct NeighborArgs {
     #[arg(long)]
     double: bool,
     /// A periodic box X,Y (2-D) or X,Y,Z (3-D) with its corner at the origin: distances by the
-    /// minimum image.
+    /// minimum image. Every atom must lie inside; the random generators' box side is printed
+    /// with the input.
     #[arg(long, value_name = "X,Y[,Z]", value_parser = parse_sides)]
     periodic: Option<[f64; 3]>,
     /// Run the O(N²) kernels up to this many atoms (N² steps: 10⁶ atoms take about a second).
@@ -138,8 +139,14 @@ pub fn atoms_for(
             format!("a polycrystalline graphene sheet of {n} atoms (seed {seed})")
         }
         Generator::Honeycomb => format!("a honeycomb of {n} atoms"),
-        Generator::Random => format!("{n} random points in a square (seed {seed})"),
-        Generator::Random3 => format!("{n} random points in a cube (seed {seed})"),
+        Generator::Random => format!(
+            "{n} random points in a square of side {} (seed {seed})",
+            generate::random_box_side(n, 2)
+        ),
+        Generator::Random3 => format!(
+            "{n} random points in a cube of side {} (seed {seed})",
+            generate::random_box_side(n, 3)
+        ),
     };
     Ok((atoms, what))
 }
