@@ -309,7 +309,24 @@ fn run(cli: &Cli) -> Result<()> {
     }
 }
 
+/// Lets a closed pipe end the process quietly, as it ends `cat` or `grep`: Rust ignores
+/// `SIGPIPE`, so `gridsync … | head` would otherwise panic in `println!` once `head` exits.
+#[cfg(target_os = "linux")]
+fn quiet_on_closed_pipe() {
+    const SIGPIPE: i32 = 13;
+    const SIG_DFL: usize = 0;
+    unsafe extern "C" {
+        fn signal(signum: i32, handler: usize) -> usize;
+    }
+    // SAFETY: restoring the default disposition of one signal, before any thread starts.
+    unsafe { signal(SIGPIPE, SIG_DFL) };
+}
+
+#[cfg(not(target_os = "linux"))]
+fn quiet_on_closed_pipe() {}
+
 fn main() {
+    quiet_on_closed_pipe();
     let cli = Cli::parse();
     if let Err(e) = run(&cli) {
         eprintln!("gridsync: {e}");

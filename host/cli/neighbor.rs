@@ -14,6 +14,8 @@ use std::path::PathBuf;
 pub const BOOK_ATOMS: usize = 22_464;
 /// The default on the simulator: every kernel, the O(N²) ones included, in seconds.
 pub const SIM_ATOMS: usize = 1_000;
+/// Slots per atom for random points by default: their counts spread far above the mean of 6.
+pub const RANDOM_MAX_NEIGHBORS: usize = 32;
 /// Atoms a plot shows at most (a window around the centre for more): bonds stay visible.
 pub const PLOT_ATOMS: usize = 25_000;
 
@@ -49,9 +51,9 @@ pub struct NeighborArgs {
     #[arg(long, default_value_t = DEFAULT_CUTOFF)]
     cutoff: f64,
     /// Slots per atom of the padded lists (the book's MN); an atom with more is an error that
-    /// names it.
-    #[arg(long, value_name = "MN", default_value_t = DEFAULT_MAX_NEIGHBORS)]
-    max_neighbors: usize,
+    /// names it [default: 10, the book's; 32 for the random generators].
+    #[arg(long, value_name = "MN")]
+    max_neighbors: Option<usize>,
     /// Run the kernels in f64 (the book's USE_DP) instead of f32.
     #[arg(long)]
     double: bool,
@@ -140,11 +142,11 @@ pub fn atoms_for(
         }
         Generator::Honeycomb => format!("a honeycomb of {n} atoms"),
         Generator::Random => format!(
-            "{n} random points in a square of side {} (seed {seed})",
+            "{n} random points in a square of side {:.3} (seed {seed})",
             generate::random_box_side(n, 2)
         ),
         Generator::Random3 => format!(
-            "{n} random points in a cube of side {} (seed {seed})",
+            "{n} random points in a cube of side {:.3} (seed {seed})",
             generate::random_box_side(n, 3)
         ),
     };
@@ -159,9 +161,16 @@ pub fn command(target: &Target, args: &NeighborArgs, json: bool) -> Result<()> {
     if let Some(path) = &args.write_xy {
         xy::write_xy(path, &atoms)?;
     }
+    // Random points have a Poisson spread of neighbors: 10 slots overflow on large inputs.
+    let random = matches!(args.generate, Some(Generator::Random | Generator::Random3));
+    let max_neighbors = args.max_neighbors.unwrap_or(if random {
+        RANDOM_MAX_NEIGHBORS
+    } else {
+        DEFAULT_MAX_NEIGHBORS
+    });
     let opts = NeighborOptions {
         cutoff: args.cutoff,
-        max_neighbors: args.max_neighbors,
+        max_neighbors,
         double: args.double,
         periodic: args.periodic,
         all_pairs_max_atoms: args.all_pairs_max_atoms,
@@ -169,7 +178,7 @@ pub fn command(target: &Target, args: &NeighborArgs, json: bool) -> Result<()> {
     let mut bar = progress(!json, "neighbor");
     let (report, list) = gridsync::neighbor::run(target, &atoms, &input, &opts, &mut bar)?;
     if let Some(path) = &args.output {
-        list.write_book_file(path, args.max_neighbors)?;
+        list.write_book_file(path, max_neighbors)?;
     }
     if let Some(path) = &args.plot {
         plot(path, &atoms, &list, args.plot_window, &report)?;
