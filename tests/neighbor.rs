@@ -59,7 +59,11 @@ fn every_kernel_matches_the_cpu_on_random_points_of_odd_sizes() {
         for n in [0, 1, 2, 31, 33, 1007] {
             let side = generate::random_box_side(n.max(1), dims);
             let atoms = random_atoms(&mut rng, n, dims, side);
+            // f64 at a small and an odd large size: the same kernels, one type apart.
             for double in [false, true] {
+                if double && ![2, 1007].contains(&n) {
+                    continue;
+                }
                 let list = every_kernel(&Target::Sim, &atoms, opts(double));
                 assert_eq!(list.atoms(), n);
             }

@@ -4,7 +4,7 @@
 //! `atomicAdd`, its warning about `atomicAdd`'s return value as a kernel that makes the
 //! mistake, and an O(N) cell list. This half reads and generates atoms ([`points`], [`xy`],
 //! [`generate`]), runs the kernels ([`launch`]), checks them against CPU references
-//! ([`reference`], [`cell_list`]), and offers the library call [`neighbor_list`] over
+//! ([`reference`](mod@reference), [`cell_list`]), and offers the library call [`neighbor_list`] over
 //! `nalgebra` points, whose result is a [`NeighborList`] in compressed sparse rows.
 //!
 //! ```no_run

@@ -155,7 +155,7 @@ macro_rules! book_kernels {
             #[doc = concat!("The book's `find_neighbor_atomic` in `", stringify!($t), "`: half the pairs, both lists appended to at the slot `atomicAdd` returns, [`Layout::PerAtom`].")]
             ///
             /// Source: CUDA book 9.3.2, `find_neighbor_atomic(d_NN, d_NL, d_x, d_y, N,
-            /// cutoff_square)`. What changed: see [the module](self). `nn` (zeroed by the host)
+            /// cutoff_square)`. What changed: see [the module](super). `nn` (zeroed by the host)
             /// gets every atom's true count, `nl` (`n * mn` slots) the first `mn` neighbors.
             pub unsafe fn $atomic(
                 nn: *mut u32, nl: *mut u32, atoms: Atoms<$t>, n: u32, mn: u32, rule: Rule<$t>,
@@ -171,7 +171,7 @@ macro_rules! book_kernels {
             #[doc = concat!("The book's `find_neighbor_no_atomic` in `", stringify!($t), "`: all pairs from both sides, a register count, no atomics; `layout` is a [`Layout`] (the book's is `Transposed`).")]
             ///
             /// Source: CUDA book 9.3.3, `find_neighbor_no_atomic`. What changed: see [the
-            /// module](self); the layout is a parameter, so that the cost of the per-atom
+            /// module](super); the layout is a parameter, so that the cost of the per-atom
             /// layout can be measured against the book's transposed one.
             pub unsafe fn $no_atomic(
                 nn: *mut u32, nl: *mut u32, atoms: Atoms<$t>, n: u32, mn: u32, rule: Rule<$t>,
