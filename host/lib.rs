@@ -20,7 +20,7 @@
 //! |---|---|
 //! | [`runtime`] | [`Gpu`], [`Target`], the launch path, buffers, pinned memory, streams, events and timers, PTX selection, [`Error`] |
 //! | [`primitives`] | host owners of device primitives' state ([`DeviceMutex`], [`DeviceTicketLock`], [`DeviceGridBarrier`]) |
-//! | topics | one module per topic, named as in [`gpu::lessons`]: [`race`], [`atomics`], [`locks`], [`count_above`], [`dot`], [`reduce`], [`histogram`], [`normalize`] (the streams topic), [`barrier`], [`neighbor`] |
+//! | topics | one module per topic, named as in [`gpu::lessons`]: [`race`], [`atomics`], [`locks`], [`count_above`], [`dot`], [`reduce`], [`histogram`], [`normalize`] (the streams topic), [`barrier`], [`neighbor`]; [`multi`] runs the library calls over every GPU of a node |
 //! | [`inputs`], [`bench`](mod@bench), [`plot`] | input files and generators, the benchmarks, SVG plots |
 //!
 //! The reading order of the topics is on the device crate's page ([`gpu`]).
@@ -34,6 +34,7 @@ pub mod count_above;
 pub mod dot;
 pub mod histogram;
 pub mod locks;
+pub mod multi;
 pub mod neighbor;
 pub mod normalize;
 pub mod race;

@@ -77,6 +77,9 @@ enum Command {
     /// the mistake of not using atomicAdd's result, and an O(N) cell list; the book's
     /// neighbor.txt (--output) and the sheet with its bonds (--plot).
     Neighbor(cli::neighbor::NeighborArgs),
+    /// One library call (reduce, histogram, count-above) over every GPU of the node: the input
+    /// split into one slice per device, the partials combined, checked against the CPU.
+    Multi(cli::multi::MultiArgs),
     /// Benchmarks (GPU only).
     Bench {
         #[command(subcommand)]
@@ -215,6 +218,7 @@ fn run(cli: &Cli) -> Result<()> {
             let target = Target::open(cli.device, cli.simulate)?;
             cli::neighbor::command(&target, args, cli.json)
         }
+        Command::Multi(args) => cli::multi::command(cli.simulate, args, cli.json),
         Command::Bench { which } => {
             let target = Target::open(cli.device, cli.simulate)?;
             match which {

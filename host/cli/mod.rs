@@ -7,6 +7,7 @@ pub mod count_above;
 pub mod dot;
 pub mod histogram;
 pub mod locks;
+pub mod multi;
 pub mod neighbor;
 pub mod output;
 pub mod reduce;

@@ -1,0 +1,241 @@
+//! Every GPU of a node: the library's reductions, histograms and counts over a set of devices,
+//! the input split into one contiguous slice per device.
+//!
+//! Each device runs the single-GPU library call on its slice ([`crate::reduce`],
+//! [`crate::histogram`], [`crate::count_above`]), all devices at once (one host thread each),
+//! and the partial results are combined: today on the host, in device order — the partials
+//! are a few bytes per device. Integer results (counts, histograms) and min/max are exactly the
+//! single-device results; a float sum adds the devices' `f64` partials in `f64`, which adds at
+//! most `(N − 1)·2⁻⁵³·Σ|partialᵢ|` to the single-device bound.
+//!
+//! On the simulator a set of `N` devices is `N` simulators, so that the split and the combine
+//! are tested without GPUs.
+//!
+//! ```no_run
+//! # fn main() -> gridsync::Result<()> {
+//! use gridsync::multi::{DeviceList, DeviceSet};
+//! let set = DeviceSet::open(&DeviceList::All, false)?;
+//! let x = vec![1.0f32; 1 << 20];
+//! assert_eq!(gridsync::multi::sum(&set, &x)?, (1 << 20) as f64);
+//! # Ok(()) }
+//! ```
+
+mod ops;
+pub mod report;
+
+pub use ops::{count_above, histogram, histogram_ascii, max, min, sum};
+
+use crate::runtime::device::init_driver;
+use crate::runtime::error::{Error, Result};
+use crate::runtime::launch::Target;
+use std::ops::Range;
+use std::str::FromStr;
+
+/// Simulated devices that `--devices all` means on the simulator.
+pub const SIM_ALL_DEVICES: usize = 2;
+
+/// Which devices: all of the machine's, or a list of ordinals (`--devices all|0,1`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DeviceList {
+    /// Every CUDA device (on the simulator, [`SIM_ALL_DEVICES`]).
+    All,
+    /// These ordinals, each once.
+    Ordinals(Vec<u32>),
+}
+
+impl FromStr for DeviceList {
+    type Err = Error;
+
+    /// `all`, or ordinals separated by commas (`0,1`), each once.
+    fn from_str(s: &str) -> Result<DeviceList> {
+        if s.trim().eq_ignore_ascii_case("all") {
+            return Ok(DeviceList::All);
+        }
+        let mut list = Vec::new();
+        for t in s.split(',') {
+            let d: u32 = t.trim().parse().map_err(|_| {
+                Error::InvalidInput(format!(
+                    "--devices {s}: '{t}' is not a device ordinal (use all, or e.g. 0,1)"
+                ))
+            })?;
+            if list.contains(&d) {
+                return Err(Error::InvalidInput(format!(
+                    "--devices {s}: device {d} is named twice"
+                )));
+            }
+            list.push(d);
+        }
+        Ok(DeviceList::Ordinals(list))
+    }
+}
+
+/// A set of devices, each opened once (its own context, stream and module).
+#[derive(Debug)]
+pub struct DeviceSet {
+    targets: Vec<Target>,
+}
+
+impl DeviceSet {
+    /// Opens the devices of `list`, or as many simulators with `simulate`.
+    ///
+    /// # Errors
+    /// [`Error::NoGpu`] without a driver (unless `simulate`); [`Error::InvalidInput`] for an
+    /// ordinal the machine does not have; a driver error.
+    pub fn open(list: &DeviceList, simulate: bool) -> Result<DeviceSet> {
+        let ordinals: Vec<u32> = match (list, simulate) {
+            (DeviceList::Ordinals(v), _) => v.clone(),
+            (DeviceList::All, true) => (0..SIM_ALL_DEVICES as u32).collect(),
+            (DeviceList::All, false) => (0..init_driver()?).collect(),
+        };
+        if ordinals.is_empty() {
+            return Err(Error::InvalidInput("no devices to run on".into()));
+        }
+        let targets = ordinals
+            .iter()
+            .map(|&d| Target::open(d, simulate))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(DeviceSet { targets })
+    }
+
+    /// `n` simulated devices (at least one).
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for none.
+    pub fn simulated(n: usize) -> Result<DeviceSet> {
+        if n == 0 {
+            return Err(Error::InvalidInput("a device set needs a device".into()));
+        }
+        Ok(DeviceSet {
+            targets: (0..n).map(|_| Target::Sim).collect(),
+        })
+    }
+
+    /// The devices, in order.
+    pub fn targets(&self) -> &[Target] {
+        &self.targets
+    }
+
+    /// How many devices.
+    pub fn len(&self) -> usize {
+        self.targets.len()
+    }
+
+    /// Never: a set has at least one device.
+    pub fn is_empty(&self) -> bool {
+        self.targets.is_empty()
+    }
+
+    /// The devices, for messages.
+    pub fn describe(&self) -> String {
+        let names: Vec<String> = self.targets.iter().map(Target::describe).collect();
+        names.join(", ")
+    }
+
+    /// Runs `work(device, target, slice)` for each device on its slice of `0..len`
+    /// ([`split`]) — one host thread per GPU, all at once; simulators one after another — and
+    /// returns the
+    /// results in device order.
+    ///
+    /// # Errors
+    /// The first device's error, in device order.
+    pub fn map_slices<R: Send>(
+        &self,
+        len: usize,
+        work: impl Fn(usize, &Target, Range<usize>) -> Result<R> + Sync,
+    ) -> Result<Vec<R>> {
+        let slices = split(len, self.len());
+        // Simulated devices share the host's cores, and each already runs a grid of OS threads:
+        // one after another is faster than all at once.
+        if self.targets.iter().all(Target::is_sim) {
+            return self
+                .targets
+                .iter()
+                .zip(slices)
+                .enumerate()
+                .map(|(d, (t, r))| work(d, t, r))
+                .collect();
+        }
+        std::thread::scope(|s| {
+            let handles: Vec<_> = self
+                .targets
+                .iter()
+                .zip(slices)
+                .enumerate()
+                .map(|(d, (t, r))| {
+                    let work = &work;
+                    let device = OneThread(t);
+                    // `into_inner` moves the whole wrapper into the thread (a closure naming
+                    // `device.0` would capture only the reference).
+                    s.spawn(move || work(d, device.into_inner(), r))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        })
+    }
+}
+
+/// A device handed to the one thread that uses it during [`DeviceSet::map_slices`].
+struct OneThread<'a>(&'a Target);
+
+impl<'a> OneThread<'a> {
+    fn into_inner(self) -> &'a Target {
+        self.0
+    }
+}
+
+// SAFETY: a `Target` is not `Sync` because its stream and context are raw driver handles, which
+// the driver lets any thread use once the context is current on it. `map_slices` gives each
+// device to exactly one thread for the whole scope (no two threads touch one device), and every
+// gridsync call that reaches the driver makes the device's context current on the calling
+// thread first (`Gpu::make_current`), so the first upload in the thread does it, and the
+// buffers dropped at the end of the thread are freed there, under the same context.
+unsafe impl Send for OneThread<'_> {}
+
+/// `0..len` cut into `parts` contiguous slices, in order, whose lengths differ by at most one
+/// (some empty when `parts > len`).
+pub fn split(len: usize, parts: usize) -> Vec<Range<usize>> {
+    let parts = parts.max(1);
+    let at = |k: usize| (len as u128 * k as u128 / parts as u128) as usize;
+    (0..parts).map(|k| at(k)..at(k + 1)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slices_cover_the_input_in_order_and_differ_by_at_most_one() {
+        for len in [0, 1, 2, 7, 1000, 1003] {
+            for parts in 1..=9 {
+                let s = split(len, parts);
+                assert_eq!(s.len(), parts);
+                assert_eq!(s[0].start, 0);
+                assert_eq!(s[parts - 1].end, len);
+                for w in s.windows(2) {
+                    assert_eq!(w[0].end, w[1].start);
+                }
+                let (lo, hi) = (
+                    s.iter().map(|r| r.len()).min().unwrap(),
+                    s.iter().map(|r| r.len()).max().unwrap(),
+                );
+                assert!(hi - lo <= 1, "{len} in {parts}: {s:?}");
+            }
+        }
+        assert_eq!(split(usize::MAX, 3)[2].end, usize::MAX);
+    }
+
+    #[test]
+    fn device_lists_parse_and_refuse_nonsense() {
+        assert_eq!("all".parse::<DeviceList>().unwrap(), DeviceList::All);
+        assert_eq!(
+            "0, 1".parse::<DeviceList>().unwrap(),
+            DeviceList::Ordinals(vec![0, 1])
+        );
+        assert!("0,0".parse::<DeviceList>().is_err());
+        assert!("x".parse::<DeviceList>().is_err());
+        assert!("".parse::<DeviceList>().is_err());
+    }
+}

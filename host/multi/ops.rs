@@ -1,0 +1,132 @@
+//! The data-parallel calls: each device's slice through the single-GPU call, then the
+//! partials combined in device order.
+
+use super::DeviceSet;
+use crate::count_above::{CountKernel, CountLaunch, config_for};
+use crate::histogram::Bins;
+use crate::primitives::lock::MutexBounds;
+use crate::reduce::Accumulate;
+use crate::runtime::error::{Error, Result};
+use crate::runtime::launch::Target;
+
+/// Σ `data`, each device accumulating its slice in `f64`
+/// ([`reduce::sum_with`](crate::reduce::sum_with) `F64`), the partials added in device order in
+/// `f64`. Empty: 0.
+///
+/// # Errors
+/// A device's error (out of memory, a fault).
+pub fn sum(set: &DeviceSet, data: &[f32]) -> Result<f64> {
+    let partials = set.map_slices(data.len(), |_, t, r| {
+        crate::reduce::sum_with(t, &data[r], Accumulate::F64)
+    })?;
+    Ok(partials.into_iter().sum())
+}
+
+/// The smallest element, exactly (NaNs skipped, as [`reduce::min`](crate::reduce::min)).
+///
+/// # Errors
+/// [`Error::InvalidInput`] for empty data; a device's error.
+pub fn min(set: &DeviceSet, data: &[f32]) -> Result<f32> {
+    extreme(set, data, "minimum", crate::reduce::min, f32::min)
+}
+
+/// The largest element, exactly (NaNs skipped, as [`reduce::max`](crate::reduce::max)).
+///
+/// # Errors
+/// As [`min`].
+pub fn max(set: &DeviceSet, data: &[f32]) -> Result<f32> {
+    extreme(set, data, "maximum", crate::reduce::max, f32::max)
+}
+
+fn extreme(
+    set: &DeviceSet,
+    data: &[f32],
+    what: &str,
+    one: fn(&Target, &[f32]) -> Result<f32>,
+    pick: fn(f32, f32) -> f32,
+) -> Result<f32> {
+    if data.is_empty() {
+        return Err(Error::InvalidInput(format!("the {what} of no elements")));
+    }
+    // Empty slices (more devices than elements) have no extreme: they take no part.
+    let partials = set.map_slices(data.len(), |_, t, r| {
+        if r.is_empty() {
+            Ok(None)
+        } else {
+            one(t, &data[r]).map(Some)
+        }
+    })?;
+    // `f32::min`/`max` skip a NaN operand, as the kernels do.
+    Ok(partials.into_iter().flatten().fold(f32::NAN, pick))
+}
+
+/// The number of each byte value in `data`, each device counting its slice, the counts added:
+/// exactly what one device (or a CPU loop) counts.
+///
+/// # Errors
+/// A device's error.
+pub fn histogram(set: &DeviceSet, data: &[u8]) -> Result<[u64; 256]> {
+    let mut out = [0u64; 256];
+    add_counts(
+        &mut out,
+        set.map_slices(data.len(), |_, t, r| count_bytes(t, &data[r], Bins::Byte))?,
+    );
+    Ok(out)
+}
+
+/// The number of each ASCII code in `data` (bytes ≥ 128 not counted), over every device.
+///
+/// # Errors
+/// As [`histogram`].
+pub fn histogram_ascii(set: &DeviceSet, data: &[u8]) -> Result<[u64; 128]> {
+    let mut out = [0u64; 128];
+    add_counts(
+        &mut out,
+        set.map_slices(data.len(), |_, t, r| count_bytes(t, &data[r], Bins::Ascii))?,
+    );
+    Ok(out)
+}
+
+fn count_bytes(t: &Target, data: &[u8], bins: Bins) -> Result<Vec<u64>> {
+    if data.is_empty() {
+        return Ok(vec![0; bins.count() as usize]);
+    }
+    let buf = t.upload(data)?;
+    crate::histogram::histogram_of_buffer(t, &buf, data.len(), bins)
+}
+
+fn add_counts(out: &mut [u64], partials: Vec<Vec<u64>>) {
+    for p in partials {
+        for (o, c) in out.iter_mut().zip(p) {
+            *o += c;
+        }
+    }
+}
+
+/// How many elements of `data` are above `threshold` (NaN never is), each device counting its
+/// slice with the fastest counting kernel, the counts added.
+///
+/// # Errors
+/// A device's error.
+pub fn count_above(set: &DeviceSet, data: &[f32], threshold: f32) -> Result<u64> {
+    let partials = set.map_slices(data.len(), |_, t, r| {
+        if r.is_empty() {
+            return Ok(0);
+        }
+        let slice = &data[r];
+        let src = t.upload(slice)?;
+        let kernel = CountKernel::Vec4;
+        let cfg = config_for(t, kernel, slice.len(), None)?;
+        CountLaunch::new(
+            t,
+            kernel,
+            &src,
+            slice.len(),
+            threshold,
+            cfg,
+            MutexBounds::default(),
+        )?
+        .run()
+    })?;
+    Ok(partials.into_iter().sum())
+}

@@ -1,0 +1,122 @@
+//! Every GPU of a node: the split and the combine on N simulated devices equal one device's
+//! result (odd sizes, more devices than elements, empty slices); the CLI; on a GPU, the set of
+//! every device against one.
+
+mod common;
+
+use gridsync::multi::{self, DeviceList, DeviceSet};
+use gridsync::{Error, Target};
+use rand::Rng;
+
+#[test]
+fn every_split_gives_the_single_device_result() {
+    let mut rng = common::rng();
+    for len in [0usize, 1, 1000 + 3] {
+        let x: Vec<f32> = (0..len).map(|_| rng.random_range(-1.0f32..1.0)).collect();
+        let bytes: Vec<u8> = (0..len).map(|_| rng.random()).collect();
+        let one = DeviceSet::simulated(1).unwrap();
+        let want_sum = multi::sum(&one, &x).unwrap();
+        let want_hist = multi::histogram(&one, &bytes).unwrap();
+        let want_ascii = multi::histogram_ascii(&one, &bytes).unwrap();
+        let want_count = multi::count_above(&one, &x, 0.25).unwrap();
+        assert_eq!(want_count, x.iter().filter(|&&v| v > 0.25).count() as u64);
+        let abs: f64 = x.iter().map(|&v| v.abs() as f64).sum();
+        // Three slices; eight, some of them empty.
+        for n in [3, 8] {
+            let set = DeviceSet::simulated(n).unwrap();
+            let s = multi::sum(&set, &x).unwrap();
+            // Each part in f64, then n − 1 more f64 additions.
+            approx::assert_abs_diff_eq!(s, want_sum, epsilon = 1e-12 * abs.max(1.0));
+            assert_eq!(
+                multi::histogram(&set, &bytes).unwrap(),
+                want_hist,
+                "{len} in {n}"
+            );
+            assert_eq!(multi::histogram_ascii(&set, &bytes).unwrap(), want_ascii);
+            assert_eq!(multi::count_above(&set, &x, 0.25).unwrap(), want_count);
+            if len > 0 {
+                assert_eq!(multi::min(&set, &x).unwrap(), multi::min(&one, &x).unwrap());
+                assert_eq!(multi::max(&set, &x).unwrap(), multi::max(&one, &x).unwrap());
+            } else {
+                assert!(matches!(multi::min(&set, &x), Err(Error::InvalidInput(_))));
+            }
+        }
+    }
+}
+
+#[test]
+fn nan_is_skipped_by_min_and_max_across_devices() {
+    let x = [f32::NAN, 3.0, f32::NAN, -2.0, f32::NAN];
+    let set = DeviceSet::simulated(5).unwrap();
+    assert_eq!(multi::min(&set, &x).unwrap(), -2.0);
+    assert_eq!(multi::max(&set, &x).unwrap(), 3.0);
+}
+
+#[test]
+fn device_sets_refuse_what_does_not_exist() {
+    assert!(DeviceSet::simulated(0).is_err());
+    assert!("0,x".parse::<DeviceList>().is_err());
+    let set = DeviceSet::open(&DeviceList::Ordinals(vec![0, 1, 2]), true).unwrap();
+    assert_eq!(set.len(), 3);
+    assert!(set.targets().iter().all(Target::is_sim));
+}
+
+#[test]
+fn the_cli_checks_every_operation_on_simulated_devices() {
+    for op in ["reduce", "histogram", "count-above"] {
+        let o = common::cli(&[
+            "multi",
+            op,
+            "--simulate",
+            "--devices",
+            "0,1,2",
+            "--len",
+            "2007",
+            "--repeats",
+            "1",
+            "--json",
+        ]);
+        assert!(
+            o.status.success(),
+            "{op}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(r["slices"], serde_json::json!([669, 669, 669]), "{op}");
+    }
+    let o = common::cli(&["multi", "reduce", "--simulate", "--devices", "0,0"]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "clap refuses a device named twice"
+    );
+}
+
+#[test]
+#[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
+fn gpu_every_device_gives_the_single_device_result() {
+    let set = DeviceSet::open(&DeviceList::All, false).unwrap();
+    let one = DeviceSet::open(&DeviceList::Ordinals(vec![0]), false).unwrap();
+    let mut rng = common::rng();
+    let len = 10_000_019;
+    let x: Vec<f32> = (0..len).map(|_| rng.random_range(-1.0f32..1.0)).collect();
+    let bytes: Vec<u8> = (0..len).map(|_| rng.random()).collect();
+    let abs: f64 = x.iter().map(|&v| v.abs() as f64).sum();
+    approx::assert_abs_diff_eq!(
+        multi::sum(&set, &x).unwrap(),
+        multi::sum(&one, &x).unwrap(),
+        epsilon = 1e-12 * abs
+    );
+    assert_eq!(
+        multi::histogram(&set, &bytes).unwrap(),
+        multi::histogram(&one, &bytes).unwrap()
+    );
+    assert_eq!(
+        multi::count_above(&set, &x, 0.0).unwrap(),
+        x.iter().filter(|&&v| v > 0.0).count() as u64
+    );
+    assert_eq!(
+        multi::max(&set, &x).unwrap(),
+        x.iter().copied().fold(f32::NAN, f32::max)
+    );
+}
