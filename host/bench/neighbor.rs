@@ -245,8 +245,7 @@ fn cell_row<T: Precision>(
     let device = DeviceAtoms::<T>::upload(target, atoms)?;
     let mut list = CellList::new(target, &device, &plan, rule(cut, atoms.dims()))?;
     // Checked once against the CPU before anything is timed.
-    let round = |v: &[f64]| -> Vec<T> { v.iter().map(|&c| T::from_f64(c)).collect() };
-    let (x, y) = (round(atoms.x()), round(atoms.y()));
+    let (x, y, _) = atoms.rounded::<T>();
     let expected = cell_list::cell_list(
         &Coords {
             x: &x,

@@ -5,7 +5,7 @@ use super::launch::{
 };
 use super::list::NeighborList;
 use super::points::Atoms;
-use super::reference::{Coords, Cutoff, Real};
+use super::reference::{Coords, Cutoff};
 use crate::runtime::error::Result;
 use crate::runtime::launch::Target;
 use nalgebra::{Point2, Point3, Scalar};
@@ -90,8 +90,7 @@ pub fn build<T: Precision>(
     atoms.check_finite()?;
     let cut = Cutoff::<T>::new(cutoff, periodic)?;
     // Checked as the kernels will see them: a finite f64 may round to an infinite f32.
-    let round = |v: &[f64]| -> Vec<T> { v.iter().map(|&c| <T as Real>::from_f64(c)).collect() };
-    let (x, y, z) = (round(atoms.x()), round(atoms.y()), atoms.z().map(round));
+    let (x, y, z) = atoms.rounded::<T>();
     Coords {
         x: &x,
         y: &y,

@@ -146,8 +146,7 @@ fn run_in<T: Precision>(
 ) -> Result<(NeighborReport, NeighborList)> {
     atoms.check_finite()?;
     let cut = Cutoff::<T>::new(opts.cutoff, opts.periodic)?;
-    let round = |v: &[f64]| -> Vec<T> { v.iter().map(|&c| T::from_f64(c)).collect() };
-    let (x, y, z) = (round(atoms.x()), round(atoms.y()), atoms.z().map(round));
+    let (x, y, z) = atoms.rounded::<T>();
     let coords = Coords {
         x: &x,
         y: &y,

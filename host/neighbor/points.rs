@@ -150,12 +150,17 @@ impl Atoms {
             .collect()
     }
 
-    /// The coordinates rounded to `f32` for the single-precision kernels: `(x, y, z)`, `z`
-    /// `None` in 2-D. Rounding can merge atoms closer than an `f32` ulp and move pairs across
-    /// the cutoff, so compare `f32` kernels with a reference run on these values.
-    pub fn to_f32(&self) -> (Vec<f32>, Vec<f32>, Option<Vec<f32>>) {
-        let round = |v: &[f64]| v.iter().map(|&c| c as f32).collect::<Vec<f32>>();
+    /// The coordinates rounded to `T` for the kernels of that precision: `(x, y, z)`, `z`
+    /// `None` in 2-D. Rounding can merge atoms closer than an ulp of `T` and move pairs across
+    /// the cutoff, so compare a kernel with a reference run on these values.
+    pub fn rounded<T: Real>(&self) -> (Vec<T>, Vec<T>, Option<Vec<T>>) {
+        let round = |v: &[f64]| v.iter().map(|&c| T::from_f64(c)).collect::<Vec<T>>();
         (round(&self.x), round(&self.y), self.z.as_deref().map(round))
+    }
+
+    /// [`Atoms::rounded`] to `f32`, for the single-precision kernels.
+    pub fn to_f32(&self) -> (Vec<f32>, Vec<f32>, Option<Vec<f32>>) {
+        self.rounded()
     }
 }
 

@@ -40,12 +40,12 @@ impl<T: Precision> DeviceAtoms<T> {
                 atoms.len()
             )));
         }
-        let axis = |v: &[f64]| -> Vec<T> { v.iter().map(|&c| T::from_f64(c)).collect() };
+        let (x, y, z) = atoms.rounded::<T>();
         Ok(DeviceAtoms {
-            x: target.upload(&axis(atoms.x()))?,
-            y: target.upload(&axis(atoms.y()))?,
-            z: match atoms.z() {
-                Some(z) => Some(target.upload(&axis(z))?),
+            x: target.upload(&x)?,
+            y: target.upload(&y)?,
+            z: match z {
+                Some(z) => Some(target.upload(&z)?),
                 None => None,
             },
         })

@@ -3,7 +3,7 @@
 
 use crate::neighbor::points::Atoms;
 use crate::runtime::error::{Error, Result};
-use gpu::lessons::neighbor::CellGrid;
+use gpu::lessons::neighbor::{CellGrid, wrap};
 
 /// How much wider than the cutoff a cell is: room for the rounding of `(x - origin) *
 /// inv_size` in `f32`, whose error in cells grows with the cells along an axis (up to about
@@ -142,17 +142,20 @@ fn cost(atoms: &Atoms, grid: &CellGrid<f64>) -> (u64, u64) {
         per_cell[grid.key(*c)] += 1;
     }
     let densest = per_cell.iter().copied().max().unwrap_or(0);
-    // The cells around `c` along axis `a`, each once: `(first, count)`, the `k`-th being
-    // `(first + k) % cells` (the device's rule).
-    let around = |c: u32, a: usize| -> (u32, u32) {
-        let n = grid.cells[a];
-        if n < 3 {
-            (0, n)
-        } else if grid.periodic != 0 {
-            (c + n - 1, 3)
+    // The cells the search visits, by the device's own rule (`CellGrid::around`, `wrap`).
+    let periodic = grid.periodic != 0;
+    let around = |c: u32, a: usize| {
+        if periodic {
+            grid.around::<true>(c, a)
         } else {
-            let lo = c.saturating_sub(1);
-            (lo, (c + 1).min(n - 1) - lo + 1)
+            grid.around::<false>(c, a)
+        }
+    };
+    let at = |v: u32, a: usize| {
+        if periodic {
+            wrap::<true>(v, grid.cells[a])
+        } else {
+            wrap::<false>(v, grid.cells[a])
         }
     };
     let mut checks = 0u64;
@@ -161,11 +164,7 @@ fn cost(atoms: &Atoms, grid: &CellGrid<f64>) -> (u64, u64) {
         for dz in 0..nz {
             for dy in 0..ny {
                 for dx in 0..nx {
-                    let key = grid.key([
-                        (x0 + dx) % grid.cells[0],
-                        (y0 + dy) % grid.cells[1],
-                        (z0 + dz) % grid.cells[2],
-                    ]);
+                    let key = grid.key([at(x0 + dx, 0), at(y0 + dy, 1), at(z0 + dz, 2)]);
                     checks = checks.saturating_add(per_cell[key]);
                 }
             }

@@ -56,7 +56,7 @@ impl<T: Coord> CellGrid<T> {
     /// `first + k`, less one row of cells if that passes the end (only in a periodic box) —
     /// with one or two cells on the axis, all of them.
     #[inline(always)]
-    fn around<const PERIODIC: bool>(&self, c: u32, a: usize) -> (u32, u32) {
+    pub fn around<const PERIODIC: bool>(&self, c: u32, a: usize) -> (u32, u32) {
         let n = self.cells[a];
         if n < 3 {
             (0, n)
@@ -72,7 +72,7 @@ impl<T: Coord> CellGrid<T> {
 
 /// `first + k` of [`CellGrid::around`] as a cell: at most `n + 1`, so one subtraction wraps it.
 #[inline(always)]
-fn wrap<const PERIODIC: bool>(v: u32, n: u32) -> u32 {
+pub fn wrap<const PERIODIC: bool>(v: u32, n: u32) -> u32 {
     if PERIODIC && v >= n { v - n } else { v }
 }
 
