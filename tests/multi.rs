@@ -34,10 +34,17 @@ fn every_split_gives_the_single_device_result() {
             );
             assert_eq!(multi::histogram_ascii(&set, &bytes).unwrap(), want_ascii);
             assert_eq!(multi::count_above(&set, &x, 0.25).unwrap(), want_count);
+            let (s3, lo, hi) = multi::sum_min_max(&set, &x).unwrap();
+            assert_eq!(s3, s, "one upload or three, the same partials");
             if len > 0 {
+                assert_eq!(
+                    (lo, hi),
+                    (multi::min(&one, &x).unwrap(), multi::max(&one, &x).unwrap())
+                );
                 assert_eq!(multi::min(&set, &x).unwrap(), multi::min(&one, &x).unwrap());
                 assert_eq!(multi::max(&set, &x).unwrap(), multi::max(&one, &x).unwrap());
             } else {
+                assert!(lo.is_nan() && hi.is_nan());
                 assert!(matches!(multi::min(&set, &x), Err(Error::InvalidInput(_))));
             }
         }

@@ -23,7 +23,7 @@
 mod ops;
 pub mod report;
 
-pub use ops::{count_above, histogram, histogram_ascii, max, min, sum};
+pub use ops::{count_above, histogram, histogram_ascii, max, min, sum, sum_min_max};
 
 use crate::runtime::device::init_driver;
 use crate::runtime::error::{Error, Result};

@@ -22,6 +22,33 @@ pub fn sum(set: &DeviceSet, data: &[f32]) -> Result<f64> {
     Ok(partials.into_iter().sum())
 }
 
+/// Σ (as [`sum`]), min and max (as [`min`] and [`max`]) of `data`, each device's slice
+/// uploaded once and reduced three times on the device. Empty data: `(0, NaN, NaN)`.
+///
+/// # Errors
+/// A device's error.
+pub fn sum_min_max(set: &DeviceSet, data: &[f32]) -> Result<(f64, f32, f32)> {
+    use crate::reduce::api::reduce_buffer;
+    use gpu::lessons::reduce::{MaxF32, MinF32, SumF32InF64};
+    let partials = set.map_slices(data.len(), |_, t, r| {
+        if r.is_empty() {
+            return Ok(None);
+        }
+        let x = t.upload(&data[r])?;
+        Ok(Some((
+            reduce_buffer::<SumF32InF64>(t, &x)?,
+            reduce_buffer::<MinF32>(t, &x)?,
+            reduce_buffer::<MaxF32>(t, &x)?,
+        )))
+    })?;
+    Ok(partials
+        .into_iter()
+        .flatten()
+        .fold((0.0, f32::NAN, f32::NAN), |(s, lo, hi), (ps, plo, phi)| {
+            (s + ps, lo.min(plo), hi.max(phi))
+        }))
+}
+
 /// The smallest element, exactly (NaNs skipped, as [`reduce::min`](crate::reduce::min)).
 ///
 /// # Errors

@@ -64,13 +64,7 @@ pub fn run(set: &DeviceSet, op: MultiOp, len: usize, repeats: u32) -> Result<Mul
             let x = uniform_f32(len, SEED, -1.0, 1.0);
             let cpu: f64 = x.iter().map(|&v| v as f64).sum();
             let abs: f64 = x.iter().map(|&v| v.abs() as f64).sum();
-            let go = |s: &DeviceSet| -> Result<(f64, f32, f32)> {
-                let sum = super::sum(s, &x)?;
-                if x.is_empty() {
-                    return Ok((sum, f32::NAN, f32::NAN));
-                }
-                Ok((sum, super::min(s, &x)?, super::max(s, &x)?))
-            };
+            let go = |s: &DeviceSet| super::sum_min_max(s, &x);
             let (one, r1) = time(repeats, || go(&first))?;
             let (all, r) = time(repeats, || go(set))?;
             // The f64 accumulation's bound (reduce docs) is far below 1e-9 of Σ|x|.
