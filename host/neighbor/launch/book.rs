@@ -1,6 +1,7 @@
 //! The book's O(N²) kernels on a target, and the padded lists they write.
 
-use super::atoms::{DeviceAtoms, Precision, per_item};
+use super::atoms::{DeviceAtoms, per_item};
+use super::precision::Precision;
 use crate::neighbor::list::NeighborList;
 use crate::runtime::buffer::Buffer;
 use crate::runtime::error::{Error, Result};

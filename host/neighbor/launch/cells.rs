@@ -2,75 +2,16 @@
 //! fill) or into padded lists (one pass). Each phase is a method, so that the benchmark can
 //! time them one by one; [`CellList::build_csr`] and [`CellList::build_padded`] run them all.
 
-use super::atoms::{DeviceAtoms, Precision, per_item};
+use super::atoms::{DeviceAtoms, per_item};
 use super::book::Padded;
 use super::plan::CellPlan;
+use super::precision::Precision;
+use super::scan::Scan;
 use crate::neighbor::list::NeighborList;
 use crate::runtime::buffer::Buffer;
 use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
-use gpu::LaunchConfig;
-use gpu::block_scan::block_scan_shared_bytes;
-use gpu::lessons::neighbor::{CellGrid, Layout, Rule, SCAN_TILE, Sorted, THREADS_PER_BLOCK};
-
-/// The scratch of one device-wide scan of up to `len` counts.
-struct Scan {
-    tile_sums: Buffer<u64>,
-    total: Buffer<u64>,
-}
-
-impl Scan {
-    fn new(target: &Target, len: usize) -> Result<Scan> {
-        Ok(Scan {
-            tile_sums: target.zeros(len.div_ceil(SCAN_TILE as usize).max(1))?,
-            total: target.zeros(1)?,
-        })
-    }
-
-    /// Queues the exclusive scan of `counts[..len]` into `out[..=len]` (`out[len]` = the total,
-    /// truncated to `u32`; the exact total stays in `self.total`).
-    ///
-    /// # Safety
-    /// `counts` holds at least `len` values and `out` `len + 1`; both live until the scan ends.
-    unsafe fn run(&self, t: &Target, counts: *const u32, len: usize, out: *mut u32) -> Result<()> {
-        let tiles = len.div_ceil(SCAN_TILE as usize);
-        let shared = block_scan_shared_bytes::<u64>(THREADS_PER_BLOCK);
-        let (n, sums, total) = (len as u32, self.tile_sums.ptr(), self.total.ptr());
-        let tiles_cfg = LaunchConfig::linear(
-            per_item(t, tiles * THREADS_PER_BLOCK as usize).grid.x,
-            THREADS_PER_BLOCK,
-        )
-        .with_shared_bytes(shared);
-        let one = LaunchConfig::linear(1, THREADS_PER_BLOCK).with_shared_bytes(shared);
-        // SAFETY: the caller's sizes; `tile_sums` holds one value per tile, `total` one.
-        unsafe {
-            crate::launch!(
-                t,
-                gpu::lessons::neighbor::scan_tiles,
-                tiles_cfg,
-                (counts, n, out, sums)
-            )?;
-            crate::launch!(
-                t,
-                gpu::lessons::neighbor::scan_tile_sums,
-                one,
-                (sums, tiles as u32, total, out, n)
-            )?;
-            crate::launch!(
-                t,
-                gpu::lessons::neighbor::scan_add,
-                per_item(t, len),
-                (out, n, sums.cast_const())
-            )
-        }
-    }
-
-    /// The total of the last scan (waits for it).
-    fn total(&self, t: &Target) -> Result<u64> {
-        t.synchronize()?;
-        Ok(t.download(&self.total)?[0])
-    }
-}
+use gpu::lessons::neighbor::{CellGrid, Layout, Rule, Sorted};
 
 /// A cell list over the atoms on a target, its buffers allocated once.
 pub struct CellList<'a, T: Precision> {

@@ -101,7 +101,7 @@ impl CellPlan {
     }
 
     /// The grid in the kernels' precision.
-    pub fn grid<T: super::atoms::Precision>(&self) -> CellGrid<T> {
+    pub fn grid<T: super::precision::Precision>(&self) -> CellGrid<T> {
         let g = &self.grid;
         let t = |v: [f64; 3]| v.map(T::from_f64);
         CellGrid {
