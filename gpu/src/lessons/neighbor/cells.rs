@@ -150,6 +150,45 @@ unsafe fn search<T: Coord, const D3: bool, const PERIODIC: bool>(
     found
 }
 
+/// Writes the neighbors of the atom `i` at sorted position `p` into its CSR row
+/// `indices[offsets[i]..offsets[i + 1]]`, sorted: what both fill kernels do per atom.
+///
+/// # Safety
+/// As [`search`]; `offsets` holds the scan of the counts (`i + 1` is in it) and `indices` its
+/// total; row `i` is the calling thread's alone. Writes stay inside the row whatever the search
+/// finds.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn fill_row<T: Coord>(
+    sorted: Sorted<T>,
+    start: *const u32,
+    grid: &CellGrid<T>,
+    rule: &Rule<T>,
+    d3: bool,
+    p: usize,
+    i: usize,
+    offsets: *const u32,
+    indices: *mut u32,
+) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        let first = *offsets.add(i) as usize;
+        let room = (*offsets.add(i + 1) as usize).saturating_sub(first);
+        let list = indices.add(first);
+        let emit = |k: usize, j: u32| {
+            if k < room {
+                *list.add(k) = j;
+            }
+        };
+        let found = specialize!(
+            d3,
+            rule.is_periodic(),
+            search::<T>(sorted, start, grid, rule, p, emit)
+        );
+        sort_list(found.min(room), |k| list.add(k));
+    }
+}
+
 /// Sorts the `len` words at `at(0)`, …, `at(len - 1)` in place: insertion sort for the short
 /// lists of real inputs, heapsort (no recursion, no scratch) for long ones.
 ///
@@ -272,16 +311,7 @@ macro_rules! cell_kernels {
                     // inside it whatever the search finds.
                     unsafe {
                         let i = *sorted.index.add(p) as usize;
-                        let first = *offsets.add(i) as usize;
-                        let room = (*offsets.add(i + 1) as usize).saturating_sub(first);
-                        let list = indices.add(first);
-                        let emit = |k: usize, j: u32| {
-                            if k < room {
-                                *list.add(k) = j;
-                            }
-                        };
-                        let found = specialize!(d3, rule.is_periodic(), search::<$t>(sorted, start, &grid, &rule, p, emit));
-                        sort_list(found.min(room), |k| list.add(k));
+                        fill_row(sorted, start, &grid, &rule, d3, p, i, offsets, indices);
                     }
                 }
             }
@@ -304,16 +334,7 @@ macro_rules! cell_kernels {
                         if p >= n as usize {
                             continue;
                         }
-                        let first = *offsets.add(i) as usize;
-                        let room = (*offsets.add(i + 1) as usize).saturating_sub(first);
-                        let list = indices.add(first);
-                        let emit = |k: usize, j: u32| {
-                            if k < room {
-                                *list.add(k) = j;
-                            }
-                        };
-                        let found = specialize!(d3, rule.is_periodic(), search::<$t>(sorted, start, &grid, &rule, p, emit));
-                        sort_list(found.min(room), |k| list.add(k));
+                        fill_row(sorted, start, &grid, &rule, d3, p, i, offsets, indices);
                     }
                 }
             }
