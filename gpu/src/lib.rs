@@ -85,8 +85,8 @@ pub use kernel::{Dim3, LaunchConfig};
 
 pub mod primitives;
 pub use primitives::{
-    atomic, block_reduce, block_scan, grid, index, lock, readonly, shared, shared_atomic, sync,
-    time, vector, warp,
+    atomic, block_reduce, block_scan, grid, index, lock, multi_grid, readonly, shared,
+    shared_atomic, sync, time, vector, warp,
 };
 
 #[cfg(feature = "kernels")]

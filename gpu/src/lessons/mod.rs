@@ -13,5 +13,6 @@ pub mod histogram;
 pub mod locks;
 pub mod neighbor;
 pub mod normalize;
+pub mod peer;
 pub mod race;
 pub mod reduce;

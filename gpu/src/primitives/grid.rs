@@ -34,7 +34,7 @@ pub const DEFAULT_TIMEOUT_NS: u64 = 1_000_000_000;
 
 /// Polls of the arrival word between two looks at the clock and the error word: the clock and
 /// the error word cost a load each, and a barrier usually completes in far fewer polls.
-const POLLS_PER_CHECK: u32 = 32;
+pub(crate) const POLLS_PER_CHECK: u32 = 32;
 
 /// The most groups of the two-level barrier: one 128-byte line each.
 pub const MAX_GROUPS: usize = 256;
@@ -437,7 +437,7 @@ pub fn block_leader(leader: impl FnOnce() -> Result<(), BarrierError>) -> Result
 /// What an arriving block adds to a word that `count` blocks (or groups) arrive at: 1, or for
 /// the one that `leads`, `2³¹ − (count − 1)`, so that the adds sum to exactly 2³¹.
 #[inline(always)]
-const fn arrival(leads: bool, count: u32) -> u32 {
+pub(crate) const fn arrival(leads: bool, count: u32) -> u32 {
     if leads {
         GENERATION_BIT - (count - 1)
     } else {

@@ -16,6 +16,7 @@
 //! | block | [`block_scan`] | warp and block prefix sums (CUB's `WarpScan` / `BlockScan`) |
 //! | device | [`lock`] | the sources' spinlock, [`lock::Mutex`] and [`lock::TicketLock`] |
 //! | grid | [`grid`] | [`grid::GridBarrier`]: every thread of the launch waits for all |
+//! | node | [`multi_grid`] | [`multi_grid::MultiGridBarrier`]: the grids of several GPUs wait for each other (system scope) |
 //!
 //! Each is re-exported at the crate root: `gpu::atomic` is `gpu::primitives::atomic`.
 
@@ -25,6 +26,7 @@ pub mod block_scan;
 pub mod grid;
 pub mod index;
 pub mod lock;
+pub mod multi_grid;
 pub mod readonly;
 pub mod shared;
 pub mod shared_atomic;

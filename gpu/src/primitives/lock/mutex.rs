@@ -79,7 +79,8 @@ impl Default for MutexState {
 /// A device-scope mutex with warp-cohort acquisition and a bounded, backed-off wait: the one to
 /// use.
 ///
-/// Scope: device (every thread of the GPU; not the host). CUDA: what
+/// Scope: device (every thread of the GPU; not the host) — or, as `Mutex<SystemScope>`
+/// ([`Mutex::from_ptr_in`]), every GPU of the node and the host. CUDA: what
 /// `cuda::binary_semaphore<thread_scope_device>` provides. PTX: the lock word is taken with
 /// `atom.acquire.gpu.cas.b32` and given back with `st.release.gpu.b32`; inside a warp the lock
 /// is passed lane to lane with `st.release.cta` / `ld.acquire.cta` of the hand-off word.
@@ -112,20 +113,45 @@ impl Default for MutexState {
 /// Precondition: sm_70 or newer (independent thread scheduling), like every lock here. Holding
 /// two guards of one mutex in one thread deadlocks until the timeout, as with any mutex.
 #[derive(Clone, Copy, Debug)]
-pub struct Mutex {
+pub struct Mutex<S: LockScope = DeviceScope> {
     state: *mut MutexState,
+    /// The scope of the lock word's atomics, in the type: every scope test is settled at
+    /// compile time.
+    _scope: PhantomData<S>,
+}
+
+/// The scope a [`Mutex`] takes and releases its lock word at, as a type.
+pub trait LockScope: Copy + core::fmt::Debug {
+    /// The scope.
+    const SCOPE: Scope;
+}
+
+/// Device scope: every thread of one GPU (the default).
+#[derive(Clone, Copy, Debug)]
+pub struct DeviceScope;
+
+/// System scope: every GPU of the node and the host.
+#[derive(Clone, Copy, Debug)]
+pub struct SystemScope;
+
+impl LockScope for DeviceScope {
+    const SCOPE: Scope = Scope::Device;
+}
+
+impl LockScope for SystemScope {
+    const SCOPE: Scope = Scope::System;
 }
 
 /// Proof that the calling thread holds a [`Mutex`]; hands it on (or releases it) when dropped.
 #[must_use = "the lock is released as soon as the guard is dropped"]
-pub struct MutexGuard<'a> {
+pub struct MutexGuard<'a, S: LockScope = DeviceScope> {
     // Raw pointers, not `&Mutex`: a reference to the handle would make its address escape, and
     // the compiler would keep it in local memory.
     state: *mut MutexState,
     /// The lanes of this warp holding the lock in turn (just this lane outside a cohort).
     cohort: u32,
     lane: u32,
-    _mutex: PhantomData<&'a Mutex>,
+    _mutex: PhantomData<&'a Mutex<S>>,
 }
 
 /// The leader's verdict, broadcast to its cohort.
@@ -142,7 +168,30 @@ impl Mutex {
     /// is used, and is accessed by kernels only through `Mutex` handles.
     #[inline(always)]
     pub unsafe fn from_ptr(state: *mut MutexState) -> Mutex {
-        Mutex { state }
+        // SAFETY: the caller's contract.
+        unsafe { Mutex::from_ptr_in(state) }
+    }
+}
+
+impl<S: LockScope> Mutex<S> {
+    /// A handle whose lock word is taken and released at scope `S`:
+    /// `Mutex::<SystemScope>::from_ptr_in` for a mutex shared by several GPUs (its state in one
+    /// GPU's memory, mapped into the others) or with the host. Everything else is as
+    /// [`Mutex`]: the hand-off inside a warp stays at block scope, which is all one warp needs.
+    ///
+    /// Scope: `S`. PTX: `atom.acquire.sys.cas.b32` / `st.release.sys.b32` for [`SystemScope`].
+    /// CUDA: `cuda::binary_semaphore<thread_scope_system>`.
+    ///
+    /// # Safety
+    /// As [`Mutex::from_ptr`], and every thread that takes the mutex — on any GPU — is covered
+    /// by `S` (a narrower scope than the threads that share the lock is a data race in the PTX
+    /// memory model; `gridsync multi lock` shows what it does).
+    #[inline(always)]
+    pub unsafe fn from_ptr_in(state: *mut MutexState) -> Mutex<S> {
+        Mutex {
+            state,
+            _scope: PhantomData,
+        }
     }
 
     #[inline(always)]
@@ -156,11 +205,11 @@ impl Mutex {
     #[inline(always)]
     pub fn is_locked(&self) -> bool {
         // SAFETY: `from_ptr`'s contract; the word is only accessed atomically.
-        unsafe { load(self.word(), Scope::Device, LoadOrder::Relaxed) != UNLOCKED }
+        unsafe { load(self.word(), S::SCOPE, LoadOrder::Relaxed) != UNLOCKED }
     }
 
     #[inline(always)]
-    fn guard(&self, cohort: u32, lane: u32) -> MutexGuard<'_> {
+    fn guard(&self, cohort: u32, lane: u32) -> MutexGuard<'_, S> {
         MutexGuard {
             state: self.state,
             cohort,
@@ -171,7 +220,7 @@ impl Mutex {
 
     /// One attempt by this thread alone: the lock if it was free, `None` if held. Never waits.
     #[inline(always)]
-    pub fn try_lock(&self) -> Option<MutexGuard<'_>> {
+    pub fn try_lock(&self) -> Option<MutexGuard<'_, S>> {
         let lane = lane_id();
         // Not `bool::then_some`: it builds its argument eagerly, and dropping a guard that was
         // never acquired would release another thread's lock.
@@ -185,9 +234,8 @@ impl Mutex {
     #[inline(always)]
     fn try_word(&self) -> bool {
         // SAFETY: `from_ptr`'s contract; the word is only accessed atomically.
-        let seen = unsafe {
-            compare_and_swap(self.word(), UNLOCKED, LOCKED, Scope::Device, Order::Acquire)
-        };
+        let seen =
+            unsafe { compare_and_swap(self.word(), UNLOCKED, LOCKED, S::SCOPE, Order::Acquire) };
         seen == UNLOCKED
     }
 
@@ -203,7 +251,7 @@ impl Mutex {
     /// [`LockError::TimedOut`] past the state's `timeout_ns`; [`LockError::Abandoned`] if
     /// another thread already timed out. Either way the state's `timeouts` word counts it.
     #[inline(always)]
-    pub fn lock(&self) -> Result<MutexGuard<'_>, LockError> {
+    pub fn lock(&self) -> Result<MutexGuard<'_, S>, LockError> {
         let lane = lane_id();
         let cohort = cohort_mask(lane);
         if cohort == 1 << lane {
@@ -236,7 +284,7 @@ impl Mutex {
     /// # Errors
     /// As [`Mutex::lock`].
     #[inline(always)]
-    pub fn lock_thread(&self) -> Result<MutexGuard<'_>, LockError> {
+    pub fn lock_thread(&self) -> Result<MutexGuard<'_, S>, LockError> {
         let lane = lane_id();
         self.acquire_word(1).map(|()| self.guard(1 << lane, lane))
     }
@@ -260,18 +308,18 @@ impl Mutex {
         };
         let timeouts = unsafe { &raw mut (*s).timeouts };
         let give_up = |why| {
-            unsafe { fetch_add(timeouts, waiters, Scope::Device, Order::Relaxed) };
+            unsafe { fetch_add(timeouts, waiters, S::SCOPE, Order::Relaxed) };
             Err(why)
         };
         let start = globaltimer_ns();
         let mut backoff = min_ns;
         loop {
-            if unsafe { load(timeouts, Scope::Device, LoadOrder::Relaxed) } != 0 {
+            if unsafe { load(timeouts, S::SCOPE, LoadOrder::Relaxed) } != 0 {
                 return give_up(LockError::Abandoned);
             }
             nanosleep(backoff);
             backoff = backoff.saturating_mul(2).min(max_ns.max(min_ns));
-            let free = unsafe { load(self.word(), Scope::Device, LoadOrder::Relaxed) } == UNLOCKED;
+            let free = unsafe { load(self.word(), S::SCOPE, LoadOrder::Relaxed) } == UNLOCKED;
             if free && self.try_word() {
                 return Ok(());
             }
@@ -292,7 +340,7 @@ impl Mutex {
         // Block scope: only lanes of this warp write the hand-off word while it holds the lock.
         while unsafe { load(turn, Scope::Block, LoadOrder::Acquire) } != lane {
             if globaltimer_ns().wrapping_sub(start) > timeout_ns {
-                unsafe { fetch_add(timeouts, 1, Scope::Device, Order::Relaxed) };
+                unsafe { fetch_add(timeouts, 1, S::SCOPE, Order::Relaxed) };
                 return Err(LockError::TimedOut);
             }
             nanosleep(min_ns);
@@ -316,9 +364,10 @@ fn cohort_mask(lane: u32) -> u32 {
     }
 }
 
-impl Drop for MutexGuard<'_> {
+impl<S: LockScope> Drop for MutexGuard<'_, S> {
     /// Hands the lock to the next lane of the cohort (`st.release.cta` of the hand-off word),
-    /// or, from the last lane, releases it (`st.release.gpu` of [`UNLOCKED`]).
+    /// or, from the last lane, releases it (`st.release.gpu` of [`UNLOCKED`], `.sys` for a
+    /// system-scope mutex).
     #[inline(always)]
     fn drop(&mut self) {
         // Lanes above this one: clear bits 0..=lane.
@@ -339,12 +388,7 @@ impl Drop for MutexGuard<'_> {
                         StoreOrder::Relaxed,
                     );
                 }
-                store(
-                    &raw mut (*s).word,
-                    UNLOCKED,
-                    Scope::Device,
-                    StoreOrder::Release,
-                );
+                store(&raw mut (*s).word, UNLOCKED, S::SCOPE, StoreOrder::Release);
             }
         }
         // The cohort leaves together, so that lanes which loop back to `lock` call it together
