@@ -69,6 +69,34 @@ fn device_sets_refuse_what_does_not_exist() {
 }
 
 #[test]
+fn system_scope_counter_lock_and_barrier_span_simulated_devices() {
+    use gpu::LaunchConfig;
+    use gpu::atomic::Scope;
+    use multi::peer;
+    use std::time::Duration;
+    let set = DeviceSet::simulated(2).unwrap();
+    let cfg = LaunchConfig::linear(2, 32);
+    let c = peer::count(&set, Scope::System, cfg, 5).unwrap();
+    assert_eq!((c.expected, c.counted, c.wrong), (2 * 64 * 5, 2 * 64 * 5, 0));
+    let l = peer::lock(&set, Scope::System, cfg, 3, Duration::from_secs(20)).unwrap();
+    assert_eq!((l.expected, l.counted, l.wrong), (2 * 64 * 3, 2 * 64 * 3, 0));
+    // Three devices: the barrier's partner of a block is on another device.
+    let three = DeviceSet::simulated(3).unwrap();
+    let b = peer::barrier(&three, Scope::System, cfg, 25, Duration::from_secs(20)).unwrap();
+    assert_eq!((b.expected, b.wrong), (3 * 2 * 25, 0));
+    // Block scope cannot span GPUs; a counter past 32 bits is refused before launching.
+    assert!(matches!(
+        peer::count(&set, Scope::Block, cfg, 1),
+        Err(Error::InvalidInput(_))
+    ));
+    let huge = LaunchConfig::linear(1 << 20, 1024);
+    assert!(matches!(
+        peer::count(&set, Scope::System, huge, 4096),
+        Err(Error::InvalidInput(_))
+    ));
+}
+
+#[test]
 fn the_cli_checks_every_operation_on_simulated_devices() {
     for op in ["reduce", "histogram", "count-above"] {
         let o = common::cli(&[

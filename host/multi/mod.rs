@@ -21,6 +21,7 @@
 //! ```
 
 mod ops;
+pub mod peer;
 pub mod report;
 
 pub use ops::{count_above, histogram, histogram_ascii, max, min, sum, sum_min_max};

@@ -213,6 +213,11 @@ impl Gpu {
         Ok(())
     }
 
+    /// The driver's handle of this GPU's context (to enable peer access to it).
+    pub(crate) fn raw_context(&self) -> cu::CUcontext {
+        self.context.as_raw()
+    }
+
     /// gridsync's own kernels.
     pub(crate) fn functions(&self) -> &Functions {
         &self.functions

@@ -1,0 +1,332 @@
+//! System scope across the GPUs of a node: a counter, a [`Mutex`](gpu::lock::Mutex) and a
+//! [`MultiGridBarrier`](gpu::multi_grid::MultiGridBarrier) in device 0's memory, used by a grid
+//! on every device of the set at once (the kernels of [`gpu::lessons::peer`]).
+//!
+//! Device 0's memory reaches the other GPUs through peer access ([`enable_peer_access`]: with
+//! unified addressing the pointer is the same on every GPU, and the loads, stores and atomics
+//! travel over NVLink or PCIe to device 0's L2). Each run takes the scope of the shared words'
+//! atomics, so that system scope (correct) and device scope (a race across GPUs) can be
+//! compared, and reports what it counted against what it should have, and its rate.
+
+use super::DeviceSet;
+use crate::primitives::lock::{DeviceMutex, MutexBounds};
+use crate::runtime::buffer::{Buffer, Plain};
+use crate::runtime::error::{Error, Result, check};
+use crate::runtime::launch::Target;
+use cust::sys as cu;
+use gpu::LaunchConfig;
+use gpu::atomic::Scope;
+use gpu::multi_grid::MultiGridBarrierState;
+use serde::Serialize;
+use std::time::{Duration, Instant};
+
+// SAFETY: `#[repr(C)]` of u32/u64 with explicit padding; every bit pattern is a valid state.
+unsafe impl Plain for MultiGridBarrierState {}
+
+/// Lets every GPU of `set` read and write every other's memory (`cuCtxEnablePeerAccess` both
+/// ways for each pair). Nothing to do for one device or simulators (which share the host's
+/// memory).
+///
+/// # Errors
+/// [`Error::Unsupported`] for a pair the hardware cannot map (`cuDeviceCanAccessPeer` says no:
+/// no NVLink and no common PCIe root, or a virtual machine without peer support); a driver
+/// error.
+pub fn enable_peer_access(set: &DeviceSet) -> Result<()> {
+    let gpus: Vec<_> = set
+        .targets()
+        .iter()
+        .filter_map(|t| match t {
+            Target::Gpu(g) => Some(g),
+            Target::Sim => None,
+        })
+        .collect();
+    for a in &gpus {
+        for b in &gpus {
+            let (from, to) = (a.info().ordinal, b.info().ordinal);
+            if from == to {
+                continue;
+            }
+            let mut can = 0;
+            // SAFETY: valid out-pointer; both ordinals are devices of this machine (opened).
+            check(
+                unsafe { cu::cuDeviceCanAccessPeer(&mut can, from as i32, to as i32) },
+                || "cuDeviceCanAccessPeer".into(),
+            )?;
+            if can == 0 {
+                return Err(Error::Unsupported(format!(
+                    "device {from} cannot map device {to}'s memory (no peer access between \
+                     them): the system-scope demos need one GPU's memory mapped into the others"
+                )));
+            }
+            a.make_current()?;
+            // SAFETY: `b`'s context is alive (the set owns it); flags must be 0.
+            match unsafe { cu::cuCtxEnablePeerAccess(b.raw_context(), 0) } {
+                cu::CUresult::CUDA_SUCCESS
+                | cu::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => {}
+                code => check(code, || format!("cuCtxEnablePeerAccess({from} → {to})"))?,
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Which shared object a run exercises.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PeerObject {
+    /// Relaxed atomic adds to one counter.
+    Counter,
+    /// A mutex guarding a plain counter.
+    Lock,
+    /// A barrier over every device's grid, with a check of what each block sees after it.
+    Barrier,
+}
+
+/// What one run did.
+#[derive(Clone, Debug, Serialize)]
+pub struct PeerRun {
+    /// The object.
+    pub object: PeerObject,
+    /// `"system"` or `"device"`.
+    pub scope: &'static str,
+    /// Devices that took part.
+    pub devices: usize,
+    /// Blocks and threads per block of each device's grid.
+    pub grid: (u32, u32),
+    /// Operations every thread (counter, lock) or block (barrier rounds) did.
+    pub per_thread: u32,
+    /// What the counter should read (counter, lock), or 0 stale reads (barrier: the rounds ×
+    /// blocks checked).
+    pub expected: u64,
+    /// What it read (counter, lock), or the reads checked that were not stale (barrier).
+    pub counted: u64,
+    /// `expected − counted`: updates lost, or stale reads.
+    pub wrong: u64,
+    /// Wall time of the launches on every device, to the last one's end, ms.
+    pub ms: f64,
+    /// Atomic adds, lock acquisitions or barriers per second.
+    pub per_second: f64,
+}
+
+fn scope_name(scope: Scope) -> Result<(&'static str, u32)> {
+    match scope {
+        Scope::Device => Ok(("device", 1)),
+        Scope::System => Ok(("system", 2)),
+        Scope::Block => Err(Error::InvalidInput(
+            "block scope cannot span blocks, let alone GPUs: use system or device".into(),
+        )),
+    }
+}
+
+/// Launches `launch(device, target)` on every device at once and waits for all: on GPUs the
+/// launches are queued one after another (they are asynchronous) and then waited for; the
+/// simulator runs a launch to its end, so each simulated device gets a host thread. Returns
+/// the wall time in milliseconds.
+fn at_once(
+    set: &DeviceSet,
+    launch: impl Fn(usize, &Target) -> Result<()> + Sync,
+) -> Result<f64> {
+    for t in set.targets() {
+        t.synchronize()?;
+    }
+    let start = Instant::now();
+    if set.targets().iter().all(Target::is_sim) {
+        let launch = &launch;
+        std::thread::scope(|s| {
+            let handles: Vec<_> = set
+                .targets()
+                .iter()
+                .enumerate()
+                .map(|(d, _)| s.spawn(move || launch(d, &Target::Sim)))
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect::<Result<Vec<()>>>()
+        })?;
+    } else {
+        for (d, t) in set.targets().iter().enumerate() {
+            launch(d, t)?;
+        }
+        for t in set.targets() {
+            t.synchronize()?;
+        }
+    }
+    Ok(start.elapsed().as_secs_f64() * 1e3)
+}
+
+/// Kernel arguments — raw pointers into buffers the calling function owns — handed to the
+/// simulators' host threads.
+#[derive(Clone, Copy)]
+struct Args<T>(T);
+
+// SAFETY: the pointers point into buffers that outlive `at_once` (which joins its threads), and
+// the kernels' own contracts make them safe to use from every thread of every grid at once.
+unsafe impl<T> Sync for Args<T> {}
+
+impl<T: Copy> Args<T> {
+    /// The arguments (a method, so that a closure captures the whole wrapper, not its field).
+    fn get(&self) -> T {
+        self.0
+    }
+}
+
+/// Zeroed buffer of `len` on device 0, the shared home of the run's words.
+fn home<T: Plain>(set: &DeviceSet, len: usize) -> Result<Buffer<T>> {
+    set.targets()[0].zeros(len)
+}
+
+fn run_report(
+    object: PeerObject,
+    scope: &'static str,
+    set: &DeviceSet,
+    cfg: LaunchConfig,
+    per_thread: u32,
+    (expected, counted): (u64, u64),
+    ms: f64,
+    operations: f64,
+) -> PeerRun {
+    PeerRun {
+        object,
+        scope,
+        devices: set.len(),
+        grid: (cfg.grid.x, cfg.block.x),
+        per_thread,
+        expected,
+        counted,
+        wrong: expected.saturating_sub(counted),
+        ms,
+        per_second: operations / (ms / 1e3).max(f64::MIN_POSITIVE),
+    }
+}
+
+fn total_threads(set: &DeviceSet, cfg: LaunchConfig, per_thread: u32) -> Result<u64> {
+    let total = set.len() as u64 * cfg.threads() * per_thread as u64;
+    if total > u32::MAX as u64 {
+        return Err(Error::InvalidInput(format!(
+            "{total} increments overflow the 32-bit counter: fewer threads or iterations"
+        )));
+    }
+    Ok(total)
+}
+
+/// Every thread of every device adds 1 to a counter in device 0's memory `per_thread` times
+/// (relaxed atomics at `scope`).
+///
+/// # Errors
+/// [`Error::InvalidInput`] for block scope or a total past `u32`; a launch or driver error.
+pub fn count(set: &DeviceSet, scope: Scope, cfg: LaunchConfig, per_thread: u32) -> Result<PeerRun> {
+    let (name, code) = scope_name(scope)?;
+    let expected = total_threads(set, cfg, per_thread)?;
+    let counter = home::<u32>(set, 1)?;
+    let args = Args((counter.ptr(), per_thread, code));
+    let ms = at_once(set, |_, t| {
+        let (counter, per_thread, code) = args.get();
+        // SAFETY: `counter` is one live u32 that every device reaches (device 0's memory, peer
+        // access enabled by the caller, or the simulators' shared host memory), only added to
+        // atomically; `at_once` waits for every launch before it is read or freed.
+        unsafe { crate::launch!(t, gpu::lessons::peer::peer_count, cfg, (counter, per_thread, code)) }
+    })?;
+    let counted = set.targets()[0].download(&counter)?[0] as u64;
+    Ok(run_report(PeerObject::Counter, name, set, cfg, per_thread, (expected, counted), ms, expected as f64))
+}
+
+/// Every thread of every device takes a mutex in device 0's memory (at `scope`) and adds 1 to
+/// a plain counter beside it, `per_thread` times.
+///
+/// # Errors
+/// As [`count`]; [`Error::LockTimeout`] if a thread waited past `timeout`.
+pub fn lock(
+    set: &DeviceSet,
+    scope: Scope,
+    cfg: LaunchConfig,
+    per_thread: u32,
+    timeout: Duration,
+) -> Result<PeerRun> {
+    let (name, code) = scope_name(scope)?;
+    let expected = total_threads(set, cfg, per_thread)?;
+    let t0 = &set.targets()[0];
+    let mutex = DeviceMutex::with_bounds(t0, MutexBounds { timeout, ..MutexBounds::default() })?;
+    let data = home::<u32>(set, 1)?;
+    let args = Args((mutex.ptr(), data.ptr(), per_thread, code));
+    let ms = at_once(set, |_, t| {
+        let (mutex, data, per_thread, code) = args.get();
+        // SAFETY: the mutex state and `data` are live words in memory every device reaches; the
+        // kernel touches `data` only while holding the mutex; `at_once` waits for every launch.
+        unsafe {
+            crate::launch!(t, gpu::lessons::peer::peer_lock, cfg, (mutex, data, per_thread, code))
+        }
+    })?;
+    mutex.check(t0)?;
+    let counted = t0.download(&data)?[0] as u64;
+    Ok(run_report(PeerObject::Lock, name, set, cfg, per_thread, (expected, counted), ms, expected as f64))
+}
+
+/// Every device runs a cooperative grid of `cfg`; all grids meet at one barrier in device 0's
+/// memory (at `scope`) `rounds` times, each block checking after each barrier that a block half
+/// the grid away (on another device) wrote this round before it.
+///
+/// # Errors
+/// [`Error::InvalidInput`] for a grid that does not fit at once on a device, or block scope;
+/// [`Error::BarrierTimeout`] if blocks waited past `timeout` (a device's grid never started);
+/// a launch or driver error.
+pub fn barrier(
+    set: &DeviceSet,
+    scope: Scope,
+    cfg: LaunchConfig,
+    rounds: u32,
+    timeout: Duration,
+) -> Result<PeerRun> {
+    let (name, code) = scope_name(scope)?;
+    let per_grid = cfg.grid.count();
+    let blocks = per_grid * set.len() as u64;
+    if blocks >= 1 << 31 {
+        return Err(Error::InvalidInput(format!("{blocks} blocks in all: at most 2³¹ − 1")));
+    }
+    for t in set.targets() {
+        crate::runtime::grid::check_coresident(t, "peer_barrier", &cfg)?;
+    }
+    let timeout_ns = u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX).max(1);
+    let t0 = &set.targets()[0];
+    let state = t0.upload(&[MultiGridBarrierState::new(blocks as u32, timeout_ns)])?;
+    let slots = home::<u32>(set, 2 * blocks as usize)?;
+    let stale: Vec<Buffer<u32>> = set.targets().iter().map(|t| t.zeros(1)).collect::<Result<_>>()?;
+    let stale_ptrs: Vec<*mut u32> = stale.iter().map(Buffer::ptr).collect();
+    let args = Args((state.ptr(), slots.ptr(), rounds, code));
+    let stale_ptrs = Args(stale_ptrs.as_slice());
+    let ms = at_once(set, |d, t| {
+        let (state, slots, rounds, code) = args.get();
+        let stale = stale_ptrs.get()[d];
+        let first = (d as u64 * per_grid) as u32;
+        // SAFETY: `state` (reset: fresh) and `slots` (2 × blocks words) live in memory every
+        // device reaches; `stale[d]` is device d's own counter; every grid fits at once
+        // (checked), and `at_once` launches all of them before waiting for any.
+        unsafe {
+            crate::launch_cooperative!(
+                t,
+                gpu::lessons::peer::peer_barrier,
+                cfg,
+                (state, slots, first, rounds, code, stale)
+            )
+        }
+    })?;
+    let end = t0.download(&state)?[0];
+    if end.timeouts > 0 {
+        return Err(Error::BarrierTimeout { blocks: end.timeouts });
+    }
+    let mut stale_reads = 0u64;
+    for (t, s) in set.targets().iter().zip(&stale) {
+        stale_reads += t.download(s)?[0] as u64;
+    }
+    let checked = blocks * rounds as u64;
+    Ok(run_report(
+        PeerObject::Barrier,
+        name,
+        set,
+        cfg,
+        rounds,
+        (checked, checked - stale_reads.min(checked)),
+        ms,
+        rounds as f64,
+    ))
+}
