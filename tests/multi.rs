@@ -77,9 +77,15 @@ fn system_scope_counter_lock_and_barrier_span_simulated_devices() {
     let set = DeviceSet::simulated(2).unwrap();
     let cfg = LaunchConfig::linear(2, 32);
     let c = peer::count(&set, Scope::System, cfg, 5).unwrap();
-    assert_eq!((c.expected, c.counted, c.wrong), (2 * 64 * 5, 2 * 64 * 5, 0));
+    assert_eq!(
+        (c.expected, c.counted, c.wrong),
+        (2 * 64 * 5, 2 * 64 * 5, 0)
+    );
     let l = peer::lock(&set, Scope::System, cfg, 3, Duration::from_secs(20)).unwrap();
-    assert_eq!((l.expected, l.counted, l.wrong), (2 * 64 * 3, 2 * 64 * 3, 0));
+    assert_eq!(
+        (l.expected, l.counted, l.wrong),
+        (2 * 64 * 3, 2 * 64 * 3, 0)
+    );
     // Three devices: the barrier's partner of a block is on another device.
     let three = DeviceSet::simulated(3).unwrap();
     let b = peer::barrier(&three, Scope::System, cfg, 25, Duration::from_secs(20)).unwrap();
@@ -94,6 +100,76 @@ fn system_scope_counter_lock_and_barrier_span_simulated_devices() {
         peer::count(&set, Scope::System, huge, 4096),
         Err(Error::InvalidInput(_))
     ));
+}
+
+#[test]
+fn scattered_plans_combine_to_the_single_device_result() {
+    use gpu::lessons::reduce::SumF32InF64 as Sum;
+    use gridsync::histogram::Bins;
+    use gridsync::multi::{Combiner, CountPlan, HistogramPlan, Op, ReducePlan, Scattered};
+    let mut rng = common::rng();
+    for len in [0usize, 1, 1000 + 3] {
+        let x: Vec<f32> = (0..len).map(|_| rng.random_range(-1.0f32..1.0)).collect();
+        let bytes: Vec<u8> = (0..len).map(|_| rng.random()).collect();
+        let want_sum: f64 = x.iter().map(|&v| v as f64).sum();
+        let abs: f64 = x.iter().map(|&v| v.abs() as f64).sum();
+        let mut want_hist = vec![0u64; 256];
+        for &b in &bytes {
+            want_hist[b as usize] += 1;
+        }
+        let want_count = x.iter().filter(|&&v| v > 0.25).count() as u64;
+        // One device, three, and eight (some with empty slices).
+        for n in [1, 3, 8] {
+            let set = DeviceSet::simulated(n).unwrap();
+            let combiner = Combiner::open(&set);
+            assert!(
+                matches!(combiner, Combiner::PeerCopies { .. }),
+                "{combiner:?}"
+            );
+            let xs = set.scatter(&x).unwrap();
+            let bs = set.scatter(&bytes).unwrap();
+            assert_eq!((xs.len(), xs.parts().len()), (len, n));
+            let s = ReducePlan::<Sum>::new(&set, &xs, Op::Sum)
+                .unwrap()
+                .run(&combiner)
+                .unwrap();
+            approx::assert_abs_diff_eq!(s, want_sum, epsilon = 1e-12 * abs.max(1.0));
+            let h = HistogramPlan::new(&set, &bs, Bins::Byte).unwrap();
+            assert_eq!(
+                h.run(&combiner).unwrap(),
+                want_hist,
+                "{len} bytes on {n} devices"
+            );
+            let c = CountPlan::new(&set, &xs, 0.25).unwrap();
+            assert_eq!(c.run(&combiner).unwrap(), want_count);
+            // Refilled in place: the plans see the new data.
+            let again = Scattered::<f32>::zeros(&set, len).unwrap();
+            again.copy_from(&set, &x).unwrap();
+            let c = CountPlan::new(&set, &again, 0.25).unwrap();
+            assert_eq!(c.run(&combiner).unwrap(), want_count);
+            assert!(again.copy_from(&set, &x[..len / 2]).is_err() || len == 0);
+        }
+    }
+}
+
+#[test]
+fn missing_nccl_is_an_error_and_the_fallback_is_taken() {
+    use gridsync::multi::{Combiner, NcclComms};
+    let set = DeviceSet::simulated(2).unwrap();
+    // Without the library (as on a machine with no NVIDIA software) the error names it; with
+    // it, simulated devices are refused. Never a panic.
+    match NcclComms::new(&set) {
+        Err(Error::Unsupported(why)) => {
+            if !gridsync::multi::combine::nccl_installed() {
+                assert!(why.contains("NCCL is not installed"), "{why}");
+            }
+        }
+        other => panic!("expected an unsupported error, got {other:?}"),
+    }
+    match Combiner::open(&set) {
+        Combiner::PeerCopies { why } => assert!(why.contains("NCCL"), "{why}"),
+        other => panic!("expected the fallback, got {other:?}"),
+    }
 }
 
 #[test]

@@ -73,7 +73,8 @@ impl<'a> CountLaunch<'a> {
         if let Some(m) = &self.mutex {
             m.reset(self.target)?;
         }
-        self.target.write(&self.cnt, &[0])
+        // Queued, not waited for: the launch after it is ordered behind it on the stream.
+        self.target.clear(&self.cnt)
     }
 
     /// Queues the kernel (on the simulator: runs it).
@@ -129,6 +130,12 @@ impl<'a> CountLaunch<'a> {
                 ),
             }
         }
+    }
+
+    /// Where the kernel leaves its count (one `u64`, on the target), for combining it where it
+    /// is.
+    pub fn count_buffer(&self) -> &Buffer<u64> {
+        &self.cnt
     }
 
     /// Waits for the kernel, checks the mutex, and returns the count.

@@ -196,6 +196,15 @@ impl<'a> HistogramLaunch<'a> {
         }
     }
 
+    /// Where the kernel leaves the bins (on the target), for combining them where they are;
+    /// `None` for [`HistKernel::SharedRows`], whose rows the host sums.
+    pub fn bins_buffer(&self) -> Option<&Buffer<u64>> {
+        match self.kernel {
+            HistKernel::SharedRows => None,
+            _ => Some(&self.out),
+        }
+    }
+
     /// Waits for the kernel and returns the histogram (the instrument's rows summed).
     ///
     /// # Errors

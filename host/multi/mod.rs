@@ -20,11 +20,15 @@
 //! # Ok(()) }
 //! ```
 
+pub mod combine;
 mod ops;
 pub mod peer;
 pub mod report;
+pub mod resident;
 
+pub use combine::{Combiner, NcclComms, Op};
 pub use ops::{count_above, histogram, histogram_ascii, max, min, sum, sum_min_max};
+pub use resident::{CountPlan, HistogramPlan, ReducePlan, Scattered};
 
 use crate::runtime::device::init_driver;
 use crate::runtime::error::{Error, Result};

@@ -122,10 +122,7 @@ fn scope_name(scope: Scope) -> Result<(&'static str, u32)> {
 /// launches are queued one after another (they are asynchronous) and then waited for; the
 /// simulator runs a launch to its end, so each simulated device gets a host thread. Returns
 /// the wall time in milliseconds.
-fn at_once(
-    set: &DeviceSet,
-    launch: impl Fn(usize, &Target) -> Result<()> + Sync,
-) -> Result<f64> {
+fn at_once(set: &DeviceSet, launch: impl Fn(usize, &Target) -> Result<()> + Sync) -> Result<f64> {
     for t in set.targets() {
         t.synchronize()?;
     }
@@ -225,10 +222,26 @@ pub fn count(set: &DeviceSet, scope: Scope, cfg: LaunchConfig, per_thread: u32) 
         // SAFETY: `counter` is one live u32 that every device reaches (device 0's memory, peer
         // access enabled by the caller, or the simulators' shared host memory), only added to
         // atomically; `at_once` waits for every launch before it is read or freed.
-        unsafe { crate::launch!(t, gpu::lessons::peer::peer_count, cfg, (counter, per_thread, code)) }
+        unsafe {
+            crate::launch!(
+                t,
+                gpu::lessons::peer::peer_count,
+                cfg,
+                (counter, per_thread, code)
+            )
+        }
     })?;
     let counted = set.targets()[0].download(&counter)?[0] as u64;
-    Ok(run_report(PeerObject::Counter, name, set, cfg, per_thread, (expected, counted), ms, expected as f64))
+    Ok(run_report(
+        PeerObject::Counter,
+        name,
+        set,
+        cfg,
+        per_thread,
+        (expected, counted),
+        ms,
+        expected as f64,
+    ))
 }
 
 /// Every thread of every device takes a mutex in device 0's memory (at `scope`) and adds 1 to
@@ -246,7 +259,13 @@ pub fn lock(
     let (name, code) = scope_name(scope)?;
     let expected = total_threads(set, cfg, per_thread)?;
     let t0 = &set.targets()[0];
-    let mutex = DeviceMutex::with_bounds(t0, MutexBounds { timeout, ..MutexBounds::default() })?;
+    let mutex = DeviceMutex::with_bounds(
+        t0,
+        MutexBounds {
+            timeout,
+            ..MutexBounds::default()
+        },
+    )?;
     let data = home::<u32>(set, 1)?;
     let args = Args((mutex.ptr(), data.ptr(), per_thread, code));
     let ms = at_once(set, |_, t| {
@@ -254,12 +273,26 @@ pub fn lock(
         // SAFETY: the mutex state and `data` are live words in memory every device reaches; the
         // kernel touches `data` only while holding the mutex; `at_once` waits for every launch.
         unsafe {
-            crate::launch!(t, gpu::lessons::peer::peer_lock, cfg, (mutex, data, per_thread, code))
+            crate::launch!(
+                t,
+                gpu::lessons::peer::peer_lock,
+                cfg,
+                (mutex, data, per_thread, code)
+            )
         }
     })?;
     mutex.check(t0)?;
     let counted = t0.download(&data)?[0] as u64;
-    Ok(run_report(PeerObject::Lock, name, set, cfg, per_thread, (expected, counted), ms, expected as f64))
+    Ok(run_report(
+        PeerObject::Lock,
+        name,
+        set,
+        cfg,
+        per_thread,
+        (expected, counted),
+        ms,
+        expected as f64,
+    ))
 }
 
 /// Every device runs a cooperative grid of `cfg`; all grids meet at one barrier in device 0's
@@ -281,7 +314,9 @@ pub fn barrier(
     let per_grid = cfg.grid.count();
     let blocks = per_grid * set.len() as u64;
     if blocks >= 1 << 31 {
-        return Err(Error::InvalidInput(format!("{blocks} blocks in all: at most 2³¹ − 1")));
+        return Err(Error::InvalidInput(format!(
+            "{blocks} blocks in all: at most 2³¹ − 1"
+        )));
     }
     for t in set.targets() {
         crate::runtime::grid::check_coresident(t, "peer_barrier", &cfg)?;
@@ -290,7 +325,11 @@ pub fn barrier(
     let t0 = &set.targets()[0];
     let state = t0.upload(&[MultiGridBarrierState::new(blocks as u32, timeout_ns)])?;
     let slots = home::<u32>(set, 2 * blocks as usize)?;
-    let stale: Vec<Buffer<u32>> = set.targets().iter().map(|t| t.zeros(1)).collect::<Result<_>>()?;
+    let stale: Vec<Buffer<u32>> = set
+        .targets()
+        .iter()
+        .map(|t| t.zeros(1))
+        .collect::<Result<_>>()?;
     let stale_ptrs: Vec<*mut u32> = stale.iter().map(Buffer::ptr).collect();
     let args = Args((state.ptr(), slots.ptr(), rounds, code));
     let stale_ptrs = Args(stale_ptrs.as_slice());
@@ -312,7 +351,9 @@ pub fn barrier(
     })?;
     let end = t0.download(&state)?[0];
     if end.timeouts > 0 {
-        return Err(Error::BarrierTimeout { blocks: end.timeouts });
+        return Err(Error::BarrierTimeout {
+            blocks: end.timeouts,
+        });
     }
     let mut stale_reads = 0u64;
     for (t, s) in set.targets().iter().zip(&stale) {

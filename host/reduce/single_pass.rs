@@ -117,6 +117,12 @@ impl<'a, R: DeviceReduction> SinglePass<'a, R> {
         unsafe { R::launch(self.target, self.kernel, self.cfg, args) }
     }
 
+    /// Where the kernel leaves its result (one value, on the target): for combining it where
+    /// it is, as the multi-GPU calls do.
+    pub fn result_buffer(&self) -> &Buffer<R::Out> {
+        &self.result
+    }
+
     /// Waits for the kernel and returns its result.
     ///
     /// # Errors
