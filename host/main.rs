@@ -77,8 +77,9 @@ enum Command {
     /// the mistake of not using atomicAdd's result, and an O(N) cell list; the book's
     /// neighbor.txt (--output) and the sheet with its bonds (--plot).
     Neighbor(cli::neighbor::NeighborArgs),
-    /// One library call (reduce, histogram, count-above) over every GPU of the node: the input
-    /// split into one slice per device, the partials combined, checked against the CPU.
+    /// Every GPU of the node: one library call (reduce, histogram, count-above) over a slice
+    /// per device, checked against the CPU; a counter, a lock and a barrier shared by the GPUs
+    /// at system and at device scope (lock, barrier).
     Multi(cli::multi::MultiArgs),
     /// Benchmarks (GPU only).
     Bench {
@@ -137,6 +138,9 @@ enum BenchCommand {
     /// The neighbor-list cell list from 10⁴ to 10⁷ graphene atoms, phase by phase, and the
     /// book's O(N²) kernels up to 10⁶, in atoms per second.
     Neighbor(cli::neighbor::BenchArgs),
+    /// One GPU against every GPU of the node: 10⁹-float sums and counts and a 4 GiB
+    /// histogram, input on the devices and in pinned host memory, the combine step, the bus.
+    Multi(cli::multi::BenchArgs),
     /// Device-to-device copy bandwidth: the roofline of every other benchmark.
     Copy {
         /// Bytes per copy (at least a few times the L2 cache).
@@ -291,6 +295,7 @@ fn run(cli: &Cli) -> Result<()> {
                 BenchCommand::Neighbor(args) => {
                     cli::neighbor::bench_command(&target, args, cli.json)
                 }
+                BenchCommand::Multi(args) => cli::multi::bench_command(args, cli.json),
                 BenchCommand::Copy { bytes, trials } => {
                     let b = copy::run(&target, *bytes, *trials, progress(!cli.json, "copy"))?;
                     if cli.json {

@@ -231,3 +231,69 @@ fn gpu_every_device_gives_the_single_device_result() {
         x.iter().copied().fold(f32::NAN, f32::max)
     );
 }
+
+#[test]
+#[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
+fn gpu_plans_combine_on_the_gpus_with_nccl_and_with_peer_copies() {
+    use gpu::lessons::reduce::SumF32InF64 as Sum;
+    use gridsync::histogram::Bins;
+    use gridsync::multi::{Combiner, CountPlan, HistogramPlan, Op, ReducePlan};
+    let set = DeviceSet::open(&DeviceList::All, false).unwrap();
+    let mut rng = common::rng();
+    // Past two staging buffers per device, and odd.
+    let len = 2 * 16_777_216 * set.len() + 1_000_003;
+    let x: Vec<f32> = (0..len).map(|_| rng.random_range(-1.0f32..1.0)).collect();
+    let bytes: Vec<u8> = (0..len).map(|_| rng.random()).collect();
+    let want_sum: f64 = x.iter().map(|&v| v as f64).sum();
+    let abs: f64 = x.iter().map(|&v| v.abs() as f64).sum();
+    let mut want_hist = vec![0u64; 256];
+    for &b in &bytes {
+        want_hist[b as usize] += 1;
+    }
+    let want_count = x.iter().filter(|&&v| v > 0.5).count() as u64;
+    let xs = set.scatter(&x).unwrap();
+    let bs = set.scatter(&bytes).unwrap();
+    let nccl = Combiner::open(&set);
+    if multi::combine::nccl_installed() {
+        assert!(matches!(nccl, Combiner::Nccl(_)), "{}", nccl.describe());
+    }
+    for combiner in [nccl, Combiner::peer_copies()] {
+        let what = combiner.describe();
+        let s = ReducePlan::<Sum>::new(&set, &xs, Op::Sum)
+            .unwrap()
+            .run(&combiner)
+            .unwrap();
+        approx::assert_abs_diff_eq!(s, want_sum, epsilon = 1e-12 * abs);
+        let h = HistogramPlan::new(&set, &bs, Bins::Byte).unwrap();
+        assert_eq!(h.run(&combiner).unwrap(), want_hist, "{what}");
+        assert_eq!(h.run(&combiner).unwrap(), want_hist, "{what}, again");
+        let c = CountPlan::new(&set, &xs, 0.5).unwrap();
+        assert_eq!(c.run(&combiner).unwrap(), want_count, "{what}");
+    }
+}
+
+#[test]
+#[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
+fn gpu_system_scope_counter_lock_and_barrier_are_exact_across_every_device() {
+    use gpu::LaunchConfig;
+    use gpu::atomic::Scope;
+    use multi::peer;
+    use std::time::Duration;
+    let set = DeviceSet::open(&DeviceList::All, false).unwrap();
+    peer::enable_peer_access(&set).unwrap();
+    let n = set.len() as u64;
+    let cfg = LaunchConfig::linear(64, 128);
+    let c = peer::count(&set, Scope::System, cfg, 50).unwrap();
+    assert_eq!((c.counted, c.wrong), (n * 64 * 128 * 50, 0));
+    let l = peer::lock(&set, Scope::System, cfg, 4, Duration::from_secs(20)).unwrap();
+    assert_eq!((l.counted, l.wrong), (n * 64 * 128 * 4, 0));
+    let b = peer::barrier(
+        &set,
+        Scope::System,
+        LaunchConfig::linear(32, 64),
+        2000,
+        Duration::from_secs(5),
+    )
+    .unwrap();
+    assert_eq!((b.expected, b.wrong), (n * 32 * 2000, 0));
+}

@@ -12,6 +12,7 @@ pub mod dot;
 pub mod histogram;
 pub mod launch;
 pub mod locks;
+pub mod multi;
 pub mod neighbor;
 pub mod reduce;
 pub mod scopes;

@@ -1,9 +1,13 @@
 //! `gridsync multi`: one library call over every GPU of the node.
 
+use super::output::progress;
 use super::output::{parse_option, print_json_or};
 use clap::{Args, ValueEnum};
 use gridsync::Result;
+use gridsync::bench::multi::{self as bench, MultiBench, MultiBenchOptions};
+use gridsync::multi::peer::PeerObject;
 use gridsync::multi::report::{MultiOp, MultiReport, run};
+use gridsync::multi::scope_report::{self, ScopeDemo, ScopeOptions, ScopeReport};
 use gridsync::multi::{DeviceList, DeviceSet};
 
 /// The operations, as the command line names them.
@@ -15,6 +19,11 @@ pub enum Op {
     Histogram,
     /// Floats above 0.5.
     CountAbove,
+    /// A counter and a mutex in device 0's memory, used by every device at once, at system
+    /// and at device scope.
+    Lock,
+    /// A barrier over one grid per device, at system and at device scope.
+    Barrier,
 }
 
 #[derive(Args)]
@@ -33,6 +42,15 @@ pub struct MultiArgs {
     /// Timed runs of each (the median is shown).
     #[arg(long, default_value_t = 5)]
     repeats: u32,
+    /// lock, barrier: blocks per device [default: per object, from the SM count].
+    #[arg(long)]
+    blocks: Option<u32>,
+    /// lock, barrier: threads per block.
+    #[arg(long)]
+    threads: Option<u32>,
+    /// lock: operations per thread; barrier: rounds.
+    #[arg(long)]
+    iters: Option<u32>,
 }
 
 pub fn command(simulate: bool, args: &MultiArgs, json: bool) -> Result<()> {
@@ -46,9 +64,32 @@ pub fn command(simulate: bool, args: &MultiArgs, json: bool) -> Result<()> {
         Op::Reduce => MultiOp::Reduce,
         Op::Histogram => MultiOp::Histogram,
         Op::CountAbove => MultiOp::CountAbove,
+        Op::Lock => return scope_command(&set, ScopeDemo::Lock, simulate, args, json),
+        Op::Barrier => return scope_command(&set, ScopeDemo::Barrier, simulate, args, json),
     };
     let r = run(&set, op, len, args.repeats)?;
     print_json_or(json, &r, print_report)
+}
+
+fn scope_command(
+    set: &DeviceSet,
+    demo: ScopeDemo,
+    simulate: bool,
+    args: &MultiArgs,
+    json: bool,
+) -> Result<()> {
+    let first = match &args.devices {
+        DeviceList::Ordinals(v) => v.first().copied().unwrap_or(0),
+        DeviceList::All => 0,
+    };
+    let one = DeviceSet::open(&DeviceList::Ordinals(vec![first]), simulate)?;
+    let opts = ScopeOptions {
+        blocks: args.blocks,
+        threads: args.threads,
+        iters: args.iters,
+    };
+    let r = scope_report::run(set, &one, demo, opts)?;
+    print_json_or(json, &r, print_scope)
 }
 
 pub fn print_report(r: &MultiReport) {
@@ -65,5 +106,130 @@ pub fn print_report(r: &MultiReport) {
     println!(
         "  wall ms, input starting in host memory (uploads included), median: one device {:.3}, all {:.3}; scaling efficiency {:.2}",
         r.one_device_ms, r.all_devices_ms, r.scaling_efficiency
+    );
+}
+
+pub fn print_scope(r: &ScopeReport) {
+    println!("devices: {}", r.devices.join(", "));
+    println!("shared words in {}", r.home);
+    println!(
+        "  {:<8} {:<7} {:>7} {:>10} {:>6} {:>12} {:>12} {:>8} {:>10} {:>14}",
+        "object",
+        "scope",
+        "devices",
+        "grid",
+        "iters",
+        "expected",
+        "counted",
+        "wrong",
+        "ms",
+        "per second"
+    );
+    for row in &r.rows {
+        let object = match row.object {
+            PeerObject::Counter => "counter",
+            PeerObject::Lock => "lock",
+            PeerObject::Barrier => "barrier",
+        };
+        match (&row.run, &row.error) {
+            (Some(x), _) => println!(
+                "  {:<8} {:<7} {:>7} {:>10} {:>6} {:>12} {:>12} {:>8} {:>10.3} {:>14.4e}",
+                object,
+                row.scope,
+                row.devices,
+                format!("{}x{}", x.grid.0, x.grid.1),
+                x.per_thread,
+                x.expected,
+                x.counted,
+                x.wrong,
+                x.ms,
+                x.per_second
+            ),
+            (None, Some(e)) => println!(
+                "  {:<8} {:<7} {:>7} failed: {e}",
+                object, row.scope, row.devices
+            ),
+            (None, None) => {}
+        }
+    }
+    println!(
+        "  counter, lock: expected = every thread's adds; barrier: expected = reads checked after a barrier, wrong = stale"
+    );
+}
+
+#[derive(Args)]
+pub struct BenchArgs {
+    /// The devices of the "all" side (the one-GPU side is the first of them).
+    #[arg(long, default_value = "all", value_parser = parse_option::<DeviceList>)]
+    devices: DeviceList,
+    /// Floats of the sum and the count.
+    #[arg(long, default_value_t = bench::DEFAULT_FLOATS)]
+    floats: usize,
+    /// Bytes of the histogram.
+    #[arg(long, default_value_t = bench::DEFAULT_BYTES)]
+    bytes: usize,
+    /// Timed runs per cell.
+    #[arg(long, default_value_t = 10)]
+    trials: u32,
+    /// Combine with peer copies even where NCCL is installed.
+    #[arg(long)]
+    peer_copies: bool,
+}
+
+pub fn bench_command(args: &BenchArgs, json: bool) -> Result<()> {
+    let opts = MultiBenchOptions {
+        devices: args.devices.clone(),
+        floats: args.floats,
+        bytes: args.bytes,
+        trials: args.trials,
+        peer_copies: args.peer_copies,
+    };
+    let b = bench::run(&opts, progress(!json, "bench multi"))?;
+    print_json_or(json, &b, print_bench)
+}
+
+pub fn print_bench(b: &MultiBench) {
+    println!("devices: {}", b.devices.join(", "));
+    println!("combine: {}", b.combine);
+    let h2d: Vec<String> = b.h2d_gb_per_s.iter().map(|g| format!("{g:.1}")).collect();
+    println!(
+        "device 0 copy roofline {:.0} GB/s; pinned host-to-device GB/s per device alone: {}",
+        b.copy_gb_per_s,
+        h2d.join(", ")
+    );
+    println!(
+        "  {:<11} {:>4} {:>11} | {:>9} {:>8} {:>6} {:>9} {:>7} | {:>9} {:>8} {:>6} {:>7}",
+        "op",
+        "GPUs",
+        "GB",
+        "resid. ms",
+        "GB/s",
+        "eff.",
+        "combine",
+        "share",
+        "host ms",
+        "GB/s",
+        "eff.",
+        "of bus"
+    );
+    for r in &b.rows {
+        println!(
+            "  {:<11} {:>4} {:>11.3} | {:>9.3} {:>8.0} {:>6.3} {:>9.4} {:>6.1}% | {:>9.2} {:>8.1} {:>6.3} {:>6.1}%",
+            r.op,
+            r.devices,
+            r.bytes as f64 / 1e9,
+            r.resident_ms.median,
+            r.resident_gb_per_s,
+            r.resident_efficiency,
+            r.combine_ms.median,
+            100.0 * r.combine_share,
+            r.host_ms.median,
+            r.host_gb_per_s,
+            r.host_efficiency,
+            100.0 * r.host_of_bus
+        );
+    }
+    println!(
+        "  medians; wall time of the whole call (kernels on every device, combine, result on the host); eff. = time on 1 / (GPUs × time)"
     );
 }

@@ -238,7 +238,7 @@ fn all_reduce<T: Partial>(
     let ended = nccl::group_end().map_err(nccl_err("ncclGroupEnd"));
     queued?;
     ended?;
-    let out = set.targets()[0].download(&parts[0])?;
+    let out = set.targets()[0].download(parts[0])?;
     for t in set.targets() {
         t.synchronize()?;
     }

@@ -25,6 +25,7 @@ mod ops;
 pub mod peer;
 pub mod report;
 pub mod resident;
+pub mod scope_report;
 
 pub use combine::{Combiner, NcclComms, Op};
 pub use ops::{count_above, histogram, histogram_ascii, max, min, sum, sum_min_max};

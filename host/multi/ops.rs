@@ -2,6 +2,7 @@
 //! partials combined in device order.
 
 use super::DeviceSet;
+use super::resident::upload_staged;
 use crate::count_above::{CountKernel, CountLaunch, config_for};
 use crate::histogram::Bins;
 use crate::primitives::lock::MutexBounds;
@@ -34,7 +35,7 @@ pub fn sum_min_max(set: &DeviceSet, data: &[f32]) -> Result<(f64, f32, f32)> {
         if r.is_empty() {
             return Ok(None);
         }
-        let x = t.upload(&data[r])?;
+        let x = upload_staged(t, &data[r])?;
         Ok(Some((
             reduce_buffer::<SumF32InF64>(t, &x)?,
             reduce_buffer::<MinF32>(t, &x)?,
@@ -118,7 +119,7 @@ fn count_bytes(t: &Target, data: &[u8], bins: Bins) -> Result<Vec<u64>> {
     if data.is_empty() {
         return Ok(vec![0; bins.count() as usize]);
     }
-    let buf = t.upload(data)?;
+    let buf = upload_staged(t, data)?;
     crate::histogram::histogram_of_buffer(t, &buf, data.len(), bins)
 }
 
@@ -141,7 +142,7 @@ pub fn count_above(set: &DeviceSet, data: &[f32], threshold: f32) -> Result<u64>
             return Ok(0);
         }
         let slice = &data[r];
-        let src = t.upload(slice)?;
+        let src = upload_staged(t, slice)?;
         let kernel = CountKernel::Vec4;
         let cfg = config_for(t, kernel, slice.len(), None)?;
         CountLaunch::new(

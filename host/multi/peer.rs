@@ -177,11 +177,9 @@ fn run_report(
     object: PeerObject,
     scope: &'static str,
     set: &DeviceSet,
-    cfg: LaunchConfig,
-    per_thread: u32,
+    (cfg, per_thread): (LaunchConfig, u32),
     (expected, counted): (u64, u64),
-    ms: f64,
-    operations: f64,
+    (ms, operations): (f64, f64),
 ) -> PeerRun {
     PeerRun {
         object,
@@ -236,11 +234,9 @@ pub fn count(set: &DeviceSet, scope: Scope, cfg: LaunchConfig, per_thread: u32) 
         PeerObject::Counter,
         name,
         set,
-        cfg,
-        per_thread,
+        (cfg, per_thread),
         (expected, counted),
-        ms,
-        expected as f64,
+        (ms, expected as f64),
     ))
 }
 
@@ -287,11 +283,9 @@ pub fn lock(
         PeerObject::Lock,
         name,
         set,
-        cfg,
-        per_thread,
+        (cfg, per_thread),
         (expected, counted),
-        ms,
-        expected as f64,
+        (ms, expected as f64),
     ))
 }
 
@@ -364,10 +358,8 @@ pub fn barrier(
         PeerObject::Barrier,
         name,
         set,
-        cfg,
-        rounds,
+        (cfg, rounds),
         (checked, checked - stale_reads.min(checked)),
-        ms,
-        rounds as f64,
+        (ms, rounds as f64),
     ))
 }

@@ -120,7 +120,7 @@ impl DeviceSet {
 }
 
 /// `data` uploaded to `t` through two pinned buffers used in turn (small inputs directly).
-fn upload_staged<T: Plain + DeviceCopy>(t: &Target, data: &[T]) -> Result<Buffer<T>> {
+pub(crate) fn upload_staged<T: Plain + DeviceCopy>(t: &Target, data: &[T]) -> Result<Buffer<T>> {
     let chunk = (STAGE_BYTES / size_of::<T>().max(1)).max(1);
     let gpu = match t {
         Target::Gpu(g) if data.len() > 2 * chunk => g,
@@ -178,6 +178,20 @@ fn identity_parts<T: Plain>(
         .collect()
 }
 
+/// Each device's partial: its launch's buffer, or the identity for an empty slice.
+fn pick<'a, T: Plain>(
+    launched: impl Iterator<Item = Option<&'a Buffer<T>>>,
+    empty: &'a [Option<Buffer<T>>],
+) -> Result<Vec<&'a Buffer<T>>> {
+    launched
+        .zip(empty)
+        .map(|(l, e)| {
+            l.or(e.as_ref())
+                .ok_or_else(|| Error::InvalidInput("a device without a partial".into()))
+        })
+        .collect()
+}
+
 fn part_lens<T: Plain>(x: &Scattered<T>) -> Vec<usize> {
     x.parts.iter().map(Buffer::len).collect()
 }
@@ -225,17 +239,26 @@ impl<'s, R: DeviceReduction<Out: Partial>> ReducePlan<'s, R> {
     /// # Errors
     /// A launch, driver or NCCL error.
     pub fn run(&self, combiner: &Combiner) -> Result<R::Out> {
-        let mut parts = Vec::with_capacity(self.set.len());
-        for ((p, part), e) in self.passes.iter().zip(&self.x.parts).zip(&self.empty) {
-            match (p, e) {
-                (Some(p), _) => {
-                    p.launch(part, part.len())?;
-                    parts.push(p.result_buffer());
-                }
-                (None, Some(e)) => parts.push(e),
-                (None, None) => return Err(Error::InvalidInput("a device without a part".into())),
+        for (p, part) in self.passes.iter().zip(&self.x.parts) {
+            if let Some(p) = p {
+                p.launch(part, part.len())?;
             }
         }
+        self.combine(combiner)
+    }
+
+    /// The combine step alone, over the partials the last [`ReducePlan::run`] left (to time
+    /// it; with NCCL the partials are replaced by the result).
+    ///
+    /// # Errors
+    /// A driver or NCCL error.
+    pub fn combine(&self, combiner: &Combiner) -> Result<R::Out> {
+        let parts = pick(
+            self.passes
+                .iter()
+                .map(|p| p.as_ref().map(SinglePass::result_buffer)),
+            &self.empty,
+        )?;
         Ok(combiner.combine(self.set, &parts, self.op)?[0])
     }
 }
@@ -281,21 +304,28 @@ impl<'s> HistogramPlan<'s> {
     /// # Errors
     /// A launch, driver or NCCL error.
     pub fn run(&self, combiner: &Combiner) -> Result<Vec<u64>> {
-        let mut parts = Vec::with_capacity(self.set.len());
-        for (l, e) in self.launches.iter().zip(&self.empty) {
-            match (l, e) {
-                (Some(l), _) => {
-                    l.reset()?;
-                    l.launch()?;
-                    parts.push(l.bins_buffer().ok_or_else(|| {
-                        Error::InvalidInput("a histogram kernel with per-block rows".into())
-                    })?);
-                }
-                (None, Some(e)) => parts.push(e),
-                (None, None) => return Err(Error::InvalidInput("a device without a part".into())),
-            }
+        for l in self.launches.iter().flatten() {
+            l.reset()?;
+            l.launch()?;
         }
-        let out = combiner.combine(self.set, &parts, Op::Sum)?;
+        self.combine(combiner)
+    }
+
+    /// The combine step alone (as [`ReducePlan::combine`]).
+    ///
+    /// # Errors
+    /// A driver or NCCL error.
+    pub fn combine(&self, combiner: &Combiner) -> Result<Vec<u64>> {
+        let mut bins = Vec::with_capacity(self.launches.len());
+        for l in &self.launches {
+            bins.push(match l {
+                Some(l) => Some(l.bins_buffer().ok_or_else(|| {
+                    Error::InvalidInput("a histogram kernel with per-block rows".into())
+                })?),
+                None => None,
+            });
+        }
+        let out = combiner.combine(self.set, &pick(bins.into_iter(), &self.empty)?, Op::Sum)?;
         debug_assert_eq!(out.len(), self.bins.count() as usize);
         Ok(out)
     }
@@ -346,18 +376,22 @@ impl<'s> CountPlan<'s> {
     /// # Errors
     /// A launch, driver or NCCL error.
     pub fn run(&self, combiner: &Combiner) -> Result<u64> {
-        let mut parts = Vec::with_capacity(self.set.len());
-        for (l, e) in self.launches.iter().zip(&self.empty) {
-            match (l, e) {
-                (Some(l), _) => {
-                    l.reset()?;
-                    l.launch()?;
-                    parts.push(l.count_buffer());
-                }
-                (None, Some(e)) => parts.push(e),
-                (None, None) => return Err(Error::InvalidInput("a device without a part".into())),
-            }
+        for l in self.launches.iter().flatten() {
+            l.reset()?;
+            l.launch()?;
         }
-        Ok(combiner.combine(self.set, &parts, Op::Sum)?[0])
+        self.combine(combiner)
+    }
+
+    /// The combine step alone (as [`ReducePlan::combine`]).
+    ///
+    /// # Errors
+    /// A driver or NCCL error.
+    pub fn combine(&self, combiner: &Combiner) -> Result<u64> {
+        let counts = self
+            .launches
+            .iter()
+            .map(|l| l.as_ref().map(CountLaunch::count_buffer));
+        Ok(combiner.combine(self.set, &pick(counts, &self.empty)?, Op::Sum)?[0])
     }
 }

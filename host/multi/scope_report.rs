@@ -1,0 +1,154 @@
+//! `gridsync multi lock|barrier`: the system-scope objects of [`super::peer`] on every device at
+//! once, at system scope and at device scope, and at system scope on the first device alone —
+//! what each counted, what it should have, and how fast.
+
+use super::DeviceSet;
+use super::peer::{self, PeerObject, PeerRun};
+use crate::runtime::error::{Error, Result};
+use crate::runtime::launch::Target;
+use gpu::LaunchConfig;
+use gpu::atomic::Scope;
+use serde::Serialize;
+use std::time::Duration;
+
+/// The shape of the runs; `None` takes the default for the object and the device.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ScopeOptions {
+    /// Blocks per device.
+    pub blocks: Option<u32>,
+    /// Threads per block.
+    pub threads: Option<u32>,
+    /// Operations per thread (counter, lock) or barrier rounds.
+    pub iters: Option<u32>,
+}
+
+/// One run of the report, or why it failed.
+#[derive(Clone, Debug, Serialize)]
+pub struct ScopeRow {
+    /// The object.
+    pub object: PeerObject,
+    /// `system` or `device`.
+    pub scope: &'static str,
+    /// Devices that took part.
+    pub devices: usize,
+    /// The run, if it completed.
+    pub run: Option<PeerRun>,
+    /// Its error otherwise (a lock or barrier that timed out at device scope, say).
+    pub error: Option<String>,
+}
+
+/// Every run of one `gridsync multi lock|barrier`.
+#[derive(Clone, Debug, Serialize)]
+pub struct ScopeReport {
+    /// The devices.
+    pub devices: Vec<String>,
+    /// Where the shared words live.
+    pub home: String,
+    /// The runs.
+    pub rows: Vec<ScopeRow>,
+}
+
+/// Lock or barrier: which objects a command runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScopeDemo {
+    /// The counter (atomics alone), then the mutex guarding a plain counter.
+    Lock,
+    /// The barrier.
+    Barrier,
+}
+
+fn shape(t: &Target, object: PeerObject, o: ScopeOptions) -> (LaunchConfig, u32) {
+    let sms = match t {
+        Target::Gpu(g) => g.info().sm_count,
+        Target::Sim => 0,
+    };
+    let (blocks, threads, iters) = match (object, sms) {
+        (PeerObject::Counter, 0) => (2, 32, 5),
+        (PeerObject::Lock, 0) => (2, 32, 3),
+        (PeerObject::Barrier, 0) => (2, 32, 25),
+        (PeerObject::Counter, n) => (4 * n, 256, 64),
+        (PeerObject::Lock, n) => (n, 64, 4),
+        (PeerObject::Barrier, n) => (n, 64, 20_000),
+    };
+    (
+        LaunchConfig::linear(o.blocks.unwrap_or(blocks), o.threads.unwrap_or(threads)),
+        o.iters.unwrap_or(iters),
+    )
+}
+
+fn one_run(set: &DeviceSet, object: PeerObject, scope: Scope, o: ScopeOptions) -> Result<PeerRun> {
+    let (cfg, iters) = shape(&set.targets()[0], object, o);
+    match object {
+        PeerObject::Counter => peer::count(set, scope, cfg, iters),
+        PeerObject::Lock => peer::lock(set, scope, cfg, iters, Duration::from_secs(10)),
+        PeerObject::Barrier => peer::barrier(set, scope, cfg, iters, Duration::from_secs(2)),
+    }
+}
+
+/// Runs `demo` on `all` (system scope, then device scope) and on `one` (the first device alone,
+/// system scope), with peer access enabled.
+///
+/// # Errors
+/// [`Error::Unsupported`] where the GPUs cannot map each other's memory; [`Error::Mismatch`]
+/// if a system-scope run counted wrong (device-scope runs are reported, not failed); a driver
+/// error.
+pub fn run(
+    all: &DeviceSet,
+    one: &DeviceSet,
+    demo: ScopeDemo,
+    o: ScopeOptions,
+) -> Result<ScopeReport> {
+    peer::enable_peer_access(all)?;
+    let objects: &[PeerObject] = match demo {
+        ScopeDemo::Lock => &[PeerObject::Counter, PeerObject::Lock],
+        ScopeDemo::Barrier => &[PeerObject::Barrier],
+    };
+    let mut rows = Vec::new();
+    for &object in objects {
+        let mut cases = vec![(one, Scope::System)];
+        if all.len() > 1 {
+            cases = vec![
+                (all, Scope::System),
+                (all, Scope::Device),
+                (one, Scope::System),
+            ];
+        }
+        for (set, scope) in cases {
+            let r = one_run(set, object, scope, o);
+            if scope == Scope::System {
+                match &r {
+                    Ok(run) if run.wrong > 0 => {
+                        return Err(Error::Mismatch(format!(
+                            "{object:?} at system scope on {} device(s): {} of {} wrong",
+                            set.len(),
+                            run.wrong,
+                            run.expected
+                        )));
+                    }
+                    Err(e) => {
+                        return Err(Error::Mismatch(format!("{object:?} at system scope: {e}")));
+                    }
+                    Ok(_) => {}
+                }
+            }
+            // A device-scope run that failed has left the device's state to the timeout: the
+            // next run starts from fresh buffers, so nothing carries over.
+            rows.push(ScopeRow {
+                object,
+                scope: if scope == Scope::System {
+                    "system"
+                } else {
+                    "device"
+                },
+                devices: set.len(),
+                error: r.as_ref().err().map(ToString::to_string),
+                run: r.ok(),
+            });
+        }
+    }
+    Ok(ScopeReport {
+        devices: all.targets().iter().map(Target::describe).collect(),
+        home: format!("{} (device 0 of the set)", all.targets()[0].describe()),
+        rows,
+    })
+}
