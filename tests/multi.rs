@@ -81,14 +81,14 @@ fn system_scope_counter_lock_and_barrier_span_simulated_devices() {
         (c.expected, c.counted, c.wrong),
         (2 * 64 * 5, 2 * 64 * 5, 0)
     );
-    let l = peer::lock(&set, Scope::System, cfg, 3, Duration::from_secs(20)).unwrap();
+    let l = peer::lock(&set, Scope::System, cfg, 3, Duration::from_secs(20), 1).unwrap();
     assert_eq!(
         (l.expected, l.counted, l.wrong),
         (2 * 64 * 3, 2 * 64 * 3, 0)
     );
     // Three devices: the barrier's partner of a block is on another device.
     let three = DeviceSet::simulated(3).unwrap();
-    let b = peer::barrier(&three, Scope::System, cfg, 25, Duration::from_secs(20)).unwrap();
+    let b = peer::barrier(&three, Scope::System, cfg, 25, Duration::from_secs(20), 2).unwrap();
     assert_eq!((b.expected, b.wrong), (3 * 2 * 25, 0));
     // Block scope cannot span GPUs; a counter past 32 bits is refused before launching.
     assert!(matches!(
@@ -285,7 +285,15 @@ fn gpu_system_scope_counter_lock_and_barrier_are_exact_across_every_device() {
     let cfg = LaunchConfig::linear(64, 128);
     let c = peer::count(&set, Scope::System, cfg, 50).unwrap();
     assert_eq!((c.counted, c.wrong), (n * 64 * 128 * 50, 0));
-    let l = peer::lock(&set, Scope::System, cfg, 4, Duration::from_secs(20)).unwrap();
+    let l = peer::lock(
+        &set,
+        Scope::System,
+        cfg,
+        4,
+        Duration::from_secs(20),
+        set.len() - 1,
+    )
+    .unwrap();
     assert_eq!((l.counted, l.wrong), (n * 64 * 128 * 4, 0));
     let b = peer::barrier(
         &set,
@@ -293,6 +301,7 @@ fn gpu_system_scope_counter_lock_and_barrier_are_exact_across_every_device() {
         LaunchConfig::linear(32, 64),
         2000,
         Duration::from_secs(5),
+        set.len() - 1,
     )
     .unwrap();
     assert_eq!((b.expected, b.wrong), (n * 32 * 2000, 0));

@@ -113,10 +113,11 @@ pub fn print_scope(r: &ScopeReport) {
     println!("devices: {}", r.devices.join(", "));
     println!("shared words in {}", r.home);
     println!(
-        "  {:<8} {:<7} {:>7} {:>10} {:>6} {:>12} {:>12} {:>8} {:>10} {:>14}",
+        "  {:<8} {:<7} {:>7} {:>5} {:>10} {:>6} {:>12} {:>12} {:>8} {:>10} {:>14}",
         "object",
         "scope",
         "devices",
+        "data",
         "grid",
         "iters",
         "expected",
@@ -133,10 +134,11 @@ pub fn print_scope(r: &ScopeReport) {
         };
         match (&row.run, &row.error) {
             (Some(x), _) => println!(
-                "  {:<8} {:<7} {:>7} {:>10} {:>6} {:>12} {:>12} {:>8} {:>10.3} {:>14.4e}",
+                "  {:<8} {:<7} {:>7} {:>5} {:>10} {:>6} {:>12} {:>12} {:>8} {:>10.3} {:>14.4e}",
                 object,
                 row.scope,
                 row.devices,
+                row.data_device,
                 format!("{}x{}", x.grid.0, x.grid.1),
                 x.per_thread,
                 x.expected,
@@ -154,6 +156,9 @@ pub fn print_scope(r: &ScopeReport) {
     }
     println!(
         "  counter, lock: expected = every thread's adds; barrier: expected = reads checked after a barrier, wrong = stale"
+    );
+    println!(
+        "  data: the device holding what the lock guards, or the barrier's slots (the lock and barrier words are in device 0's memory)"
     );
 }
 

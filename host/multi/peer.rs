@@ -91,6 +91,9 @@ pub struct PeerRun {
     pub scope: &'static str,
     /// Devices that took part.
     pub devices: usize,
+    /// The device whose memory holds what the lock guards, or the barrier's slots (the lock
+    /// and barrier words are always in device 0's).
+    pub data_device: usize,
     /// Blocks and threads per block of each device's grid.
     pub grid: (u32, u32),
     /// Operations every thread (counter, lock) or block (barrier rounds) did.
@@ -168,6 +171,13 @@ impl<T: Copy> Args<T> {
     }
 }
 
+/// Device `d` of the set, for the data of a run.
+fn data_target(set: &DeviceSet, d: usize) -> Result<&Target> {
+    set.targets()
+        .get(d)
+        .ok_or_else(|| Error::InvalidInput(format!("device {d} of a set of {}", set.len())))
+}
+
 /// Zeroed buffer of `len` on device 0, the shared home of the run's words.
 fn home<T: Plain>(set: &DeviceSet, len: usize) -> Result<Buffer<T>> {
     set.targets()[0].zeros(len)
@@ -180,11 +190,13 @@ fn run_report(
     (cfg, per_thread): (LaunchConfig, u32),
     (expected, counted): (u64, u64),
     (ms, operations): (f64, f64),
+    data_device: usize,
 ) -> PeerRun {
     PeerRun {
         object,
         scope,
         devices: set.len(),
+        data_device,
         grid: (cfg.grid.x, cfg.block.x),
         per_thread,
         expected,
@@ -212,6 +224,7 @@ fn total_threads(set: &DeviceSet, cfg: LaunchConfig, per_thread: u32) -> Result<
 /// [`Error::InvalidInput`] for block scope or a total past `u32`; a launch or driver error.
 pub fn count(set: &DeviceSet, scope: Scope, cfg: LaunchConfig, per_thread: u32) -> Result<PeerRun> {
     let (name, code) = scope_name(scope)?;
+    let data_device = 0;
     let expected = total_threads(set, cfg, per_thread)?;
     let counter = home::<u32>(set, 1)?;
     let args = Args((counter.ptr(), per_thread, code));
@@ -237,11 +250,14 @@ pub fn count(set: &DeviceSet, scope: Scope, cfg: LaunchConfig, per_thread: u32) 
         (cfg, per_thread),
         (expected, counted),
         (ms, expected as f64),
+        data_device,
     ))
 }
 
 /// Every thread of every device takes a mutex in device 0's memory (at `scope`) and adds 1 to
-/// a plain counter beside it, `per_thread` times.
+/// a plain counter in device `data_device`'s memory, `per_thread` times. With the counter on
+/// another GPU than the lock word, a release must wait for the holder's store to reach that
+/// GPU before the lock word says free — what `.sys` scope orders and `.gpu` does not.
 ///
 /// # Errors
 /// As [`count`]; [`Error::LockTimeout`] if a thread waited past `timeout`.
@@ -251,10 +267,12 @@ pub fn lock(
     cfg: LaunchConfig,
     per_thread: u32,
     timeout: Duration,
+    data_device: usize,
 ) -> Result<PeerRun> {
     let (name, code) = scope_name(scope)?;
     let expected = total_threads(set, cfg, per_thread)?;
     let t0 = &set.targets()[0];
+    let home_of_data = data_target(set, data_device)?;
     let mutex = DeviceMutex::with_bounds(
         t0,
         MutexBounds {
@@ -262,7 +280,7 @@ pub fn lock(
             ..MutexBounds::default()
         },
     )?;
-    let data = home::<u32>(set, 1)?;
+    let data = home_of_data.zeros::<u32>(1)?;
     let args = Args((mutex.ptr(), data.ptr(), per_thread, code));
     let ms = at_once(set, |_, t| {
         let (mutex, data, per_thread, code) = args.get();
@@ -278,7 +296,7 @@ pub fn lock(
         }
     })?;
     mutex.check(t0)?;
-    let counted = t0.download(&data)?[0] as u64;
+    let counted = home_of_data.download(&data)?[0] as u64;
     Ok(run_report(
         PeerObject::Lock,
         name,
@@ -286,12 +304,14 @@ pub fn lock(
         (cfg, per_thread),
         (expected, counted),
         (ms, expected as f64),
+        data_device,
     ))
 }
 
 /// Every device runs a cooperative grid of `cfg`; all grids meet at one barrier in device 0's
 /// memory (at `scope`) `rounds` times, each block checking after each barrier that a block half
-/// the grid away (on another device) wrote this round before it.
+/// the grid away (on another device) wrote this round before it, in slots in device
+/// `data_device`'s memory.
 ///
 /// # Errors
 /// [`Error::InvalidInput`] for a grid that does not fit at once on a device, or block scope;
@@ -303,6 +323,7 @@ pub fn barrier(
     cfg: LaunchConfig,
     rounds: u32,
     timeout: Duration,
+    data_device: usize,
 ) -> Result<PeerRun> {
     let (name, code) = scope_name(scope)?;
     let per_grid = cfg.grid.count();
@@ -318,7 +339,7 @@ pub fn barrier(
     let timeout_ns = u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX).max(1);
     let t0 = &set.targets()[0];
     let state = t0.upload(&[MultiGridBarrierState::new(blocks as u32, timeout_ns)])?;
-    let slots = home::<u32>(set, 2 * blocks as usize)?;
+    let slots = data_target(set, data_device)?.zeros::<u32>(2 * blocks as usize)?;
     let stale: Vec<Buffer<u32>> = set
         .targets()
         .iter()
@@ -361,5 +382,6 @@ pub fn barrier(
         (cfg, rounds),
         (checked, checked - stale_reads.min(checked)),
         (ms, rounds as f64),
+        data_device,
     ))
 }

@@ -31,6 +31,8 @@ pub struct ScopeRow {
     pub scope: &'static str,
     /// Devices that took part.
     pub devices: usize,
+    /// The device holding the guarded data or the barrier's slots.
+    pub data_device: usize,
     /// The run, if it completed.
     pub run: Option<PeerRun>,
     /// Its error otherwise (a lock or barrier that timed out at device scope, say).
@@ -76,12 +78,17 @@ fn shape(t: &Target, object: PeerObject, o: ScopeOptions) -> (LaunchConfig, u32)
     )
 }
 
-fn one_run(set: &DeviceSet, object: PeerObject, scope: Scope, o: ScopeOptions) -> Result<PeerRun> {
+fn one_run(
+    set: &DeviceSet,
+    object: PeerObject,
+    (scope, data): (Scope, usize),
+    o: ScopeOptions,
+) -> Result<PeerRun> {
     let (cfg, iters) = shape(&set.targets()[0], object, o);
     match object {
         PeerObject::Counter => peer::count(set, scope, cfg, iters),
-        PeerObject::Lock => peer::lock(set, scope, cfg, iters, Duration::from_secs(10)),
-        PeerObject::Barrier => peer::barrier(set, scope, cfg, iters, Duration::from_secs(2)),
+        PeerObject::Lock => peer::lock(set, scope, cfg, iters, Duration::from_secs(10), data),
+        PeerObject::Barrier => peer::barrier(set, scope, cfg, iters, Duration::from_secs(2), data),
     }
 }
 
@@ -105,16 +112,23 @@ pub fn run(
     };
     let mut rows = Vec::new();
     for &object in objects {
-        let mut cases = vec![(one, Scope::System)];
-        if all.len() > 1 {
-            cases = vec![
-                (all, Scope::System),
-                (all, Scope::Device),
-                (one, Scope::System),
-            ];
+        // The guarded data (or the barrier's slots) beside the shared word, then on the last
+        // device — the layout where a release must wait for a store to cross to another GPU.
+        let last = all.len() - 1;
+        let homes: &[usize] = match object {
+            PeerObject::Counter => &[0],
+            _ if last > 0 => &[0, last],
+            _ => &[0],
+        };
+        let mut cases = Vec::new();
+        if last > 0 {
+            for scope in [Scope::System, Scope::Device] {
+                cases.extend(homes.iter().map(|&h| (all, scope, h)));
+            }
         }
-        for (set, scope) in cases {
-            let r = one_run(set, object, scope, o);
+        cases.push((one, Scope::System, 0));
+        for (set, scope, data) in cases {
+            let r = one_run(set, object, (scope, data), o);
             if scope == Scope::System {
                 match &r {
                     Ok(run) if run.wrong > 0 => {
@@ -141,6 +155,7 @@ pub fn run(
                     "device"
                 },
                 devices: set.len(),
+                data_device: data,
                 error: r.as_ref().err().map(ToString::to_string),
                 run: r.ok(),
             });
