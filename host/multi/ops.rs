@@ -29,13 +29,14 @@ pub fn sum(set: &DeviceSet, data: &[f32]) -> Result<f64> {
 /// # Errors
 /// A device's error.
 pub fn sum_min_max(set: &DeviceSet, data: &[f32]) -> Result<(f64, f32, f32)> {
+    let copiers = set.copiers();
     use crate::reduce::api::reduce_buffer;
     use gpu::lessons::reduce::{MaxF32, MinF32, SumF32InF64};
     let partials = set.map_slices(data.len(), |_, t, r| {
         if r.is_empty() {
             return Ok(None);
         }
-        let x = upload_staged(t, &data[r])?;
+        let x = upload_staged(t, &data[r], copiers)?;
         Ok(Some((
             reduce_buffer::<SumF32InF64>(t, &x)?,
             reduce_buffer::<MinF32>(t, &x)?,
@@ -94,10 +95,13 @@ fn extreme(
 /// # Errors
 /// A device's error.
 pub fn histogram(set: &DeviceSet, data: &[u8]) -> Result<[u64; 256]> {
+    let copiers = set.copiers();
     let mut out = [0u64; 256];
     add_counts(
         &mut out,
-        set.map_slices(data.len(), |_, t, r| count_bytes(t, &data[r], Bins::Byte))?,
+        set.map_slices(data.len(), |_, t, r| {
+            count_bytes(t, &data[r], Bins::Byte, copiers)
+        })?,
     );
     Ok(out)
 }
@@ -107,19 +111,22 @@ pub fn histogram(set: &DeviceSet, data: &[u8]) -> Result<[u64; 256]> {
 /// # Errors
 /// As [`histogram`].
 pub fn histogram_ascii(set: &DeviceSet, data: &[u8]) -> Result<[u64; 128]> {
+    let copiers = set.copiers();
     let mut out = [0u64; 128];
     add_counts(
         &mut out,
-        set.map_slices(data.len(), |_, t, r| count_bytes(t, &data[r], Bins::Ascii))?,
+        set.map_slices(data.len(), |_, t, r| {
+            count_bytes(t, &data[r], Bins::Ascii, copiers)
+        })?,
     );
     Ok(out)
 }
 
-fn count_bytes(t: &Target, data: &[u8], bins: Bins) -> Result<Vec<u64>> {
+fn count_bytes(t: &Target, data: &[u8], bins: Bins, copiers: usize) -> Result<Vec<u64>> {
     if data.is_empty() {
         return Ok(vec![0; bins.count() as usize]);
     }
-    let buf = upload_staged(t, data)?;
+    let buf = upload_staged(t, data, copiers)?;
     crate::histogram::histogram_of_buffer(t, &buf, data.len(), bins)
 }
 
@@ -137,12 +144,13 @@ fn add_counts(out: &mut [u64], partials: Vec<Vec<u64>>) {
 /// # Errors
 /// A device's error.
 pub fn count_above(set: &DeviceSet, data: &[f32], threshold: f32) -> Result<u64> {
+    let copiers = set.copiers();
     let partials = set.map_slices(data.len(), |_, t, r| {
         if r.is_empty() {
             return Ok(0);
         }
         let slice = &data[r];
-        let src = upload_staged(t, slice)?;
+        let src = upload_staged(t, slice, copiers)?;
         let kernel = CountKernel::Vec4;
         let cfg = config_for(t, kernel, slice.len(), None)?;
         CountLaunch::new(
