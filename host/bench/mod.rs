@@ -9,6 +9,7 @@ pub mod barrier;
 pub mod copy;
 pub mod count_above;
 pub mod dot;
+pub mod fill;
 pub mod histogram;
 pub mod launch;
 pub mod locks;

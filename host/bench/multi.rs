@@ -2,10 +2,11 @@
 //! 4 GiB byte histogram — with the input already on the devices, and with it starting in
 //! pinned host memory — the combine step alone, and the host links' bound.
 
+use super::fill::{fill_bytes, fill_floats};
 use super::{Stats, copy, require_gpu};
 use crate::histogram::Bins;
 use crate::multi::{
-    Combiner, CountPlan, DeviceList, DeviceSet, HistogramPlan, Op, ReducePlan, Scattered, split,
+    Combiner, CountPlan, DeviceList, DeviceSet, HistogramPlan, Op, ReducePlan, Scattered,
 };
 use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
@@ -313,41 +314,4 @@ fn as_floats<'a>(pinned: &'a mut PinnedBuffer<'_, u8>, n: usize) -> Result<&'a m
     // SAFETY: `n * 4` bytes, 4-byte aligned (checked; pinned allocations are page-aligned),
     // every bit pattern a valid f32, borrowed mutably for the result's lifetime.
     Ok(unsafe { std::slice::from_raw_parts_mut(bytes.as_mut_ptr().cast::<f32>(), n) })
-}
-
-/// Uniform floats in [-1, 1) from a hash of the index, on every core.
-fn fill_floats(x: &mut [f32]) {
-    par_fill(x, |i| {
-        ((hash(i) >> 40) as f32) * (2.0 / (1u64 << 24) as f32) - 1.0
-    });
-}
-
-/// Uniform bytes from a hash of the index, on every core.
-fn fill_bytes(x: &mut [u8]) {
-    par_fill(x, |i| (hash(i) >> 56) as u8);
-}
-
-fn hash(i: usize) -> u64 {
-    let mut z = (i as u64).wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-fn par_fill<T: Send>(x: &mut [T], f: impl Fn(usize) -> T + Sync) {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let ranges = split(x.len(), threads);
-    std::thread::scope(|s| {
-        let mut rest = x;
-        for r in ranges {
-            let (mine, tail) = rest.split_at_mut(r.len());
-            rest = tail;
-            let f = &f;
-            s.spawn(move || {
-                for (k, v) in mine.iter_mut().enumerate() {
-                    *v = f(r.start + k);
-                }
-            });
-        }
-    });
 }

@@ -1,35 +1,59 @@
 //! Every GPU of a node: the library's reductions, histograms and counts over a set of devices,
-//! the input split into one contiguous slice per device.
+//! the input split into one contiguous slice per device, and the system-scope objects (a
+//! counter, a lock, a barrier) that span the GPUs.
 //!
-//! Each device runs the single-GPU library call on its slice ([`crate::reduce`],
-//! [`crate::histogram`], [`crate::count_above`]), all devices at once (one host thread each),
-//! and the partial results are combined: today on the host, in device order — the partials
-//! are a few bytes per device. Integer results (counts, histograms) and min/max are exactly the
-//! single-device results; a float sum adds the devices' `f64` partials in `f64`, which adds at
-//! most `(N − 1)·2⁻⁵³·Σ|partialᵢ|` to the single-device bound.
+//! Two ways to use a set:
 //!
-//! On the simulator a set of `N` devices is `N` simulators, so that the split and the combine
-//! are tested without GPUs.
+//! - **One-shot calls** ([`sum`], [`sum_min_max`], [`min`], [`max`], [`histogram`],
+//!   [`count_above`]): each device uploads its slice of host data (through pinned staging,
+//!   [`resident::STAGE_BYTES`]) and runs the single-GPU call on it, all devices at once (one
+//!   host thread each); the partials — a few bytes per device — are read back and combined on
+//!   the host in device order, which is cheaper than setting up an NCCL communicator for one
+//!   call.
+//! - **Data kept on the devices** ([`Scattered`], from [`DeviceSet::scatter`] or
+//!   [`Scattered::copy_from`] a pinned buffer) and prepared plans ([`ReducePlan`],
+//!   [`HistogramPlan`], [`CountPlan`]) run any number of times: every device's kernel is queued
+//!   at once and the partials are combined on the GPUs by a [`Combiner`] — an NCCL all-reduce
+//!   (NCCL loaded at run time) or, where NCCL is not installed, peer copies into device 0.
+//!
+//! Integer results (counts, histograms) and min/max are exactly the single-device results; a
+//! float sum adds the devices' `f64` partials in `f64`, which adds at most
+//! `(N − 1)·2⁻⁵³·Σ|partialᵢ|` to the single-device bound.
+//!
+//! [`peer`] holds the system-scope objects, `gridsync multi lock|barrier` runs them.
+//!
+//! On the simulator a set of `N` devices is `N` simulators, so that the split, the combine and
+//! the cross-device objects are tested without GPUs.
 //!
 //! ```no_run
 //! # fn main() -> gridsync::Result<()> {
-//! use gridsync::multi::{DeviceList, DeviceSet};
+//! use gridsync::multi::{Combiner, DeviceList, DeviceSet, Op, ReducePlan};
 //! let set = DeviceSet::open(&DeviceList::All, false)?;
 //! let x = vec![1.0f32; 1 << 20];
+//! // One call:
 //! assert_eq!(gridsync::multi::sum(&set, &x)?, (1 << 20) as f64);
+//! // Kept on the devices, summed again and again, combined by NCCL where it is installed:
+//! let on_devices = set.scatter(&x)?;
+//! let combiner = Combiner::open(&set);
+//! use gridsync::gpu::lessons::reduce::SumF32InF64;
+//! let plan = ReducePlan::<SumF32InF64>::new(&set, &on_devices, Op::Sum)?;
+//! assert_eq!(plan.run(&combiner)?, (1 << 20) as f64);
 //! # Ok(()) }
 //! ```
 
 pub mod combine;
 mod ops;
 pub mod peer;
+pub mod plans;
 pub mod report;
 pub mod resident;
 pub mod scope_report;
+mod together;
 
 pub use combine::{Combiner, NcclComms, Op};
 pub use ops::{count_above, histogram, histogram_ascii, max, min, sum, sum_min_max};
-pub use resident::{CountPlan, HistogramPlan, ReducePlan, Scattered};
+pub use plans::{CountPlan, HistogramPlan, ReducePlan};
+pub use resident::Scattered;
 
 use crate::runtime::device::init_driver;
 use crate::runtime::error::{Error, Result};

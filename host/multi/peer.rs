@@ -9,66 +9,20 @@
 //! compared, and reports what it counted against what it should have, and its rate.
 
 use super::DeviceSet;
+pub use super::together::enable_peer_access;
+use super::together::{Args, at_once};
 use crate::primitives::lock::{DeviceMutex, MutexBounds};
 use crate::runtime::buffer::{Buffer, Plain};
-use crate::runtime::error::{Error, Result, check};
+use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
-use cust::sys as cu;
 use gpu::LaunchConfig;
 use gpu::atomic::Scope;
 use gpu::multi_grid::MultiGridBarrierState;
 use serde::Serialize;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 // SAFETY: `#[repr(C)]` of u32/u64 with explicit padding; every bit pattern is a valid state.
 unsafe impl Plain for MultiGridBarrierState {}
-
-/// Lets every GPU of `set` read and write every other's memory (`cuCtxEnablePeerAccess` both
-/// ways for each pair). Nothing to do for one device or simulators (which share the host's
-/// memory).
-///
-/// # Errors
-/// [`Error::Unsupported`] for a pair the hardware cannot map (`cuDeviceCanAccessPeer` says no:
-/// no NVLink and no common PCIe root, or a virtual machine without peer support); a driver
-/// error.
-pub fn enable_peer_access(set: &DeviceSet) -> Result<()> {
-    let gpus: Vec<_> = set
-        .targets()
-        .iter()
-        .filter_map(|t| match t {
-            Target::Gpu(g) => Some(g),
-            Target::Sim => None,
-        })
-        .collect();
-    for a in &gpus {
-        for b in &gpus {
-            let (from, to) = (a.info().ordinal, b.info().ordinal);
-            if from == to {
-                continue;
-            }
-            let mut can = 0;
-            // SAFETY: valid out-pointer; both ordinals are devices of this machine (opened).
-            check(
-                unsafe { cu::cuDeviceCanAccessPeer(&mut can, from as i32, to as i32) },
-                || "cuDeviceCanAccessPeer".into(),
-            )?;
-            if can == 0 {
-                return Err(Error::Unsupported(format!(
-                    "device {from} cannot map device {to}'s memory (no peer access between \
-                     them): the system-scope demos need one GPU's memory mapped into the others"
-                )));
-            }
-            a.make_current()?;
-            // SAFETY: `b`'s context is alive (the set owns it); flags must be 0.
-            match unsafe { cu::cuCtxEnablePeerAccess(b.raw_context(), 0) } {
-                cu::CUresult::CUDA_SUCCESS
-                | cu::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => {}
-                code => check(code, || format!("cuCtxEnablePeerAccess({from} → {to})"))?,
-            }
-        }
-    }
-    Ok(())
-}
 
 /// Which shared object a run exercises.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -118,56 +72,6 @@ fn scope_name(scope: Scope) -> Result<(&'static str, u32)> {
         Scope::Block => Err(Error::InvalidInput(
             "block scope cannot span blocks, let alone GPUs: use system or device".into(),
         )),
-    }
-}
-
-/// Launches `launch(device, target)` on every device at once and waits for all: on GPUs the
-/// launches are queued one after another (they are asynchronous) and then waited for; the
-/// simulator runs a launch to its end, so each simulated device gets a host thread. Returns
-/// the wall time in milliseconds.
-fn at_once(set: &DeviceSet, launch: impl Fn(usize, &Target) -> Result<()> + Sync) -> Result<f64> {
-    for t in set.targets() {
-        t.synchronize()?;
-    }
-    let start = Instant::now();
-    if set.targets().iter().all(Target::is_sim) {
-        let launch = &launch;
-        std::thread::scope(|s| {
-            let handles: Vec<_> = set
-                .targets()
-                .iter()
-                .enumerate()
-                .map(|(d, _)| s.spawn(move || launch(d, &Target::Sim)))
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-                .collect::<Result<Vec<()>>>()
-        })?;
-    } else {
-        for (d, t) in set.targets().iter().enumerate() {
-            launch(d, t)?;
-        }
-        for t in set.targets() {
-            t.synchronize()?;
-        }
-    }
-    Ok(start.elapsed().as_secs_f64() * 1e3)
-}
-
-/// Kernel arguments — raw pointers into buffers the calling function owns — handed to the
-/// simulators' host threads.
-#[derive(Clone, Copy)]
-struct Args<T>(T);
-
-// SAFETY: the pointers point into buffers that outlive `at_once` (which joins its threads), and
-// the kernels' own contracts make them safe to use from every thread of every grid at once.
-unsafe impl<T> Sync for Args<T> {}
-
-impl<T: Copy> Args<T> {
-    /// The arguments (a method, so that a closure captures the whole wrapper, not its field).
-    fn get(&self) -> T {
-        self.0
     }
 }
 

@@ -23,8 +23,10 @@ use crate::atomic::{atomic_cas_device, atomic_exch_device};
 use crate::sync::threadfence;
 
 mod mutex;
+mod scope;
 mod ticket;
 pub use mutex::*;
+pub use scope::*;
 pub use ticket::*;
 
 /// The lock word's value when no thread holds it.

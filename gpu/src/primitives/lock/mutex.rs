@@ -1,7 +1,7 @@
 //! The production mutex: warp-cohort acquisition, acquire/release at device scope, back-off,
 //! a bounded wait.
 
-use super::{DEFAULT_TIMEOUT_NS, LOCKED, LockError, UNLOCKED};
+use super::{DEFAULT_TIMEOUT_NS, DeviceScope, LOCKED, LockError, LockScope, UNLOCKED};
 use crate::atomic::{
     LoadOrder, Order, Scope, StoreOrder, compare_and_swap, fetch_add, load, store,
 };
@@ -118,28 +118,6 @@ pub struct Mutex<S: LockScope = DeviceScope> {
     /// The scope of the lock word's atomics, in the type: every scope test is settled at
     /// compile time.
     _scope: PhantomData<S>,
-}
-
-/// The scope a [`Mutex`] takes and releases its lock word at, as a type.
-pub trait LockScope: Copy + core::fmt::Debug {
-    /// The scope.
-    const SCOPE: Scope;
-}
-
-/// Device scope: every thread of one GPU (the default).
-#[derive(Clone, Copy, Debug)]
-pub struct DeviceScope;
-
-/// System scope: every GPU of the node and the host.
-#[derive(Clone, Copy, Debug)]
-pub struct SystemScope;
-
-impl LockScope for DeviceScope {
-    const SCOPE: Scope = Scope::Device;
-}
-
-impl LockScope for SystemScope {
-    const SCOPE: Scope = Scope::System;
 }
 
 /// Proof that the calling thread holds a [`Mutex`]; hands it on (or releases it) when dropped.
