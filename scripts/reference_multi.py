@@ -6,8 +6,11 @@ For each operation — the f64-accumulated sum of 10^9 floats, the count above 0
 `bincount`) runs on each GPU's contiguous slice of the data, already on the device, and the
 partials are combined with a `torch.distributed` all-reduce over NCCL (one process per GPU, as
 PyTorch runs multi-GPU work). One GPU runs the whole input with no all-reduce. Times are wall
-medians of the whole call, from a barrier to the result on the host of rank 0, as gridsync's
-are; the all-reduce of the partials is also timed alone.
+medians of the whole call, from the moment every rank is ready (a barrier and a device
+synchronize, not timed) to the result on the host of rank 0, as gridsync's are; the all-reduce
+of the partials is also timed alone. The inputs have gridsync's sizes and split but are drawn
+by PyTorch's generator on each GPU: the timings compare, the values are not checked here
+(gridsync checks its own against the CPU).
 
     python3 scripts/reference_multi.py [--floats N] [--bytes N] [--trials N] [--json]
 """
@@ -43,11 +46,14 @@ def make_inputs(n_floats, n_bytes, device, seed):
     return x, b
 
 
-def timed(fn, trials):
+def timed(fn, trials, ready=lambda: None):
+    """Median wall ms of `fn()`, each trial started once `ready()` returns (not timed)."""
     for _ in range(2):
+        ready()
         fn()
     out = []
     for _ in range(trials):
+        ready()
         t = time.perf_counter()
         fn()
         out.append((time.perf_counter() - t) * 1e3)
@@ -91,25 +97,21 @@ def worker(rank, world, args, port, queue):
             dist.all_reduce(part)
             part.cpu()
 
-        def synced(f):
-            def g():
-                dist.barrier()
-                f()
+        def ready():
+            torch.cuda.synchronize()
+            dist.barrier()
+            torch.cuda.synchronize()
 
-            return g
-
-        ms = timed(synced(whole), args.trials)
-        combine_ms = timed(synced(combine_only), args.trials)
-        barrier_ms = timed(synced(lambda: None), args.trials)
+        ms = timed(whole, args.trials, ready)
+        combine_ms = timed(combine_only, args.trials, ready)
         nbytes = args.bytes if name == "histogram" else 4 * args.floats
         rows.append(
             {
                 "op": name,
                 "gpus": world,
-                "ms": ms - barrier_ms,
-                "gb_per_s": nbytes / (ms - barrier_ms) / 1e6,
-                "all_reduce_ms": combine_ms - barrier_ms,
-                "barrier_ms": barrier_ms,
+                "ms": ms,
+                "gb_per_s": nbytes / ms / 1e6,
+                "all_reduce_ms": combine_ms,
             }
         )
     if rank == 0:
@@ -124,17 +126,27 @@ def main():
     ap.add_argument("--bytes", type=int, default=4 << 30)
     ap.add_argument("--trials", type=int, default=10)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--port", type=int, default=int(os.environ.get("MASTER_PORT", "29531")))
     args = ap.parse_args()
+    if args.trials < 1 or args.floats < 1 or args.bytes < 1:
+        ap.error("sizes and --trials must be positive")
     world = torch.cuda.device_count()
     rows = one_gpu(args)
     torch.cuda.empty_cache()
     if world > 1:
         ctx = mp.get_context("spawn")
         queue = ctx.Queue()
-        procs = [ctx.Process(target=worker, args=(r, world, args, 29531, queue)) for r in range(world)]
+        procs = [ctx.Process(target=worker, args=(r, world, args, args.port, queue)) for r in range(world)]
         for p in procs:
             p.start()
-        rows += queue.get()
+        try:
+            # Generous, but bounded: a rank that died (port taken, NCCL failed) must not hang us.
+            rows += queue.get(timeout=600)
+        except Exception as e:
+            codes = [p.exitcode for p in procs]
+            for p in procs:
+                p.terminate()
+            raise SystemExit(f"the multi-GPU ranks did not report ({e!r}); exit codes {codes}")
         for p in procs:
             p.join()
     base = {r["op"]: r["ms"] for r in rows if r["gpus"] == 1}

@@ -142,12 +142,18 @@ fn scattered_plans_combine_to_the_single_device_result() {
             );
             let c = CountPlan::new(&set, &xs, 0.25).unwrap();
             assert_eq!(c.run(&combiner).unwrap(), want_count);
-            // Refilled in place: the plans see the new data.
+            // Zeroed slices filled from the host in place give the same count; a length that
+            // does not match is refused.
             let again = Scattered::<f32>::zeros(&set, len).unwrap();
             again.copy_from(&set, &x).unwrap();
             let c = CountPlan::new(&set, &again, 0.25).unwrap();
             assert_eq!(c.run(&combiner).unwrap(), want_count);
             assert!(again.copy_from(&set, &x[..len / 2]).is_err() || len == 0);
+            let other = DeviceSet::simulated(n + 1).unwrap();
+            assert!(matches!(
+                again.copy_from(&other, &x),
+                Err(Error::InvalidInput(_))
+            ));
         }
     }
 }
@@ -235,7 +241,7 @@ fn gpu_every_device_gives_the_single_device_result() {
 #[test]
 #[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
 fn gpu_plans_combine_on_the_gpus_with_nccl_and_with_peer_copies() {
-    use gpu::lessons::reduce::SumF32InF64 as Sum;
+    use gpu::lessons::reduce::{MaxF32, MinF32, SumF32InF64 as Sum};
     use gridsync::histogram::Bins;
     use gridsync::multi::{Combiner, CountPlan, HistogramPlan, Op, ReducePlan};
     let set = DeviceSet::open(&DeviceList::All, false).unwrap();
@@ -269,6 +275,39 @@ fn gpu_plans_combine_on_the_gpus_with_nccl_and_with_peer_copies() {
         assert_eq!(h.run(&combiner).unwrap(), want_hist, "{what}, again");
         let c = CountPlan::new(&set, &xs, 0.5).unwrap();
         assert_eq!(c.run(&combiner).unwrap(), want_count, "{what}");
+        // Min and max through the combine (NCCL's float min/max), and a combine repeated.
+        let lo = ReducePlan::<MinF32>::new(&set, &xs, Op::Min).unwrap();
+        let want_lo = x.iter().copied().fold(f32::NAN, f32::min);
+        assert_eq!(lo.run(&combiner).unwrap(), want_lo, "{what}");
+        assert_eq!(
+            lo.combine(&combiner).unwrap(),
+            want_lo,
+            "{what}, combined again"
+        );
+        let hi = ReducePlan::<MaxF32>::new(&set, &xs, Op::Max).unwrap();
+        assert_eq!(
+            hi.run(&combiner).unwrap(),
+            x.iter().copied().fold(f32::NAN, f32::max)
+        );
+        // Fewer elements than devices: the empty slices' identities, run twice.
+        let tiny = set.scatter(&x[..1]).unwrap();
+        let s = ReducePlan::<Sum>::new(&set, &tiny, Op::Sum).unwrap();
+        let lo = ReducePlan::<MinF32>::new(&set, &tiny, Op::Min).unwrap();
+        let c = CountPlan::new(&set, &tiny, -2.0).unwrap();
+        for _ in 0..2 {
+            assert_eq!(s.run(&combiner).unwrap(), x[0] as f64, "{what}");
+            assert_eq!(lo.run(&combiner).unwrap(), x[0], "{what}");
+            assert_eq!(c.run(&combiner).unwrap(), 1, "{what}");
+        }
+        // Data of one set refused by another.
+        let one = DeviceSet::open(&DeviceList::Ordinals(vec![0]), false).unwrap();
+        if set.len() > 1 {
+            assert!(matches!(
+                xs.copy_from(&one, &x),
+                Err(Error::InvalidInput(_))
+            ));
+            assert!(CountPlan::new(&one, &xs, 0.5).is_err());
+        }
     }
 }
 

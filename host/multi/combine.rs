@@ -42,10 +42,14 @@ pub trait Partial: Plain {
     const NCCL: nccl_sys::ncclDataType_t;
     /// `a` and `b` combined by `op` (min/max skip a NaN, as the kernels do).
     fn combine(a: Self, b: Self, op: Op) -> Self;
+    /// The value that changes nothing under `op`: what a device with no elements contributes
+    /// (0; the largest value for min, the smallest for max — never a NaN, whose treatment by
+    /// NCCL's min/max is not documented).
+    fn identity(op: Op) -> Self;
 }
 
 macro_rules! partial {
-    ($t:ty, $nccl:ident, $min:expr, $max:expr) => {
+    ($t:ty, $nccl:ident, $min:expr, $max:expr, $top:expr, $bottom:expr) => {
         impl Partial for $t {
             const NCCL: nccl_sys::ncclDataType_t = nccl_sys::ncclDataType_t::$nccl;
             fn combine(a: $t, b: $t, op: Op) -> $t {
@@ -55,12 +59,33 @@ macro_rules! partial {
                     Op::Max => $max(a, b),
                 }
             }
+            fn identity(op: Op) -> $t {
+                match op {
+                    Op::Sum => 0 as $t,
+                    Op::Min => $top,
+                    Op::Max => $bottom,
+                }
+            }
         }
     };
 }
-partial!(f64, ncclFloat64, f64::min, f64::max);
-partial!(f32, ncclFloat32, f32::min, f32::max);
-partial!(u64, ncclUint64, Ord::min, Ord::max);
+partial!(
+    f64,
+    ncclFloat64,
+    f64::min,
+    f64::max,
+    f64::INFINITY,
+    f64::NEG_INFINITY
+);
+partial!(
+    f32,
+    ncclFloat32,
+    f32::min,
+    f32::max,
+    f32::INFINITY,
+    f32::NEG_INFINITY
+);
+partial!(u64, ncclUint64, Ord::min, Ord::max, u64::MAX, 0);
 
 /// Whether an NCCL library can be loaded (looked for by the names `cudarc` tries:
 /// `libnccl.so` and versioned variants, on the library path).
@@ -74,7 +99,12 @@ pub fn nccl_installed() -> bool {
 #[derive(Debug)]
 pub struct NcclComms {
     comms: Vec<nccl_sys::ncclComm_t>,
+    /// The devices, in rank order: a combine checks that its set is this one.
+    ordinals: Vec<i32>,
     version: i32,
+    /// Set when a failed collective aborted the communicators: they are unusable and are
+    /// not destroyed again.
+    aborted: std::cell::Cell<bool>,
 }
 
 impl NcclComms {
@@ -88,7 +118,12 @@ impl NcclComms {
             return Err(Error::Unsupported(format!(
                 "NCCL is not installed (no {} on the library path; a libnccl.so.2 alone is not \
                  looked for: link libnccl.so to it)",
-                cudarc::get_lib_name_candidates("nccl")[..2].join(" or ")
+                cudarc::get_lib_name_candidates("nccl")
+                    .iter()
+                    .take(2)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(" or ")
             )));
         }
         let mut ordinals = Vec::new();
@@ -110,7 +145,12 @@ impl NcclComms {
             nccl::comm_init_all(comms.as_mut_ptr(), ordinals.len() as i32, ordinals.as_ptr())
         }
         .map_err(nccl_err("ncclCommInitAll"))?;
-        Ok(NcclComms { comms, version })
+        Ok(NcclComms {
+            comms,
+            ordinals,
+            version,
+            aborted: std::cell::Cell::new(false),
+        })
     }
 
     /// NCCL's version, as `major·10000 + minor·100 + patch`.
@@ -121,6 +161,9 @@ impl NcclComms {
 
 impl Drop for NcclComms {
     fn drop(&mut self) {
+        if self.aborted.get() {
+            return;
+        }
         for &c in &self.comms {
             // SAFETY: each communicator came from `ncclCommInitAll` and is destroyed once; an
             // error cannot be reported from `drop`.
@@ -171,26 +214,33 @@ impl Combiner {
     }
 
     /// Combines `parts` (one buffer of `len` values per device, in device order, each on its
-    /// device) element by element with `op`, and returns the result. With NCCL every device's
-    /// buffer holds the result afterwards (an all-reduce in place); with peer copies, the
-    /// buffers are left as they were.
+    /// device) element by element with `op`, and returns the result. With NCCL, `results`
+    /// (one buffer of `len` per device, on that device) receive the result on every device
+    /// — an all-reduce out of place, so the parts stay as they were and a combine can be
+    /// repeated; peer copies leave `results` alone.
     ///
     /// Waits for the work queued on every device's stream before it.
     ///
     /// # Errors
-    /// [`Error::InvalidInput`] for a part per device missing or of another length; an NCCL or
-    /// driver error.
+    /// [`Error::InvalidInput`] for a part or result per device missing or of another length,
+    /// or a set other than the one NCCL was set up for; an NCCL or driver error (after which,
+    /// for NCCL, the communicators are aborted and this combiner fails from then on).
     pub fn combine<T: Partial>(
         &self,
         set: &DeviceSet,
         parts: &[&Buffer<T>],
+        results: &[&Buffer<T>],
         op: Op,
     ) -> Result<Vec<T>> {
         let len = parts.first().map_or(0, |p| p.len());
-        if parts.len() != set.len() || parts.iter().any(|p| p.len() != len) {
+        if parts.len() != set.len()
+            || results.len() != set.len()
+            || parts.iter().chain(results).any(|p| p.len() != len)
+        {
             return Err(Error::InvalidInput(format!(
-                "{} partial buffers for {} devices (each needs the same length)",
+                "{} partial and {} result buffers for {} devices (each needs the same length)",
                 parts.len(),
+                results.len(),
                 set.len()
             )));
         }
@@ -198,7 +248,7 @@ impl Combiner {
             return Ok(Vec::new());
         }
         match self {
-            Combiner::Nccl(c) => all_reduce(c, set, parts, op),
+            Combiner::Nccl(c) => all_reduce(c, set, parts, results, op),
             Combiner::PeerCopies { .. } => gather(set, parts, op),
         }
     }
@@ -208,20 +258,46 @@ fn all_reduce<T: Partial>(
     comms: &NcclComms,
     set: &DeviceSet,
     parts: &[&Buffer<T>],
+    results: &[&Buffer<T>],
     op: Op,
 ) -> Result<Vec<T>> {
+    if comms.aborted.get() {
+        return Err(Error::Unsupported(
+            "the NCCL communicators were aborted after an error".into(),
+        ));
+    }
+    // Everything a rank needs is checked before the group opens: a collective that some ranks
+    // join and others do not would wait for ever.
+    let mut streams = Vec::with_capacity(set.len());
+    for t in set.targets() {
+        match t {
+            Target::Gpu(g) => streams.push((
+                g.info().ordinal as i32,
+                g.stream().as_raw() as nccl_sys::cudaStream_t,
+            )),
+            Target::Sim => return Err(Error::Unsupported("NCCL combines GPUs only".into())),
+        }
+    }
+    if streams
+        .iter()
+        .map(|s| s.0)
+        .ne(comms.ordinals.iter().copied())
+    {
+        return Err(Error::InvalidInput(
+            "this NCCL combiner was set up for another set of devices".into(),
+        ));
+    }
     nccl::group_start().map_err(nccl_err("ncclGroupStart"))?;
     let mut queued = Ok(());
-    for ((t, p), &comm) in set.targets().iter().zip(parts).zip(&comms.comms) {
-        let Target::Gpu(g) = t else { continue };
-        let stream = g.stream().as_raw() as nccl_sys::cudaStream_t;
-        // SAFETY: `p` holds `len` values on the communicator's device; in place (send = receive
-        // buffer) is allowed; the stream is that device's; the call only queues work, and every
-        // stream is synchronized below before `parts` can be freed.
-        let r = unsafe {
+    let ranks = parts.iter().zip(results).zip(&comms.comms).zip(&streams);
+    for (((p, r), &comm), &(_, stream)) in ranks {
+        // SAFETY: `p` and `r` hold `len` values each on the communicator's device (checked
+        // above: same set, same lengths); the stream is that device's; the call only queues
+        // work, and every stream is synchronized below before the buffers can be freed.
+        let q = unsafe {
             nccl::all_reduce(
                 p.ptr().cast::<c_void>().cast_const(),
-                p.ptr().cast::<c_void>(),
+                r.ptr().cast::<c_void>(),
                 p.len(),
                 T::NCCL,
                 op.nccl(),
@@ -229,25 +305,52 @@ fn all_reduce<T: Partial>(
                 stream,
             )
         };
-        if let Err(e) = r {
+        if let Err(e) = q {
             queued = Err(nccl_err("ncclAllReduce")(e));
             break;
         }
     }
     // The group must be closed whatever happened inside it.
-    let ended = nccl::group_end().map_err(nccl_err("ncclGroupEnd"));
-    queued?;
-    ended?;
-    let out = set.targets()[0].download(parts[0])?;
-    for t in set.targets() {
-        t.synchronize()?;
+    let ended = nccl::group_end()
+        .map_err(nccl_err("ncclGroupEnd"))
+        .map(drop);
+    if let Err(e) = queued.and(ended) {
+        // Some ranks may have queued a collective the others never will: abort, so that no
+        // stream waits for ever, and refuse later combines.
+        comms.aborted.set(true);
+        for &c in &comms.comms {
+            // SAFETY: each communicator is aborted once and never used again (`aborted`).
+            let _ = unsafe { nccl::comm_abort(c) };
+        }
+        super::together::settle(set);
+        return Err(e);
     }
-    Ok(out)
+    let out = set.targets()[0].download(results[0]);
+    // Every rank's collective is over before the buffers can be freed.
+    super::together::settle(set);
+    out
 }
 
 /// Peer copies of every part into one buffer on device 0, combined by the host in device
 /// order. On the simulator the parts are host memory already.
 fn gather<T: Partial>(set: &DeviceSet, parts: &[&Buffer<T>], op: Op) -> Result<Vec<T>> {
+    let rows = gather_rows(set, parts);
+    if rows.is_err() {
+        // Copies already queued into device 0's buffer must end before it is freed.
+        super::together::settle(set);
+    }
+    let rows = rows?;
+    let mut out = rows[0].clone();
+    for row in &rows[1..] {
+        for (o, &v) in out.iter_mut().zip(row) {
+            *o = T::combine(*o, v, op);
+        }
+    }
+    Ok(out)
+}
+
+/// Every part, in device order, read back through device 0.
+fn gather_rows<T: Partial>(set: &DeviceSet, parts: &[&Buffer<T>]) -> Result<Vec<Vec<T>>> {
     let t0 = &set.targets()[0];
     let len = parts[0].len();
     let rows: Vec<Vec<T>> = match t0 {
@@ -286,11 +389,5 @@ fn gather<T: Partial>(set: &DeviceSet, parts: &[&Buffer<T>], op: Op) -> Result<V
                 .collect()
         }
     };
-    let mut out = rows[0].clone();
-    for row in &rows[1..] {
-        for (o, &v) in out.iter_mut().zip(row) {
-            *o = T::combine(*o, v, op);
-        }
-    }
-    Ok(out)
+    Ok(rows)
 }

@@ -155,6 +155,17 @@ impl DeviceSet {
         self.targets.is_empty()
     }
 
+    /// Each device's ordinal (`None` for a simulator), in order.
+    pub fn ordinals(&self) -> Vec<Option<u32>> {
+        self.targets
+            .iter()
+            .map(|t| match t {
+                Target::Gpu(g) => Some(g.info().ordinal),
+                Target::Sim => None,
+            })
+            .collect()
+    }
+
     /// The devices, for messages.
     pub fn describe(&self) -> String {
         let names: Vec<String> = self.targets.iter().map(Target::describe).collect();

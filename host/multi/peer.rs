@@ -112,7 +112,10 @@ fn run_report(
 }
 
 fn total_threads(set: &DeviceSet, cfg: LaunchConfig, per_thread: u32) -> Result<u64> {
-    let total = set.len() as u64 * cfg.threads() * per_thread as u64;
+    let total = (set.len() as u64)
+        .checked_mul(cfg.threads())
+        .and_then(|t| t.checked_mul(per_thread as u64))
+        .unwrap_or(u64::MAX);
     if total > u32::MAX as u64 {
         return Err(Error::InvalidInput(format!(
             "{total} increments overflow the 32-bit counter: fewer threads or iterations"
@@ -125,9 +128,12 @@ fn total_threads(set: &DeviceSet, cfg: LaunchConfig, per_thread: u32) -> Result<
 /// (relaxed atomics at `scope`).
 ///
 /// # Errors
-/// [`Error::InvalidInput`] for block scope or a total past `u32`; a launch or driver error.
+/// [`Error::InvalidInput`] for block scope or a total past `u32`; [`Error::Unsupported`] for
+/// GPUs that cannot map each other's memory (peer access is enabled here); a launch or driver
+/// error.
 pub fn count(set: &DeviceSet, scope: Scope, cfg: LaunchConfig, per_thread: u32) -> Result<PeerRun> {
     let (name, code) = scope_name(scope)?;
+    enable_peer_access(set)?;
     let data_device = 0;
     let expected = total_threads(set, cfg, per_thread)?;
     let counter = home::<u32>(set, 1)?;
@@ -174,6 +180,7 @@ pub fn lock(
     data_device: usize,
 ) -> Result<PeerRun> {
     let (name, code) = scope_name(scope)?;
+    enable_peer_access(set)?;
     let expected = total_threads(set, cfg, per_thread)?;
     let t0 = &set.targets()[0];
     let home_of_data = data_target(set, data_device)?;
@@ -219,6 +226,7 @@ pub fn lock(
 ///
 /// # Errors
 /// [`Error::InvalidInput`] for a grid that does not fit at once on a device, or block scope;
+/// [`Error::Unsupported`] without peer access between the GPUs;
 /// [`Error::BarrierTimeout`] if blocks waited past `timeout` (a device's grid never started);
 /// a launch or driver error.
 pub fn barrier(
@@ -230,6 +238,7 @@ pub fn barrier(
     data_device: usize,
 ) -> Result<PeerRun> {
     let (name, code) = scope_name(scope)?;
+    enable_peer_access(set)?;
     let per_grid = cfg.grid.count();
     let blocks = per_grid * set.len() as u64;
     if blocks >= 1 << 31 {

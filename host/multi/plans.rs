@@ -43,8 +43,13 @@ fn pick<'a, T: Plain>(
         .collect()
 }
 
-fn part_lens<T: Plain>(x: &Scattered<T>) -> Vec<usize> {
-    x.parts().iter().map(Buffer::len).collect()
+/// A result buffer of `len` per device, where NCCL leaves the combined values.
+fn result_buffers<T: Plain>(set: &DeviceSet, len: usize) -> Result<Vec<Buffer<T>>> {
+    set.targets().iter().map(|t| t.zeros(len)).collect()
+}
+
+fn refs<T: Plain>(v: &[Buffer<T>]) -> Vec<&Buffer<T>> {
+    v.iter().collect()
 }
 
 /// A reduction `R` of scattered data, prepared once (kernels, scratch and result buffers on
@@ -55,6 +60,7 @@ pub struct ReducePlan<'s, R: DeviceReduction> {
     x: &'s Scattered<R::Item>,
     passes: Vec<Option<SinglePass<'s, R>>>,
     empty: Vec<Option<Buffer<R::Out>>>,
+    results: Vec<Buffer<R::Out>>,
     op: Op,
 }
 
@@ -64,7 +70,7 @@ impl<'s, R: DeviceReduction<Out: Partial>> ReducePlan<'s, R> {
     /// # Errors
     /// A device's error.
     pub fn new(set: &'s DeviceSet, x: &'s Scattered<R::Item>, op: Op) -> Result<ReducePlan<'s, R>> {
-        let lens = part_lens(x);
+        let lens = x.check_set(set)?;
         let passes = set
             .targets()
             .iter()
@@ -75,12 +81,13 @@ impl<'s, R: DeviceReduction<Out: Partial>> ReducePlan<'s, R> {
                     .transpose()
             })
             .collect::<Result<_>>()?;
-        let empty = identity_parts(set, &lens, &[R::finish(R::identity())])?;
+        let empty = identity_parts(set, &lens, &[R::Out::identity(op)])?;
         Ok(ReducePlan {
             set,
             x,
             passes,
             empty,
+            results: result_buffers(set, 1)?,
             op,
         })
     }
@@ -99,7 +106,7 @@ impl<'s, R: DeviceReduction<Out: Partial>> ReducePlan<'s, R> {
     }
 
     /// The combine step alone, over the partials the last [`ReducePlan::run`] left (to time
-    /// it; with NCCL the partials are replaced by the result).
+    /// it; the partials are not changed, so it gives the same result each time).
     ///
     /// # Errors
     /// A driver or NCCL error.
@@ -110,7 +117,10 @@ impl<'s, R: DeviceReduction<Out: Partial>> ReducePlan<'s, R> {
                 .map(|p| p.as_ref().map(SinglePass::result_buffer)),
             &self.empty,
         )?;
-        Ok(combiner.combine(self.set, &parts, self.op)?[0])
+        let out = combiner.combine(self.set, &parts, &refs(&self.results), self.op)?;
+        out.first()
+            .copied()
+            .ok_or_else(|| Error::InvalidInput("no result".into()))
     }
 }
 
@@ -120,6 +130,7 @@ pub struct HistogramPlan<'s> {
     set: &'s DeviceSet,
     launches: Vec<Option<HistogramLaunch<'s>>>,
     empty: Vec<Option<Buffer<u64>>>,
+    results: Vec<Buffer<u64>>,
     bins: Bins,
 }
 
@@ -129,7 +140,7 @@ impl<'s> HistogramPlan<'s> {
     /// # Errors
     /// A device's error.
     pub fn new(set: &'s DeviceSet, x: &'s Scattered<u8>, bins: Bins) -> Result<HistogramPlan<'s>> {
-        let lens = part_lens(x);
+        let lens = x.check_set(set)?;
         let mut launches = Vec::new();
         for ((t, part), &n) in set.targets().iter().zip(x.parts()).zip(&lens) {
             launches.push(if n == 0 {
@@ -146,6 +157,7 @@ impl<'s> HistogramPlan<'s> {
             set,
             launches,
             empty,
+            results: result_buffers(set, bins.count() as usize)?,
             bins,
         })
     }
@@ -176,7 +188,8 @@ impl<'s> HistogramPlan<'s> {
                 None => None,
             });
         }
-        let out = combiner.combine(self.set, &pick(bins.into_iter(), &self.empty)?, Op::Sum)?;
+        let parts = pick(bins.into_iter(), &self.empty)?;
+        let out = combiner.combine(self.set, &parts, &refs(&self.results), Op::Sum)?;
         debug_assert_eq!(out.len(), self.bins.count() as usize);
         Ok(out)
     }
@@ -187,6 +200,7 @@ pub struct CountPlan<'s> {
     set: &'s DeviceSet,
     launches: Vec<Option<CountLaunch<'s>>>,
     empty: Vec<Option<Buffer<u64>>>,
+    results: Vec<Buffer<u64>>,
 }
 
 impl<'s> CountPlan<'s> {
@@ -195,7 +209,7 @@ impl<'s> CountPlan<'s> {
     /// # Errors
     /// A device's error.
     pub fn new(set: &'s DeviceSet, x: &'s Scattered<f32>, threshold: f32) -> Result<CountPlan<'s>> {
-        let lens = part_lens(x);
+        let lens = x.check_set(set)?;
         let mut launches = Vec::new();
         for ((t, part), &n) in set.targets().iter().zip(x.parts()).zip(&lens) {
             launches.push(if n == 0 {
@@ -219,6 +233,7 @@ impl<'s> CountPlan<'s> {
             set,
             launches,
             empty,
+            results: result_buffers(set, 1)?,
         })
     }
 
@@ -243,6 +258,10 @@ impl<'s> CountPlan<'s> {
             .launches
             .iter()
             .map(|l| l.as_ref().map(CountLaunch::count_buffer));
-        Ok(combiner.combine(self.set, &pick(counts, &self.empty)?, Op::Sum)?[0])
+        let parts = pick(counts, &self.empty)?;
+        let out = combiner.combine(self.set, &parts, &refs(&self.results), Op::Sum)?;
+        out.first()
+            .copied()
+            .ok_or_else(|| Error::InvalidInput("no result".into()))
     }
 }

@@ -6,6 +6,7 @@ use super::{DeviceSet, split};
 use crate::runtime::buffer::{Buffer, Plain};
 use crate::runtime::error::{Error, Result, check};
 use crate::runtime::launch::Target;
+use crate::runtime::memory::Footprint;
 use crate::runtime::pinned::PinnedBuffer;
 use crate::runtime::timer::Event;
 use cust::memory::DeviceCopy;
@@ -19,6 +20,8 @@ pub const STAGE_BYTES: usize = 32 << 20;
 pub struct Scattered<T: Plain> {
     parts: Vec<Buffer<T>>,
     len: usize,
+    /// The devices the parts are on (`None`: a simulator), to refuse another set.
+    devices: Vec<Option<u32>>,
 }
 
 impl<T: Plain> Scattered<T> {
@@ -27,13 +30,40 @@ impl<T: Plain> Scattered<T> {
     /// # Errors
     /// A device's error (out of memory).
     pub fn zeros(set: &DeviceSet, len: usize) -> Result<Scattered<T>> {
+        let each = Footprint {
+            host: 0,
+            device: size_of::<T>() as u64,
+        };
+        let slices = split(len, set.len());
+        for (t, r) in set.targets().iter().zip(&slices) {
+            crate::runtime::memory::check_elements(t, "a slice of", r.len(), each)?;
+        }
         let parts = set
             .targets()
             .iter()
-            .zip(split(len, set.len()))
+            .zip(slices)
             .map(|(t, r)| t.zeros(r.len()))
             .collect::<Result<_>>()?;
-        Ok(Scattered { parts, len })
+        Ok(Scattered {
+            parts,
+            len,
+            devices: set.ordinals(),
+        })
+    }
+
+    /// The slices' lengths, after checking that `set` is the set they were made on.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for another set.
+    pub(crate) fn check_set(&self, set: &DeviceSet) -> Result<Vec<usize>> {
+        if set.ordinals() != self.devices {
+            return Err(Error::InvalidInput(format!(
+                "data scattered over {} device(s) used with another set ({})",
+                self.devices.len(),
+                set.describe()
+            )));
+        }
+        Ok(self.parts.iter().map(Buffer::len).collect())
     }
 
     /// Elements in all.
@@ -66,6 +96,18 @@ impl<T: Plain> Scattered<T> {
                 self.len
             )));
         }
+        self.check_set(set)?;
+        let queued = self.queue_copies(set, data);
+        // On success, or when a device refused its copy, every copy already queued reads
+        // `data` until its stream is synchronized: wait for all of them either way.
+        let mut done = queued;
+        for t in set.targets() {
+            done = done.and(t.synchronize());
+        }
+        done
+    }
+
+    fn queue_copies(&self, set: &DeviceSet, data: &[T]) -> Result<()> {
         let slices = split(self.len, set.len());
         for ((t, part), r) in set.targets().iter().zip(&self.parts).zip(slices) {
             match t {
@@ -89,9 +131,6 @@ impl<T: Plain> Scattered<T> {
                 Target::Gpu(_) => {}
             }
         }
-        for t in set.targets() {
-            t.synchronize()?;
-        }
         Ok(())
     }
 }
@@ -110,6 +149,7 @@ impl DeviceSet {
         Ok(Scattered {
             parts,
             len: data.len(),
+            devices: self.ordinals(),
         })
     }
 }
@@ -117,7 +157,8 @@ impl DeviceSet {
 impl DeviceSet {
     /// Host threads each device's staged upload may use to fill its staging buffers: the
     /// cores shared among the devices, at most [`MAX_COPIERS`] each. `GRIDSYNC_COPIERS` sets
-    /// the total (to measure; from pageable memory the host's memory bandwidth is the bound).
+    /// the total to share (still at most [`MAX_COPIERS`] per device; to measure — from pageable
+    /// memory the host's memory bandwidth is the bound).
     pub(crate) fn copiers(&self) -> usize {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let total = std::env::var("GRIDSYNC_COPIERS")
@@ -153,40 +194,51 @@ pub(crate) fn upload_staged<T: Plain + DeviceCopy>(
     data: &[T],
     copiers: usize,
 ) -> Result<Buffer<T>> {
+    let each = Footprint {
+        host: 0,
+        device: size_of::<T>() as u64,
+    };
+    crate::runtime::memory::check_elements(t, "a slice of", data.len(), each)?;
     let chunk = (STAGE_BYTES / size_of::<T>().max(1)).max(1);
-    let gpu = match t {
-        Target::Gpu(g) if data.len() > 2 * chunk => g,
+    let gpu = match (t, data.first()) {
+        (Target::Gpu(g), Some(&first)) if data.len() > 2 * chunk => (g, first),
         _ => return t.upload(data),
     };
+    let (gpu, first) = gpu;
     let buf = t.zeros::<T>(data.len())?;
     let mut stages = [
-        PinnedBuffer::new(gpu, chunk, data[0])?,
-        PinnedBuffer::new(gpu, chunk, data[0])?,
+        PinnedBuffer::new(gpu, chunk, first)?,
+        PinnedBuffer::new(gpu, chunk, first)?,
     ];
     let done = [Event::new()?, Event::new()?];
-    for (i, part) in data.chunks(chunk).enumerate() {
-        let b = i % 2;
-        if i >= 2 {
-            // The copy that last read this stage has finished.
-            done[b].synchronize()?;
+    let queued = (|| -> Result<()> {
+        for (i, part) in data.chunks(chunk).enumerate() {
+            let b = i % 2;
+            if i >= 2 {
+                // The copy that last read this stage has finished.
+                done[b].synchronize()?;
+            }
+            par_copy(&mut stages[b][..part.len()], part, copiers);
+            let bytes = std::mem::size_of_val(part);
+            gpu.make_current()?;
+            // SAFETY: the destination is inside `buf` (chunk `i` of `data.len()` elements); the
+            // stage holds `part`, is page-locked, and is not written again until `done[b]` says
+            // this copy is over, nor freed before the synchronize below.
+            let code = unsafe {
+                cu::cuMemcpyHtoDAsync_v2(
+                    buf.ptr() as u64 + (i * chunk * size_of::<T>()) as u64,
+                    stages[b].as_ptr().cast(),
+                    bytes,
+                    gpu.stream().as_raw(),
+                )
+            };
+            check(code, || format!("cuMemcpyHtoDAsync({bytes} bytes)"))?;
+            done[b].record(gpu.stream())?;
         }
-        par_copy(&mut stages[b][..part.len()], part, copiers);
-        let bytes = std::mem::size_of_val(part);
-        gpu.make_current()?;
-        // SAFETY: the destination is inside `buf` (chunk `i` of `data.len()` elements); the
-        // stage holds `part`, is page-locked, and is not written again until `done[b]` says
-        // this copy is over (or freed before the synchronize below).
-        let code = unsafe {
-            cu::cuMemcpyHtoDAsync_v2(
-                buf.ptr() as u64 + (i * chunk * size_of::<T>()) as u64,
-                stages[b].as_ptr().cast(),
-                bytes,
-                gpu.stream().as_raw(),
-            )
-        };
-        check(code, || format!("cuMemcpyHtoDAsync({bytes} bytes)"))?;
-        done[b].record(gpu.stream())?;
-    }
-    gpu.synchronize()?;
-    Ok(buf)
+        Ok(())
+    })();
+    // Whether or not every chunk was queued, the copies queued read the stages and write
+    // `buf`: they end before either is freed.
+    let synced = gpu.synchronize();
+    queued.and(synced).map(|()| buf)
 }

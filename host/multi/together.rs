@@ -82,11 +82,18 @@ pub(crate) fn at_once(
         })?;
     } else {
         for (d, t) in set.targets().iter().enumerate() {
-            launch(d, t)?;
+            if let Err(e) = launch(d, t) {
+                // The grids already launched use the caller's buffers: they end (a barrier
+                // waiting for the missing grid times out) before those can be freed.
+                settle(set);
+                return Err(e);
+            }
         }
+        let mut first_error = Ok(());
         for t in set.targets() {
-            t.synchronize()?;
+            first_error = first_error.and(t.synchronize());
         }
+        first_error?;
     }
     Ok(start.elapsed().as_secs_f64() * 1e3)
 }
@@ -104,5 +111,13 @@ impl<T: Copy> Args<T> {
     /// The arguments (a method, so that a closure captures the whole wrapper, not its field).
     pub(crate) fn get(&self) -> T {
         self.0
+    }
+}
+
+/// Waits for everything queued on every device of `set`, errors ignored: on an error path,
+/// before buffers that queued work may still use are freed.
+pub(crate) fn settle(set: &DeviceSet) {
+    for t in set.targets() {
+        let _ = t.synchronize();
     }
 }

@@ -46,7 +46,9 @@ kernel! {
 }
 
 kernel! {
-    /// Every thread takes the [`Mutex`] at `state` (at `scope`), adds 1 to the plain counter
+    /// Every thread takes the [`Mutex`] at `state` (at `scope`: 2 system, anything else
+    /// device) by itself ([`Mutex::lock_thread`]: no warp cohort, so every acquisition and
+    /// release goes through the lock word, across the GPUs), adds 1 to the plain counter
     /// `data` — an ordinary load and store, which only the lock protects — and releases it,
     /// `per_thread` times.
     ///
@@ -73,10 +75,12 @@ unsafe fn add_locked<S: LockScope>(state: *mut MutexState, data: *mut u32, per_t
     // SAFETY: the caller's contract.
     let mutex = unsafe { Mutex::<S>::from_ptr_in(state) };
     for _ in 0..per_thread {
-        let Ok(_guard) = mutex.lock() else { return };
+        let Ok(_guard) = mutex.lock_thread() else {
+            return;
+        };
         // SAFETY: the guard makes this thread the only one in here, on every GPU (at a scope
         // that covers them).
-        unsafe { data.write(data.read() + 1) };
+        unsafe { data.write(data.read().wrapping_add(1)) };
     }
 }
 
@@ -88,9 +92,9 @@ kernel! {
     ///
     /// `first_block` is the rank of this grid's block 0 among all grids' blocks; `slots` has two
     /// words per block of all grids (odd and even rounds, so that a block writing the next
-    /// round never races with a reader of this one), in one GPU's memory. At system scope `stale` stays 0; a
-    /// non-zero count is a barrier that let a block through before another GPU's write before
-    /// it was visible.
+    /// round never races with a reader of this one), in one GPU's memory. At system scope
+    /// `stale` stays 0; a non-zero count is a barrier that let a block through before another
+    /// GPU's write before it was visible.
     pub unsafe fn peer_barrier(
         state: *mut MultiGridBarrierState,
         slots: *mut u32,

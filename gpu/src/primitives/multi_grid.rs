@@ -101,7 +101,8 @@ pub struct MultiGridBarrier {
 
 impl MultiGridBarrier {
     /// A handle for the block numbered `rank` among all grids' blocks, arriving and waiting at
-    /// `scope`.
+    /// `scope` ([`Scope::Block`], which cannot cover two blocks, is taken as
+    /// [`Scope::Device`]).
     ///
     /// # Safety
     /// `state` points to a [`MultiGridBarrierState`] in memory every grid reaches (one GPU's
@@ -123,7 +124,10 @@ impl MultiGridBarrier {
         };
         MultiGridBarrier {
             state,
-            scope,
+            scope: match scope {
+                Scope::Block => Scope::Device,
+                s => s,
+            },
             rank,
             blocks,
             passed: 0,
@@ -180,7 +184,7 @@ impl MultiGridBarrier {
             }
             #[cfg(not(target_arch = "nvptx64"))]
             std::thread::yield_now();
-            polls += 1;
+            polls = polls.wrapping_add(1);
             if polls.is_multiple_of(POLLS_PER_CHECK) {
                 let now_ns = globaltimer_ns();
                 let since = *start.get_or_insert(now_ns);

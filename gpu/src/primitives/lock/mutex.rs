@@ -157,8 +157,8 @@ impl<S: LockScope> Mutex<S> {
     /// GPU's memory, mapped into the others) or with the host. Everything else is as
     /// [`Mutex`]: the hand-off inside a warp stays at block scope, which is all one warp needs.
     ///
-    /// Scope: `S`. PTX: `atom.acquire.sys.cas.b32` / `st.release.sys.b32` for [`SystemScope`].
-    /// CUDA: `cuda::binary_semaphore<thread_scope_system>`.
+    /// Scope: `S`. PTX: `atom.acquire.sys.cas.b32` / `st.release.sys.b32` for
+    /// [`SystemScope`](super::SystemScope). CUDA: `cuda::binary_semaphore<thread_scope_system>`.
     ///
     /// # Safety
     /// As [`Mutex::from_ptr`], and every thread that takes the mutex — on any GPU — is covered

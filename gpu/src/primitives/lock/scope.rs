@@ -4,8 +4,8 @@
 
 use crate::atomic::Scope;
 
-/// The scope a [`Mutex`] takes and releases its lock word at, as a type.
-pub trait LockScope: Copy + core::fmt::Debug {
+/// The scope a [`Mutex`](super::Mutex) takes and releases its lock word at, as a type.
+pub trait LockScope: Copy + core::fmt::Debug + sealed::Sealed {
     /// The scope.
     const SCOPE: Scope;
 }
@@ -24,4 +24,12 @@ impl LockScope for DeviceScope {
 
 impl LockScope for SystemScope {
     const SCOPE: Scope = Scope::System;
+}
+
+/// Only device and system scope make a lock: block scope cannot order two blocks' critical
+/// sections, so no other type may implement [`LockScope`].
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for super::DeviceScope {}
+    impl Sealed for super::SystemScope {}
 }
