@@ -9,58 +9,85 @@ use crate::primitives::lock::MutexBounds;
 use crate::reduce::{DeviceReduction, SinglePass, SinglePassKernel};
 use crate::runtime::buffer::{Buffer, Plain};
 use crate::runtime::error::{Error, Result};
+use crate::runtime::launch::Target;
 
-/// A value per device to stand for a device with an empty slice.
-fn identity_parts<T: Plain>(
-    set: &DeviceSet,
-    lens: &[usize],
-    value: &[T],
-) -> Result<Vec<Option<Buffer<T>>>> {
-    set.targets()
-        .iter()
-        .zip(lens)
-        .map(|(t, &n)| {
+/// What every plan holds per device: the prepared launch `L` of a device with elements, the
+/// identity standing in for a device without, and the buffer NCCL leaves the result in.
+struct PerDevice<'s, L, T: Plain> {
+    set: &'s DeviceSet,
+    launches: Vec<Option<L>>,
+    empty: Vec<Option<Buffer<T>>>,
+    results: Vec<Buffer<T>>,
+}
+
+impl<'s, L, T: Partial> PerDevice<'s, L, T> {
+    /// `make(target, slice, len)` for every device whose slice of `x` has elements; `identity`
+    /// (as long as a partial) uploaded for the others.
+    fn new<I: Plain>(
+        set: &'s DeviceSet,
+        x: &'s Scattered<I>,
+        identity: &[T],
+        make: impl Fn(&'s Target, &'s Buffer<I>, usize) -> Result<L>,
+    ) -> Result<PerDevice<'s, L, T>> {
+        let lens = x.check_set(set)?;
+        let mut launches = Vec::with_capacity(lens.len());
+        let mut empty = Vec::with_capacity(lens.len());
+        for ((t, part), &n) in set.targets().iter().zip(x.parts()).zip(&lens) {
             if n == 0 {
-                t.upload(value).map(Some)
+                launches.push(None);
+                empty.push(Some(t.upload(identity)?));
             } else {
-                Ok(None)
+                launches.push(Some(make(t, part, n)?));
+                empty.push(None);
             }
+        }
+        let results = set
+            .targets()
+            .iter()
+            .map(|t| t.zeros(identity.len()))
+            .collect::<Result<_>>()?;
+        Ok(PerDevice {
+            set,
+            launches,
+            empty,
+            results,
         })
-        .collect()
+    }
+
+    /// The devices' partials — `partial(launch)`, or the identity — combined with `op`.
+    fn combine(
+        &self,
+        combiner: &Combiner,
+        op: Op,
+        partial: impl Fn(&L) -> Result<&Buffer<T>>,
+    ) -> Result<Vec<T>> {
+        let parts = self
+            .launches
+            .iter()
+            .zip(&self.empty)
+            .map(|(l, e)| match (l, e) {
+                (Some(l), _) => partial(l),
+                (None, Some(e)) => Ok(e),
+                (None, None) => Err(Error::InvalidInput("a device without a partial".into())),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let results: Vec<&Buffer<T>> = self.results.iter().collect();
+        combiner.combine(self.set, &parts, &results, op)
+    }
 }
 
-/// Each device's partial: its launch's buffer, or the identity for an empty slice.
-fn pick<'a, T: Plain>(
-    launched: impl Iterator<Item = Option<&'a Buffer<T>>>,
-    empty: &'a [Option<Buffer<T>>],
-) -> Result<Vec<&'a Buffer<T>>> {
-    launched
-        .zip(empty)
-        .map(|(l, e)| {
-            l.or(e.as_ref())
-                .ok_or_else(|| Error::InvalidInput("a device without a partial".into()))
-        })
-        .collect()
-}
-
-/// A result buffer of `len` per device, where NCCL leaves the combined values.
-fn result_buffers<T: Plain>(set: &DeviceSet, len: usize) -> Result<Vec<Buffer<T>>> {
-    set.targets().iter().map(|t| t.zeros(len)).collect()
-}
-
-fn refs<T: Plain>(v: &[Buffer<T>]) -> Vec<&Buffer<T>> {
-    v.iter().collect()
+fn first<T: Copy>(v: Vec<T>) -> Result<T> {
+    v.first()
+        .copied()
+        .ok_or_else(|| Error::InvalidInput("an empty result".into()))
 }
 
 /// A reduction `R` of scattered data, prepared once (kernels, scratch and result buffers on
 /// every device) and run any number of times: every device reduces its slice, the partials
 /// are combined with `op` on the GPUs.
 pub struct ReducePlan<'s, R: DeviceReduction> {
-    set: &'s DeviceSet,
     x: &'s Scattered<R::Item>,
-    passes: Vec<Option<SinglePass<'s, R>>>,
-    empty: Vec<Option<Buffer<R::Out>>>,
-    results: Vec<Buffer<R::Out>>,
+    devices: PerDevice<'s, SinglePass<'s, R>, R::Out>,
     op: Op,
 }
 
@@ -68,28 +95,12 @@ impl<'s, R: DeviceReduction<Out: Partial>> ReducePlan<'s, R> {
     /// Prepares `R` over `x`, combining with `op`.
     ///
     /// # Errors
-    /// A device's error.
+    /// [`Error::InvalidInput`] for data scattered over another set; a device's error.
     pub fn new(set: &'s DeviceSet, x: &'s Scattered<R::Item>, op: Op) -> Result<ReducePlan<'s, R>> {
-        let lens = x.check_set(set)?;
-        let passes = set
-            .targets()
-            .iter()
-            .zip(&lens)
-            .map(|(t, &n)| {
-                (n > 0)
-                    .then(|| SinglePass::<R>::new(t, SinglePassKernel::Vec, n, None))
-                    .transpose()
-            })
-            .collect::<Result<_>>()?;
-        let empty = identity_parts(set, &lens, &[R::Out::identity(op)])?;
-        Ok(ReducePlan {
-            set,
-            x,
-            passes,
-            empty,
-            results: result_buffers(set, 1)?,
-            op,
-        })
+        let devices = PerDevice::new(set, x, &[R::Out::identity(op)], |t, _, n| {
+            SinglePass::<R>::new(t, SinglePassKernel::Vec, n, None)
+        })?;
+        Ok(ReducePlan { x, devices, op })
     }
 
     /// Every device's kernel, queued at once, then the combine.
@@ -97,7 +108,7 @@ impl<'s, R: DeviceReduction<Out: Partial>> ReducePlan<'s, R> {
     /// # Errors
     /// A launch, driver or NCCL error.
     pub fn run(&self, combiner: &Combiner) -> Result<R::Out> {
-        for (p, part) in self.passes.iter().zip(self.x.parts()) {
+        for (p, part) in self.devices.launches.iter().zip(self.x.parts()) {
             if let Some(p) = p {
                 p.launch(part, part.len())?;
             }
@@ -111,55 +122,32 @@ impl<'s, R: DeviceReduction<Out: Partial>> ReducePlan<'s, R> {
     /// # Errors
     /// A driver or NCCL error.
     pub fn combine(&self, combiner: &Combiner) -> Result<R::Out> {
-        let parts = pick(
-            self.passes
-                .iter()
-                .map(|p| p.as_ref().map(SinglePass::result_buffer)),
-            &self.empty,
-        )?;
-        let out = combiner.combine(self.set, &parts, &refs(&self.results), self.op)?;
-        out.first()
-            .copied()
-            .ok_or_else(|| Error::InvalidInput("no result".into()))
+        first(
+            self.devices
+                .combine(combiner, self.op, |p| Ok(p.result_buffer()))?,
+        )
     }
 }
 
 /// A histogram of scattered bytes, prepared once: every device counts its slice, the bins are
 /// added on the GPUs.
 pub struct HistogramPlan<'s> {
-    set: &'s DeviceSet,
-    launches: Vec<Option<HistogramLaunch<'s>>>,
-    empty: Vec<Option<Buffer<u64>>>,
-    results: Vec<Buffer<u64>>,
-    bins: Bins,
+    devices: PerDevice<'s, HistogramLaunch<'s>, u64>,
 }
 
 impl<'s> HistogramPlan<'s> {
     /// Prepares the fastest histogram kernel over every slice of `x`.
     ///
     /// # Errors
-    /// A device's error.
+    /// [`Error::InvalidInput`] for data scattered over another set; a device's error.
     pub fn new(set: &'s DeviceSet, x: &'s Scattered<u8>, bins: Bins) -> Result<HistogramPlan<'s>> {
-        let lens = x.check_set(set)?;
-        let mut launches = Vec::new();
-        for ((t, part), &n) in set.targets().iter().zip(x.parts()).zip(&lens) {
-            launches.push(if n == 0 {
-                None
-            } else {
-                let kernel = fastest_kernel(n);
-                let cfg = hist_config(t, kernel, bins, n, None)?;
-                Some(HistogramLaunch::new(t, kernel, part, n, bins, cfg)?)
-            });
-        }
         let zeros = vec![0u64; bins.count() as usize];
-        let empty = identity_parts(set, &lens, &zeros)?;
-        Ok(HistogramPlan {
-            set,
-            launches,
-            empty,
-            results: result_buffers(set, bins.count() as usize)?,
-            bins,
-        })
+        let devices = PerDevice::new(set, x, &zeros, |t, part, n| {
+            let kernel = fastest_kernel(n);
+            let cfg = hist_config(t, kernel, bins, n, None)?;
+            HistogramLaunch::new(t, kernel, part, n, bins, cfg)
+        })?;
+        Ok(HistogramPlan { devices })
     }
 
     /// Every device's count, queued at once, then the bins added.
@@ -167,7 +155,7 @@ impl<'s> HistogramPlan<'s> {
     /// # Errors
     /// A launch, driver or NCCL error.
     pub fn run(&self, combiner: &Combiner) -> Result<Vec<u64>> {
-        for l in self.launches.iter().flatten() {
+        for l in self.devices.launches.iter().flatten() {
             l.reset()?;
             l.launch()?;
         }
@@ -179,62 +167,30 @@ impl<'s> HistogramPlan<'s> {
     /// # Errors
     /// A driver or NCCL error.
     pub fn combine(&self, combiner: &Combiner) -> Result<Vec<u64>> {
-        let mut bins = Vec::with_capacity(self.launches.len());
-        for l in &self.launches {
-            bins.push(match l {
-                Some(l) => Some(l.bins_buffer().ok_or_else(|| {
-                    Error::InvalidInput("a histogram kernel with per-block rows".into())
-                })?),
-                None => None,
-            });
-        }
-        let parts = pick(bins.into_iter(), &self.empty)?;
-        let out = combiner.combine(self.set, &parts, &refs(&self.results), Op::Sum)?;
-        debug_assert_eq!(out.len(), self.bins.count() as usize);
-        Ok(out)
+        self.devices.combine(combiner, Op::Sum, |l| {
+            l.bins_buffer()
+                .ok_or_else(|| Error::InvalidInput("a histogram kernel with per-block rows".into()))
+        })
     }
 }
 
 /// A count of scattered elements above a threshold, prepared once.
 pub struct CountPlan<'s> {
-    set: &'s DeviceSet,
-    launches: Vec<Option<CountLaunch<'s>>>,
-    empty: Vec<Option<Buffer<u64>>>,
-    results: Vec<Buffer<u64>>,
+    devices: PerDevice<'s, CountLaunch<'s>, u64>,
 }
 
 impl<'s> CountPlan<'s> {
     /// Prepares the fastest counting kernel over every slice of `x`.
     ///
     /// # Errors
-    /// A device's error.
+    /// [`Error::InvalidInput`] for data scattered over another set; a device's error.
     pub fn new(set: &'s DeviceSet, x: &'s Scattered<f32>, threshold: f32) -> Result<CountPlan<'s>> {
-        let lens = x.check_set(set)?;
-        let mut launches = Vec::new();
-        for ((t, part), &n) in set.targets().iter().zip(x.parts()).zip(&lens) {
-            launches.push(if n == 0 {
-                None
-            } else {
-                let kernel = CountKernel::Vec4;
-                let cfg = count_config(t, kernel, n, None)?;
-                Some(CountLaunch::new(
-                    t,
-                    kernel,
-                    part,
-                    n,
-                    threshold,
-                    cfg,
-                    MutexBounds::default(),
-                )?)
-            });
-        }
-        let empty = identity_parts(set, &lens, &[0u64])?;
-        Ok(CountPlan {
-            set,
-            launches,
-            empty,
-            results: result_buffers(set, 1)?,
-        })
+        let devices = PerDevice::new(set, x, &[0u64], |t, part, n| {
+            let kernel = CountKernel::Vec4;
+            let cfg = count_config(t, kernel, n, None)?;
+            CountLaunch::new(t, kernel, part, n, threshold, cfg, MutexBounds::default())
+        })?;
+        Ok(CountPlan { devices })
     }
 
     /// Every device's count, queued at once, then the counts added.
@@ -242,7 +198,7 @@ impl<'s> CountPlan<'s> {
     /// # Errors
     /// A launch, driver or NCCL error.
     pub fn run(&self, combiner: &Combiner) -> Result<u64> {
-        for l in self.launches.iter().flatten() {
+        for l in self.devices.launches.iter().flatten() {
             l.reset()?;
             l.launch()?;
         }
@@ -254,14 +210,9 @@ impl<'s> CountPlan<'s> {
     /// # Errors
     /// A driver or NCCL error.
     pub fn combine(&self, combiner: &Combiner) -> Result<u64> {
-        let counts = self
-            .launches
-            .iter()
-            .map(|l| l.as_ref().map(CountLaunch::count_buffer));
-        let parts = pick(counts, &self.empty)?;
-        let out = combiner.combine(self.set, &parts, &refs(&self.results), Op::Sum)?;
-        out.first()
-            .copied()
-            .ok_or_else(|| Error::InvalidInput("no result".into()))
+        first(
+            self.devices
+                .combine(combiner, Op::Sum, |l| Ok(l.count_buffer()))?,
+        )
     }
 }

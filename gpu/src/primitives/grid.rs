@@ -34,7 +34,7 @@ pub const DEFAULT_TIMEOUT_NS: u64 = 1_000_000_000;
 
 /// Polls of the arrival word between two looks at the clock and the error word: the clock and
 /// the error word cost a load each, and a barrier usually completes in far fewer polls.
-pub(crate) const POLLS_PER_CHECK: u32 = 32;
+const POLLS_PER_CHECK: u32 = 32;
 
 /// The most groups of the two-level barrier: one 128-byte line each.
 pub const MAX_GROUPS: usize = 256;
@@ -374,37 +374,66 @@ impl GridBarrier {
                 }
             }
         }
-        let mut start = None;
-        let mut polls = 0u32;
-        loop {
-            // Acquire: the load that sees the flip synchronizes with every arrival's release.
-            // SAFETY: as above.
-            let now = unsafe { load(arrived, Scope::Device, LoadOrder::Acquire) };
-            if now & GENERATION_BIT == target {
-                return Ok(());
+        // SAFETY: as above; the bound is only read.
+        unsafe {
+            wait_for_generation(
+                arrived,
+                target,
+                Scope::Device,
+                self.sleep_ns,
+                (timeouts, &raw const (*self.state).timeout_ns),
+            )
+        }
+    }
+}
+
+/// Thread 0's wait at a barrier: polls `arrived` with acquire loads at `scope` until its
+/// generation bit reads `target`, sleeping `sleep_ns` between polls (0: back to back). Every
+/// [`POLLS_PER_CHECK`] polls it looks at the error word and the clock: another block's timeout
+/// ends the wait with [`BarrierError::Abandoned`], and past the bound at `timeout_ns` it adds
+/// itself to the error word and returns [`BarrierError::TimedOut`].
+///
+/// Ordering: the load that sees the flip synchronizes with every arrival's release (at
+/// `scope`). Shared by [`GridBarrier`] and
+/// [`MultiGridBarrier`](crate::multi_grid::MultiGridBarrier).
+///
+/// # Safety
+/// `arrived` and `timeouts` are live words only ever accessed atomically; `timeout_ns` is
+/// readable and not written during the wait.
+#[inline(always)]
+pub(crate) unsafe fn wait_for_generation(
+    arrived: *mut u32,
+    target: u32,
+    scope: Scope,
+    sleep_ns: u32,
+    (timeouts, timeout_ns): (*mut u32, *const u64),
+) -> Result<(), BarrierError> {
+    let mut start = None;
+    let mut polls = 0u32;
+    loop {
+        // SAFETY (every block below): the caller's contract.
+        let now = unsafe { load(arrived, scope, LoadOrder::Acquire) };
+        if now & GENERATION_BIT == target {
+            return Ok(());
+        }
+        if sleep_ns > 0 {
+            nanosleep(sleep_ns);
+        }
+        // The simulator's threads share a few cores: let the blocks being waited for run.
+        #[cfg(not(target_arch = "nvptx64"))]
+        std::thread::yield_now();
+        polls = polls.wrapping_add(1);
+        if polls.is_multiple_of(POLLS_PER_CHECK) {
+            // The clock and the error word only on the slow path: a barrier that completes
+            // within a few polls pays for neither.
+            let now_ns = globaltimer_ns();
+            let since = *start.get_or_insert(now_ns);
+            if unsafe { load(timeouts, scope, LoadOrder::Relaxed) } != 0 {
+                return Err(BarrierError::Abandoned);
             }
-            if self.sleep_ns > 0 {
-                nanosleep(self.sleep_ns);
-            }
-            // The simulator's threads share a few cores: let the blocks being waited for run.
-            #[cfg(not(target_arch = "nvptx64"))]
-            std::thread::yield_now();
-            polls += 1;
-            if polls.is_multiple_of(POLLS_PER_CHECK) {
-                // The clock and the error word only on the slow path: a barrier that completes
-                // within a few polls pays for neither.
-                let now_ns = globaltimer_ns();
-                let since = *start.get_or_insert(now_ns);
-                // SAFETY: as above.
-                if unsafe { load(timeouts, Scope::Device, LoadOrder::Relaxed) } != 0 {
-                    return Err(BarrierError::Abandoned);
-                }
-                // SAFETY: as above.
-                if now_ns.wrapping_sub(since) > unsafe { (*self.state).timeout_ns } {
-                    // SAFETY: as above.
-                    unsafe { fetch_add(timeouts, 1, Scope::Device, Order::Relaxed) };
-                    return Err(BarrierError::TimedOut);
-                }
+            if now_ns.wrapping_sub(since) > unsafe { timeout_ns.read() } {
+                unsafe { fetch_add(timeouts, 1, scope, Order::Relaxed) };
+                return Err(BarrierError::TimedOut);
             }
         }
     }

@@ -14,9 +14,8 @@
 //! thread of the other GPU — a data race in the PTX memory model (`gridsync multi barrier
 //! --scope device` measures what it does).
 
-use super::atomic::{LoadOrder, Order, Scope, StoreOrder, fetch_add, load, red_add};
-use super::grid::{BarrierError, DEFAULT_TIMEOUT_NS, POLLS_PER_CHECK, arrival, block_leader};
-use super::time::globaltimer_ns;
+use super::atomic::{LoadOrder, Scope, StoreOrder, load, red_add};
+use super::grid::{BarrierError, DEFAULT_TIMEOUT_NS, arrival, block_leader, wait_for_generation};
 
 /// The memory behind a [`MultiGridBarrier`]: the arrival word, the number of blocks of all the
 /// grids, the bound, and the error word on a line of its own.
@@ -174,31 +173,15 @@ impl MultiGridBarrier {
         let add = arrival(self.rank == 0, self.blocks.max(1));
         // SAFETY: as above; the arrival word is only accessed atomically.
         unsafe { red_add(arrived, add, self.scope, StoreOrder::Release) };
-        let mut start = None;
-        let mut polls = 0u32;
-        loop {
-            // SAFETY: as above.
-            let now = unsafe { load(arrived, self.scope, LoadOrder::Acquire) };
-            if now & GENERATION_BIT == target {
-                return Ok(());
-            }
-            #[cfg(not(target_arch = "nvptx64"))]
-            std::thread::yield_now();
-            polls = polls.wrapping_add(1);
-            if polls.is_multiple_of(POLLS_PER_CHECK) {
-                let now_ns = globaltimer_ns();
-                let since = *start.get_or_insert(now_ns);
-                // SAFETY: as above.
-                if unsafe { load(timeouts, self.scope, LoadOrder::Relaxed) } != 0 {
-                    return Err(BarrierError::Abandoned);
-                }
-                // SAFETY: as above; the bound is only read.
-                if now_ns.wrapping_sub(since) > unsafe { (*self.state).timeout_ns } {
-                    // SAFETY: as above.
-                    unsafe { fetch_add(timeouts, 1, self.scope, Order::Relaxed) };
-                    return Err(BarrierError::TimedOut);
-                }
-            }
+        // SAFETY: as above; the bound is only read.
+        unsafe {
+            wait_for_generation(
+                arrived,
+                target,
+                self.scope,
+                0,
+                (timeouts, &raw const (*self.state).timeout_ns),
+            )
         }
     }
 }
