@@ -141,7 +141,7 @@ fn cli_tour_without_a_gpu_runs_the_simulator() {
 }
 
 /// The tour's stops: every topic of the reading order, each checked.
-const TOUR_TOPICS: [&str; 10] = [
+const TOUR_TOPICS: [&str; 11] = [
     "race",
     "atomics",
     "locks",
@@ -152,6 +152,7 @@ const TOUR_TOPICS: [&str; 10] = [
     "streams",
     "barrier",
     "neighbor",
+    "multi",
 ];
 
 fn assert_tour_covers_every_topic(v: &serde_json::Value) {

@@ -3,6 +3,7 @@
 use super::output::progress;
 use super::output::{parse_option, print_json_or};
 use clap::{Args, ValueEnum};
+use gpu::atomic::Scope;
 use gridsync::Result;
 use gridsync::bench::multi::{self as bench, MultiBench, MultiBenchOptions};
 use gridsync::multi::peer::PeerObject;
@@ -237,4 +238,79 @@ pub fn print_bench(b: &MultiBench) {
     println!(
         "  medians; wall time of the whole call (kernels on every device, combine, result on the host); eff. = time on 1 / (GPUs × time)"
     );
+}
+
+/// The tour's stop: Σ, min and max of `floats` floats over every device (checked against the
+/// CPU), and a system-scope barrier across them (0 stale reads, or an error). Devices that
+/// cannot map each other's memory skip the barrier with a note.
+pub fn tour_stop(
+    simulate: bool,
+    floats: usize,
+    text: bool,
+) -> Result<(String, Option<(String, f64)>)> {
+    use gridsync::multi::peer;
+    use gridsync::reduce::{max_cpu, min_cpu, sum_abs_cpu, sum_cpu};
+    use gridsync::{Error, LaunchConfig, Target};
+    let set = DeviceSet::open(&DeviceList::All, simulate)?;
+    let mut x = vec![0f32; floats];
+    gridsync::bench::fill::fill_floats(&mut x);
+    let (s, lo, hi) = gridsync::multi::sum_min_max(&set, &x)?;
+    let want = sum_cpu(&x);
+    let bound = 64.0 * f64::EPSILON * sum_abs_cpu(&x);
+    if (s - want).abs() > bound || Some(lo) != min_cpu(&x) || Some(hi) != max_cpu(&x) {
+        return Err(Error::Mismatch(format!(
+            "Σ {s}, min {lo}, max {hi} over {} device(s); CPU Σ {want}",
+            set.len()
+        )));
+    }
+    let (cfg, rounds) = match &set.targets()[0] {
+        Target::Gpu(g) => (LaunchConfig::linear(g.info().sm_count, 64), 2000),
+        Target::Sim => (LaunchConfig::linear(2, 32), 25),
+    };
+    let last = set.len() - 1;
+    let timeout = std::time::Duration::from_secs(2);
+    let barrier = match peer::barrier(&set, Scope::System, cfg, rounds, timeout, last) {
+        Ok(b) if b.wrong == 0 => Some(b),
+        Ok(b) => {
+            return Err(Error::Mismatch(format!(
+                "{} stale reads after a system-scope barrier",
+                b.wrong
+            )));
+        }
+        Err(Error::Unsupported(why)) => {
+            if text {
+                println!("  barrier skipped: {why}");
+            }
+            None
+        }
+        Err(e) => return Err(e),
+    };
+    // The simulator's times mean nothing: the barrier's checks are what it shows.
+    let timed = |b: &peer::PeerRun| match simulate {
+        true => String::new(),
+        false => format!(" {:.2} µs,", b.ms * 1e3 / rounds as f64),
+    };
+    if text {
+        println!(
+            "  {} device(s): Σ, min and max of {floats} floats, a slice each, equal the CPU's",
+            set.len()
+        );
+        if let Some(b) = &barrier {
+            println!(
+                "  a barrier over a grid on every device at system scope:{} no block saw a stale \
+                 write in {} checks (gridsync multi barrier shows device scope failing)",
+                timed(b),
+                b.expected
+            );
+        }
+    }
+    let headline = match &barrier {
+        Some(b) => format!(
+            "{} device(s): Σ/min/max equal the CPU's; system-scope barrier,{} 0 stale",
+            set.len(),
+            timed(b)
+        ),
+        None => format!("{} device(s): Σ/min/max equal the CPU's", set.len()),
+    };
+    Ok((headline, None))
 }

@@ -142,6 +142,13 @@ pub fn tour(cli: &crate::Cli) -> Result<()> {
             "gridsync neighbor --plot F.svg; gridsync bench neighbor",
             Box::new(neighbor),
         ),
+        (
+            "multi",
+            "gridsync multi lock|barrier; gridsync bench multi",
+            Box::new(|t: &Target, sizes: &Sizes, text| {
+                super::multi::tour_stop(t.is_sim(), sizes.floats, text)
+            }),
+        ),
     ];
     let mut done = Vec::new();
     for (topic, deeper, body) in stops {
