@@ -13,8 +13,9 @@
 //! - **Data kept on the devices** ([`Scattered`], from [`DeviceSet::scatter`] or
 //!   [`Scattered::copy_from`] a pinned buffer) and prepared plans ([`ReducePlan`],
 //!   [`HistogramPlan`], [`CountPlan`]) run any number of times: every device's kernel is queued
-//!   at once and the partials are combined on the GPUs by a [`Combiner`] — an NCCL all-reduce
-//!   (NCCL loaded at run time) or, where NCCL is not installed, peer copies into device 0.
+//!   at once and the partials are combined by a [`Combiner`] — an NCCL all-reduce on the GPUs
+//!   (NCCL loaded at run time) or, where NCCL is not installed, peer copies of the partials
+//!   into device 0, read back once and added on the host.
 //!
 //! Integer results (counts, histograms) and min/max are exactly the single-device results; a
 //! float sum adds the devices' `f64` partials in `f64`, which adds at most
@@ -88,15 +89,23 @@ impl FromStr for DeviceList {
                     "--devices {s}: '{t}' is not a device ordinal (use all, or e.g. 0,1)"
                 ))
             })?;
-            if list.contains(&d) {
-                return Err(Error::InvalidInput(format!(
-                    "--devices {s}: device {d} is named twice"
-                )));
-            }
             list.push(d);
+        }
+        if let Some(d) = first_repeat(&list) {
+            return Err(Error::InvalidInput(format!(
+                "--devices {s}: device {d} is named twice"
+            )));
         }
         Ok(DeviceList::Ordinals(list))
     }
+}
+
+/// The first ordinal that `list` names again.
+fn first_repeat(list: &[u32]) -> Option<u32> {
+    list.iter()
+        .enumerate()
+        .find(|&(k, d)| list[..k].contains(d))
+        .map(|(_, &d)| d)
 }
 
 /// A set of devices, each opened once (its own context, stream and module).
@@ -110,7 +119,7 @@ impl DeviceSet {
     ///
     /// # Errors
     /// [`Error::NoGpu`] without a driver (unless `simulate`); [`Error::InvalidInput`] for an
-    /// ordinal the machine does not have; a driver error.
+    /// ordinal the machine does not have or one named twice; a driver error.
     pub fn open(list: &DeviceList, simulate: bool) -> Result<DeviceSet> {
         let ordinals: Vec<u32> = match (list, simulate) {
             (DeviceList::Ordinals(v), _) => v.clone(),
@@ -119,6 +128,11 @@ impl DeviceSet {
         };
         if ordinals.is_empty() {
             return Err(Error::InvalidInput("no devices to run on".into()));
+        }
+        // One device as two members of a set would be driven by two threads at once and be
+        // two ranks of one NCCL communicator (which NCCL does not support).
+        if let Some(d) = first_repeat(&ordinals) {
+            return Err(Error::InvalidInput(format!("device {d} is named twice")));
         }
         let targets = ordinals
             .iter()
@@ -207,12 +221,12 @@ impl DeviceSet {
                     let device = OneThread(t);
                     // `into_inner` moves the whole wrapper into the thread (a closure naming
                     // `device.0` would capture only the reference).
-                    s.spawn(move || work(d, device.into_inner(), r))
+                    together::spawn_in(s, move || work(d, device.into_inner(), r))
                 })
                 .collect();
             handles
                 .into_iter()
-                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .map(|h| h.and_then(together::join))
                 .collect()
         })
     }
@@ -276,6 +290,10 @@ mod tests {
             DeviceList::Ordinals(vec![0, 1])
         );
         assert!("0,0".parse::<DeviceList>().is_err());
+        assert!("1,0,1".parse::<DeviceList>().is_err());
+        // A list built in code is checked when it is opened.
+        let twice = DeviceSet::open(&DeviceList::Ordinals(vec![0, 1, 0]), true);
+        assert!(matches!(twice, Err(Error::InvalidInput(m)) if m.contains("device 0")));
         assert!("x".parse::<DeviceList>().is_err());
         assert!("".parse::<DeviceList>().is_err());
     }

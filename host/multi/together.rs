@@ -69,15 +69,14 @@ pub(crate) fn at_once(
     if set.targets().iter().all(Target::is_sim) {
         let launch = &launch;
         std::thread::scope(|s| {
-            let handles: Vec<_> = set
-                .targets()
-                .iter()
-                .enumerate()
-                .map(|(d, _)| s.spawn(move || launch(d, &Target::Sim)))
+            // Every thread started is joined, even where a later one could not be started (the
+            // grids already running then end at their barrier's bound).
+            let handles: Vec<_> = (0..set.len())
+                .map(|d| spawn_in(s, move || launch(d, &Target::Sim)))
                 .collect();
             handles
                 .into_iter()
-                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .map(|h| h.and_then(join))
                 .collect::<Result<Vec<()>>>()
         })?;
     } else {
@@ -96,6 +95,24 @@ pub(crate) fn at_once(
         first_error?;
     }
     Ok(start.elapsed().as_secs_f64() * 1e3)
+}
+
+/// Starts `work` on a thread of `scope`; a thread the operating system refuses is an error, not
+/// a panic (a long `--devices` list of simulators asks for many).
+pub(crate) fn spawn_in<'s, 'e, T: Send + 's>(
+    scope: &'s std::thread::Scope<'s, 'e>,
+    work: impl FnOnce() -> Result<T> + Send + 's,
+) -> Result<std::thread::ScopedJoinHandle<'s, Result<T>>> {
+    std::thread::Builder::new()
+        .spawn_scoped(scope, work)
+        .map_err(|e| Error::Sim(gpu::sim::SimError::Spawn(e.to_string())))
+}
+
+/// The result of a thread started by [`spawn_in`]; its panic goes on in the caller.
+pub(crate) fn join<T>(handle: std::thread::ScopedJoinHandle<'_, Result<T>>) -> Result<T> {
+    handle
+        .join()
+        .unwrap_or_else(|p| std::panic::resume_unwind(p))
 }
 
 /// Kernel arguments — raw pointers into buffers the calling function owns — handed to the
