@@ -158,6 +158,55 @@ fn scattered_plans_combine_to_the_single_device_result() {
     }
 }
 
+/// Min and max through `combiner` on inputs whose slices hold no number (all NaN, or empty):
+/// what one device gives — the numbers' extreme, or NaN where there is none.
+fn plans_skip_nan_and_empty_slices(set: &DeviceSet, combiner: &gridsync::multi::Combiner) {
+    use gpu::lessons::reduce::{MaxF32, MinF32};
+    use gridsync::multi::{Op, ReducePlan};
+    let nan = f32::NAN;
+    let half_nan: Vec<f32> = (0..1001)
+        .map(|k| if k < 600 { nan } else { k as f32 - 900.5 })
+        .collect();
+    let cases: [&[f32]; 6] = [
+        &[],
+        &[nan],
+        &[nan, nan, nan],
+        &[nan, 1.5],
+        &[nan, 3.0, nan, -2.0, nan],
+        &half_nan,
+    ];
+    let what = combiner.describe();
+    for x in cases {
+        let want_lo = x.iter().copied().fold(nan, f32::min);
+        let want_hi = x.iter().copied().fold(nan, f32::max);
+        let xs = set.scatter(x).unwrap();
+        let lo = ReducePlan::<MinF32>::new(set, &xs, Op::Min)
+            .unwrap()
+            .run(combiner)
+            .unwrap();
+        let hi = ReducePlan::<MaxF32>::new(set, &xs, Op::Max)
+            .unwrap()
+            .run(combiner)
+            .unwrap();
+        // Exactly the extreme, or a NaN (of any payload) where there is no number.
+        let same = |a: f32, b: f32| a == b || (a.is_nan() && b.is_nan());
+        assert!(
+            same(lo, want_lo) && same(hi, want_hi),
+            "{} elements on {} devices, {what}: min {lo}, max {hi}, want {want_lo}, {want_hi}",
+            x.len(),
+            set.len()
+        );
+    }
+}
+
+#[test]
+fn plans_give_nan_where_no_device_has_a_number() {
+    for n in [1, 2, 3, 8] {
+        let set = DeviceSet::simulated(n).unwrap();
+        plans_skip_nan_and_empty_slices(&set, &gridsync::multi::Combiner::open(&set));
+    }
+}
+
 #[test]
 fn missing_nccl_is_an_error_and_the_fallback_is_taken() {
     use gridsync::multi::{Combiner, NcclComms};
@@ -246,10 +295,13 @@ fn gpu_plans_combine_on_the_gpus_with_nccl_and_with_peer_copies() {
     use gridsync::multi::{Combiner, CountPlan, HistogramPlan, Op, ReducePlan};
     let set = DeviceSet::open(&DeviceList::All, false).unwrap();
     let mut rng = common::rng();
-    // Past two staging buffers per device, and odd.
-    let len = 2 * 16_777_216 * set.len() + 1_000_003;
+    // Past two staging buffers per device (the floats and the bytes), and odd.
+    let stage = multi::resident::STAGE_BYTES;
+    let len = 2 * stage / 4 * set.len() + 1_000_003;
     let x: Vec<f32> = (0..len).map(|_| rng.random_range(-1.0f32..1.0)).collect();
-    let bytes: Vec<u8> = (0..len).map(|_| rng.random()).collect();
+    let bytes: Vec<u8> = (0..2 * stage * set.len() + 1_000_003)
+        .map(|_| rng.random())
+        .collect();
     let want_sum: f64 = x.iter().map(|&v| v as f64).sum();
     let abs: f64 = x.iter().map(|&v| v.abs() as f64).sum();
     let mut want_hist = vec![0u64; 256];
@@ -299,6 +351,9 @@ fn gpu_plans_combine_on_the_gpus_with_nccl_and_with_peer_copies() {
             assert_eq!(lo.run(&combiner).unwrap(), x[0], "{what}");
             assert_eq!(c.run(&combiner).unwrap(), 1, "{what}");
         }
+        // Slices with no number: NaN from a device is skipped by NCCL's min/max as by the
+        // host's.
+        plans_skip_nan_and_empty_slices(&set, &combiner);
         // Data of one set refused by another.
         let one = DeviceSet::open(&DeviceList::Ordinals(vec![0]), false).unwrap();
         if set.len() > 1 {

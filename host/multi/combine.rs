@@ -42,9 +42,11 @@ pub trait Partial: Plain {
     const NCCL: nccl_sys::ncclDataType_t;
     /// `a` and `b` combined by `op` (min/max skip a NaN, as the kernels do).
     fn combine(a: Self, b: Self, op: Op) -> Self;
-    /// The value that changes nothing under `op`: what a device with no elements contributes
-    /// (0; the largest value for min, the smallest for max — never a NaN, whose treatment by
-    /// NCCL's min/max is not documented).
+    /// What a device with no elements contributes: 0 for a sum; for min and max of floats a
+    /// NaN — "no number", as the kernels' own min/max say it, so that an input with no number
+    /// gives NaN on any number of devices as on one — and of integers the largest or the
+    /// smallest value. A NaN is skipped by the host's combine (`f32::min`) and by NCCL's
+    /// float min/max (`fminf`/`fmaxf`; a test on the GPUs checks it).
     fn identity(op: Op) -> Self;
 }
 
@@ -69,22 +71,8 @@ macro_rules! partial {
         }
     };
 }
-partial!(
-    f64,
-    ncclFloat64,
-    f64::min,
-    f64::max,
-    f64::INFINITY,
-    f64::NEG_INFINITY
-);
-partial!(
-    f32,
-    ncclFloat32,
-    f32::min,
-    f32::max,
-    f32::INFINITY,
-    f32::NEG_INFINITY
-);
+partial!(f64, ncclFloat64, f64::min, f64::max, f64::NAN, f64::NAN);
+partial!(f32, ncclFloat32, f32::min, f32::max, f32::NAN, f32::NAN);
 partial!(u64, ncclUint64, Ord::min, Ord::max, u64::MAX, 0);
 
 /// Whether an NCCL library can be loaded (looked for by the names `cudarc` tries:
