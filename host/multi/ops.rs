@@ -6,21 +6,24 @@ use super::resident::upload_staged;
 use crate::count_above::{CountKernel, CountLaunch, config_for};
 use crate::histogram::Bins;
 use crate::primitives::lock::MutexBounds;
-use crate::reduce::Accumulate;
+use crate::reduce::DeviceReduction;
+use crate::reduce::api::reduce_buffer;
 use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
+use gpu::lessons::reduce::{MaxF32, MinF32, SumF32InF64};
 
-/// Σ `data`, each device accumulating its slice in `f64`
-/// ([`reduce::sum_with`](crate::reduce::sum_with) `F64`), the partials added in device order in
+/// Σ `data`, each device accumulating its slice in `f64` (the kernel of
+/// [`reduce::sum_with`](crate::reduce::sum_with) `F64`), the partials added in device order in
 /// `f64`. Empty: 0.
 ///
 /// # Errors
 /// A device's error (out of memory, a fault).
 pub fn sum(set: &DeviceSet, data: &[f32]) -> Result<f64> {
+    let copiers = set.copiers();
     let partials = set.map_slices(data.len(), |_, t, r| {
-        crate::reduce::sum_with(t, &data[r], Accumulate::F64)
+        reduce_staged::<SumF32InF64>(t, &data[r], copiers)
     })?;
-    Ok(partials.into_iter().sum())
+    Ok(partials.into_iter().flatten().sum())
 }
 
 /// Σ (as [`sum`]), min and max (as [`min`] and [`max`]) of `data`, each device's slice
@@ -30,8 +33,6 @@ pub fn sum(set: &DeviceSet, data: &[f32]) -> Result<f64> {
 /// A device's error.
 pub fn sum_min_max(set: &DeviceSet, data: &[f32]) -> Result<(f64, f32, f32)> {
     let copiers = set.copiers();
-    use crate::reduce::api::reduce_buffer;
-    use gpu::lessons::reduce::{MaxF32, MinF32, SumF32InF64};
     let partials = set.map_slices(data.len(), |_, t, r| {
         if r.is_empty() {
             return Ok(None);
@@ -56,7 +57,7 @@ pub fn sum_min_max(set: &DeviceSet, data: &[f32]) -> Result<(f64, f32, f32)> {
 /// # Errors
 /// [`Error::InvalidInput`] for empty data; a device's error.
 pub fn min(set: &DeviceSet, data: &[f32]) -> Result<f32> {
-    extreme(set, data, "minimum", crate::reduce::min, f32::min)
+    extreme::<MinF32>(set, data, "minimum", f32::min)
 }
 
 /// The largest element, exactly (NaNs skipped, as [`reduce::max`](crate::reduce::max)).
@@ -64,29 +65,38 @@ pub fn min(set: &DeviceSet, data: &[f32]) -> Result<f32> {
 /// # Errors
 /// As [`min`].
 pub fn max(set: &DeviceSet, data: &[f32]) -> Result<f32> {
-    extreme(set, data, "maximum", crate::reduce::max, f32::max)
+    extreme::<MaxF32>(set, data, "maximum", f32::max)
 }
 
-fn extreme(
+fn extreme<R: DeviceReduction<Item = f32, Out = f32>>(
     set: &DeviceSet,
     data: &[f32],
     what: &str,
-    one: fn(&Target, &[f32]) -> Result<f32>,
     pick: fn(f32, f32) -> f32,
 ) -> Result<f32> {
     if data.is_empty() {
         return Err(Error::InvalidInput(format!("the {what} of no elements")));
     }
+    let copiers = set.copiers();
     // Empty slices (more devices than elements) have no extreme: they take no part.
     let partials = set.map_slices(data.len(), |_, t, r| {
-        if r.is_empty() {
-            Ok(None)
-        } else {
-            one(t, &data[r]).map(Some)
-        }
+        reduce_staged::<R>(t, &data[r], copiers)
     })?;
     // `f32::min`/`max` skip a NaN operand, as the kernels do.
     Ok(partials.into_iter().flatten().fold(f32::NAN, pick))
+}
+
+/// `R` over one device's slice, uploaded through pinned staging; `None` for an empty slice.
+fn reduce_staged<R: DeviceReduction<Item = f32>>(
+    t: &Target,
+    data: &[f32],
+    copiers: usize,
+) -> Result<Option<R::Out>> {
+    if data.is_empty() {
+        return Ok(None);
+    }
+    let x = upload_staged(t, data, copiers)?;
+    reduce_buffer::<R>(t, &x).map(Some)
 }
 
 /// The number of each byte value in `data`, each device counting its slice, the counts added:
