@@ -56,11 +56,6 @@ pub struct MultiArgs {
 
 pub fn command(simulate: bool, args: &MultiArgs, json: bool) -> Result<()> {
     let set = DeviceSet::open(&args.devices, simulate)?;
-    let len = args
-        .len
-        .unwrap_or(if simulate { 100_003 } else { 100_000_000 });
-    let bytes_each = if args.op == Op::Histogram { 1 } else { 4 };
-    gridsync::runtime::memory::check_host("--len", (len as u64).saturating_mul(bytes_each * 2))?;
     let op = match args.op {
         Op::Reduce => MultiOp::Reduce,
         Op::Histogram => MultiOp::Histogram,
@@ -68,6 +63,11 @@ pub fn command(simulate: bool, args: &MultiArgs, json: bool) -> Result<()> {
         Op::Lock => return scope_command(&set, ScopeDemo::Lock, simulate, args, json),
         Op::Barrier => return scope_command(&set, ScopeDemo::Barrier, simulate, args, json),
     };
+    let len = args
+        .len
+        .unwrap_or(if simulate { 100_003 } else { 100_000_000 });
+    let bytes_each = if args.op == Op::Histogram { 1 } else { 4 };
+    gridsync::runtime::memory::check_host("--len", (len as u64).saturating_mul(bytes_each * 2))?;
     let r = run(&set, op, len, args.repeats)?;
     print_json_or(json, &r, print_report)
 }

@@ -219,16 +219,19 @@ pub fn lock(
     ))
 }
 
+/// The most rounds [`barrier`] runs: 10⁶ barriers across two GPUs take about 5 s.
+pub const MAX_BARRIER_ROUNDS: u32 = 1_000_000;
+
 /// Every device runs a cooperative grid of `cfg`; all grids meet at one barrier in device 0's
 /// memory (at `scope`) `rounds` times, each block checking after each barrier that a block half
 /// the grid away (on another device) wrote this round before it, in slots in device
 /// `data_device`'s memory.
 ///
 /// # Errors
-/// [`Error::InvalidInput`] for a grid that does not fit at once on a device, or block scope;
-/// [`Error::Unsupported`] without peer access between the GPUs;
-/// [`Error::BarrierTimeout`] if blocks waited past `timeout` (a device's grid never started);
-/// a launch or driver error.
+/// [`Error::InvalidInput`] for a grid that does not fit at once on a device, block scope, or
+/// more than [`MAX_BARRIER_ROUNDS`] rounds; [`Error::Unsupported`] without peer access
+/// between the GPUs; [`Error::BarrierTimeout`] if blocks waited past `timeout` (a device's grid
+/// never started); a launch or driver error.
 pub fn barrier(
     set: &DeviceSet,
     scope: Scope,
@@ -238,6 +241,12 @@ pub fn barrier(
     data_device: usize,
 ) -> Result<PeerRun> {
     let (name, code) = scope_name(scope)?;
+    if rounds > MAX_BARRIER_ROUNDS {
+        return Err(Error::InvalidInput(format!(
+            "{rounds} barrier rounds: at most {MAX_BARRIER_ROUNDS} (seconds on GPUs, longer on \
+             the simulator)"
+        )));
+    }
     enable_peer_access(set)?;
     let per_grid = cfg.grid.count();
     let blocks = per_grid * set.len() as u64;
