@@ -148,7 +148,10 @@ def main():
                 p.terminate()
             raise SystemExit(f"the multi-GPU ranks did not report ({e!r}); exit codes {codes}")
         for p in procs:
-            p.join()
+            # The result is in; a rank that does not exit (stuck in its shutdown) is stopped.
+            p.join(timeout=60)
+            if p.is_alive():
+                p.terminate()
     base = {r["op"]: r["ms"] for r in rows if r["gpus"] == 1}
     for r in rows:
         r["efficiency"] = base[r["op"]] / (r["gpus"] * r["ms"])

@@ -651,3 +651,51 @@ fn grid_barriers_emit_their_arrivals_and_spins() {
         );
     }
 }
+
+#[test]
+fn peer_kernels_reach_system_scope_where_their_argument_asks() {
+    // Each cross-GPU kernel takes its scope as an argument: the system-scope instructions the
+    // objects need across GPUs are there, beside their `.gpu` twins (the device-scope runs).
+    let want: [(&str, &[&str]); 3] = [
+        (
+            "peer_count",
+            &["atom.relaxed.sys.add.u32", "atom.relaxed.gpu.add.u32"],
+        ),
+        (
+            "peer_lock",
+            &[
+                "atom.acquire.sys.cas.b32",
+                "st.release.sys.b32",
+                "atom.acquire.gpu.cas.b32",
+                "st.release.gpu.b32",
+                "nanosleep.u32",
+            ],
+        ),
+        (
+            "peer_barrier",
+            &[
+                "red.release.sys.add.u32",
+                "ld.acquire.sys.b32",
+                "red.release.gpu.add.u32",
+                "ld.acquire.gpu.b32",
+                "bar.red.or.pred",
+            ],
+        ),
+    ];
+    for (arch, ptx) in BUILDS {
+        for (k, insns) in want {
+            let body = kernel_body(ptx, k);
+            for insn in insns {
+                assert!(body.contains(insn), "{arch}: {k} lacks `{insn}`");
+            }
+            // The scoped release and acquire do the ordering; no full fence stands in.
+            assert!(!body.contains("membar"), "{arch}: {k} has a full fence");
+        }
+        // The barrier waits in a loop of acquire polls at system scope.
+        let barrier = kernel_body(ptx, "peer_barrier");
+        assert!(
+            !spins(&loops(barrier), "ld.acquire.sys.b32").is_empty(),
+            "{arch}: peer_barrier has no system-scope acquire spin"
+        );
+    }
+}

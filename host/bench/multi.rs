@@ -274,8 +274,8 @@ fn measure<T: crate::runtime::buffer::Plain>(
         Stats::of(&v)
     };
     let resident = time(&run)?;
-    // Over the partials the last run left (NCCL replaces them by the result: the values do
-    // not matter here, the time does).
+    // Over the partials the last run left (the all-reduce is out of place: they are combined
+    // again unchanged).
     let combine_only = time(&combine)?;
     let host_ms = time(&|| {
         x.copy_from(set, host)?;

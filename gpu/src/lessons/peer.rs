@@ -34,8 +34,8 @@ kernel! {
     /// Every thread adds 1 to `counter` `per_thread` times with a relaxed atomic at `scope`.
     ///
     /// On every GPU of the node at once, `counter` in one GPU's memory: the counter must end at
-    /// threads × `per_thread`, summed over the GPUs. PTX: `red.relaxed.sys.global.add.u32`
-    /// (`.gpu` for device scope).
+    /// threads × `per_thread`, summed over the GPUs. PTX: `atom.relaxed.sys.add.u32` (`.gpu`
+    /// for device scope; the old value it returns is not used).
     pub unsafe fn peer_count(counter: *mut u32, per_thread: u32, scope: u32) {
         let scope = scope_of(scope);
         for _ in 0..per_thread {
@@ -46,8 +46,8 @@ kernel! {
 }
 
 kernel! {
-    /// Every thread takes the [`Mutex`] at `state` (at `scope`: 2 system, anything else
-    /// device) by itself ([`Mutex::lock_thread`]: no warp cohort, so every acquisition and
+    /// Every thread takes the [`Mutex`] at `state` (at system scope for a `scope` code of 2 or
+    /// more, as [`scope_of`] reads it; at device scope otherwise) by itself ([`Mutex::lock_thread`]: no warp cohort, so every acquisition and
     /// release goes through the lock word, across the GPUs), adds 1 to the plain counter
     /// `data` — an ordinary load and store, which only the lock protects — and releases it,
     /// `per_thread` times.

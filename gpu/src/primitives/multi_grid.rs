@@ -11,8 +11,8 @@
 //! The scope must cover every participant: [`Scope::System`] when the grids are on different
 //! GPUs. With [`Scope::Device`] across GPUs the arrivals and the polls are still atomic where
 //! the word lives, but the release and acquire no longer order the blocks' other writes for a
-//! thread of the other GPU — a data race in the PTX memory model (`gridsync multi barrier
-//! --scope device` measures what it does).
+//! thread of the other GPU — a data race in the PTX memory model (`gridsync multi barrier`
+//! runs both scopes and counts what device scope breaks).
 
 use super::atomic::{LoadOrder, Scope, StoreOrder, load, red_add};
 use super::grid::{BarrierError, DEFAULT_TIMEOUT_NS, arrival, block_leader, wait_for_generation};
@@ -113,6 +113,10 @@ impl MultiGridBarrier {
         scope: Scope,
         rank: u32,
     ) -> MultiGridBarrier {
+        let scope = match scope {
+            Scope::Block => Scope::Device,
+            s => s,
+        };
         // SAFETY: the caller's contract; `blocks` is written before the launches only, and the
         // arrival word cannot move before this block arrives (no barrier completes without it).
         let (blocks, start) = unsafe {
@@ -123,10 +127,7 @@ impl MultiGridBarrier {
         };
         MultiGridBarrier {
             state,
-            scope: match scope {
-                Scope::Block => Scope::Device,
-                s => s,
-            },
+            scope,
             rank,
             blocks,
             passed: 0,
