@@ -47,8 +47,9 @@ kernel! {
 
 kernel! {
     /// Every thread takes the [`Mutex`] at `state` (at system scope for a `scope` code of 2 or
-    /// more, as [`scope_of`] reads it; at device scope otherwise) by itself ([`Mutex::lock_thread`]: no warp cohort, so every acquisition and
-    /// release goes through the lock word, across the GPUs), adds 1 to the plain counter
+    /// more, as [`scope_of`] reads it; at device scope otherwise) by itself
+    /// ([`Mutex::lock_thread`]: no warp cohort, so every acquisition and release goes through
+    /// the lock word, across the GPUs), adds 1 to the plain counter
     /// `data` — an ordinary load and store, which only the lock protects — and releases it,
     /// `per_thread` times.
     ///
