@@ -9,9 +9,10 @@
 //! compared, and reports what it counted against what it should have, and its rate.
 
 use super::DeviceSet;
+use super::together::at_once;
 pub use super::together::enable_peer_access;
-use super::together::{Args, at_once};
 use crate::primitives::lock::{DeviceMutex, MutexBounds};
+use crate::runtime::args::SharedArgs;
 use crate::runtime::buffer::{Buffer, Plain};
 use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
@@ -137,7 +138,7 @@ pub fn count(set: &DeviceSet, scope: Scope, cfg: LaunchConfig, per_thread: u32) 
     let data_device = 0;
     let expected = total_threads(set, cfg, per_thread)?;
     let counter = home::<u32>(set, 1)?;
-    let args = Args((counter.ptr(), per_thread, code));
+    let args = SharedArgs((counter.ptr(), per_thread, code));
     let ms = at_once(set, |_, t| {
         let (counter, per_thread, code) = args.get();
         // SAFETY: `counter` is one live u32 that every device reaches (device 0's memory, peer
@@ -192,7 +193,7 @@ pub fn lock(
         },
     )?;
     let data = home_of_data.zeros::<u32>(1)?;
-    let args = Args((mutex.ptr(), data.ptr(), per_thread, code));
+    let args = SharedArgs((mutex.ptr(), data.ptr(), per_thread, code));
     let ms = at_once(set, |_, t| {
         let (mutex, data, per_thread, code) = args.get();
         // SAFETY: the mutex state and `data` are live words in memory every device reaches; the
@@ -267,12 +268,12 @@ pub fn barrier(
         .iter()
         .map(|t| t.zeros(1))
         .collect::<Result<_>>()?;
-    let stale_ptrs: Vec<*mut u32> = stale.iter().map(Buffer::ptr).collect();
-    let args = Args((state.ptr(), slots.ptr(), rounds, code));
-    let stale_ptrs = Args(stale_ptrs.as_slice());
+    let stale_ptrs: Vec<SharedArgs<(*mut u32,)>> =
+        stale.iter().map(|s| SharedArgs((s.ptr(),))).collect();
+    let args = SharedArgs((state.ptr(), slots.ptr(), rounds, code));
     let ms = at_once(set, |d, t| {
         let (state, slots, rounds, code) = args.get();
-        let stale = stale_ptrs.get()[d];
+        let (stale,) = stale_ptrs[d].get();
         let first = (d as u64 * per_grid) as u32;
         // SAFETY: `state` (reset: fresh) and `slots` (2 × blocks words) live in memory every
         // device reaches; `stale[d]` is device d's own counter; every grid fits at once

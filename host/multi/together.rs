@@ -115,22 +115,6 @@ pub(crate) fn join<T>(handle: std::thread::ScopedJoinHandle<'_, Result<T>>) -> R
         .unwrap_or_else(|p| std::panic::resume_unwind(p))
 }
 
-/// Kernel arguments — raw pointers into buffers the calling function owns — handed to the
-/// simulators' host threads.
-#[derive(Clone, Copy)]
-pub(crate) struct Args<T>(pub(crate) T);
-
-// SAFETY: the pointers point into buffers that outlive `at_once` (which joins its threads), and
-// the kernels' own contracts make them safe to use from every thread of every grid at once.
-unsafe impl<T> Sync for Args<T> {}
-
-impl<T: Copy> Args<T> {
-    /// The arguments (a method, so that a closure captures the whole wrapper, not its field).
-    pub(crate) fn get(&self) -> T {
-        self.0
-    }
-}
-
 /// Waits for everything queued on every device of `set`, errors ignored: on an error path,
 /// before buffers that queued work may still use are freed.
 pub(crate) fn settle(set: &DeviceSet) {

@@ -8,7 +8,11 @@ use std::ffi::c_void;
 /// the device (integers, floats, raw pointers).
 ///
 /// # Safety
-/// The type is plain data whose layout is identical on `x86_64` and `nvptx64`.
+/// The type is plain data whose layout is identical on `x86_64` and `nvptx64`: numbers, raw
+/// pointers, and `#[repr(C)]` structs of them. No references and nothing with interior
+/// mutability (`Cell`, `&T`): the simulator hands copies of the arguments to many host threads
+/// at once ([`SharedArgs`]), which is sound only for values whose sharing nothing in the type
+/// system guards — what a raw pointer then reaches is the kernel's contract.
 pub unsafe trait KernelParam: Copy {}
 
 macro_rules! kernel_params {
@@ -23,10 +27,11 @@ unsafe impl<T> KernelParam for *mut T {}
 // SAFETY: as above.
 unsafe impl<T> KernelParam for *const T {}
 
-/// A kernel's argument list, as a tuple of [`KernelParam`]s.
-pub trait KernelArgs: Copy {
+/// A kernel's argument list, as a tuple of [`KernelParam`]s (only tuples: the trait is sealed,
+/// so that every `KernelArgs` is plain data, as [`SharedArgs`] relies on).
+pub trait KernelArgs: Copy + sealed::Sealed {
     /// The host-side signature of a kernel taking these arguments.
-    type Fn: Copy;
+    type Fn: Copy + Send + Sync;
     /// Calls `f` with a pointer to each argument, as `cuLaunchKernel` wants them.
     fn with_params<R>(&self, f: impl FnOnce(&mut [*mut c_void]) -> R) -> R;
     /// Calls the kernel body with these arguments (one simulated thread's work).
@@ -36,8 +41,14 @@ pub trait KernelArgs: Copy {
     unsafe fn call(self, kernel: Self::Fn);
 }
 
+mod sealed {
+    /// Implemented for the tuples of [`KernelParam`](super::KernelParam)s alone.
+    pub trait Sealed {}
+}
+
 macro_rules! kernel_args {
     ($(($($t:ident $i:tt),*))*) => {$(
+        impl<$($t: KernelParam),*> sealed::Sealed for ($($t,)*) {}
         impl<$($t: KernelParam),*> KernelArgs for ($($t,)*) {
             type Fn = unsafe fn($($t),*);
             fn with_params<R>(&self, f: impl FnOnce(&mut [*mut c_void]) -> R) -> R {
@@ -65,4 +76,58 @@ kernel_args! {
     (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7)
     (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8)
     (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9)
+}
+
+/// A kernel's arguments handed to several host threads at once: the simulated threads of one
+/// launch, or the host threads that run one grid per simulated device.
+///
+/// The bound is on the `Sync` impl, not on the type, so that a test can ask whether
+/// `SharedArgs<&Cell<u32>>` is `Sync` (it is not).
+#[derive(Clone, Copy)]
+pub(crate) struct SharedArgs<A>(pub(crate) A);
+
+// SAFETY: `A` is a tuple of `KernelParam`s (`KernelArgs` is sealed to those): numbers, raw
+// pointers and `#[repr(C)]` structs of them, no references and no interior mutability (the
+// trait's contract). Sharing them shares copies of numbers and addresses; what a thread may do
+// through an address is the kernel's contract, which the caller of every launch vouches for
+// (launches are `unsafe`), and every launch joins its threads before it returns.
+unsafe impl<A: KernelArgs> Sync for SharedArgs<A> {}
+
+impl<A: KernelArgs> SharedArgs<A> {
+    /// The arguments (a method, so that a closure captures the whole wrapper, not its field).
+    pub(crate) fn get(&self) -> A {
+        self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SharedArgs;
+    use std::cell::Cell;
+    use std::marker::PhantomData;
+
+    /// `Probe::<T>::new().is_sync()` is true exactly when `T: Sync`: the inherent method, which
+    /// needs the bound, wins over the trait's where the bound holds.
+    struct Probe<T>(PhantomData<T>);
+    trait NotSync {
+        fn is_sync(&self) -> bool {
+            false
+        }
+    }
+    impl<T> NotSync for Probe<T> {}
+    impl<T: Sync> Probe<T> {
+        fn is_sync(&self) -> bool {
+            true
+        }
+    }
+
+    #[test]
+    fn shared_args_are_sync_only_for_plain_kernel_arguments() {
+        assert!(Probe::<SharedArgs<(*mut u32, u32, f64)>>(PhantomData).is_sync());
+        assert!(Probe::<SharedArgs<(*const f32,)>>(PhantomData).is_sync());
+        // A reference to a `Cell` would let threads race on it: not `Sync`.
+        assert!(!Probe::<SharedArgs<(&Cell<u32>,)>>(PhantomData).is_sync());
+        assert!(!Probe::<SharedArgs<&Cell<u32>>>(PhantomData).is_sync());
+        assert!(!Probe::<SharedArgs<&[*mut u32]>>(PhantomData).is_sync());
+    }
 }

@@ -13,6 +13,7 @@
 //! [`launch_cooperative!`](crate::launch_cooperative!) is `launch!` in the cooperative mode.
 //! Both go through the one unsafe helper, `launch_on`.
 
+use crate::runtime::args::SharedArgs;
 pub use crate::runtime::args::{KernelArgs, KernelParam};
 use crate::runtime::device::Gpu;
 use crate::runtime::error::{Error, Result, check};
@@ -43,18 +44,6 @@ pub enum Target {
     Gpu(Gpu),
     /// The CPU simulator ([`gpu::sim`]): every kernel's logic, no GPU needed, small grids only.
     Sim,
-}
-
-/// Lets the simulator's threads share the arguments: kernel arguments are plain data
-/// ([`KernelParam`]) whose pointers the kernel's own contract makes safe to use from every
-/// thread of the grid.
-struct Shared<T>(T);
-// SAFETY: see above; the launch returns only after every simulated thread has finished.
-unsafe impl<T> Sync for Shared<T> {}
-impl<T: Copy> Shared<T> {
-    fn get(&self) -> T {
-        self.0
-    }
 }
 
 /// The last segment of a kernel's path: `"gpu :: race :: add_one"` → `"add_one"`.
@@ -186,9 +175,9 @@ impl Target {
                 if let Some(m) = module {
                     m.check_sim()?;
                 }
-                let shared = Shared((args, kernel));
+                let shared = SharedArgs(args);
                 gpu::sim::launch(&cfg, || {
-                    let (args, kernel) = shared.get();
+                    let args = shared.get();
                     // SAFETY: forwarded to the caller.
                     unsafe { args.call(kernel) }
                 })
