@@ -51,7 +51,7 @@ pub use primitives::barrier::DeviceGridBarrier;
 pub use primitives::lock::{DeviceMutex, DeviceTicketLock, MutexBounds};
 pub use runtime::buffer::{Buffer, Plain};
 pub use runtime::device::{DeviceInfo, Gpu};
-pub use runtime::error::{Error, Result};
+pub use runtime::error::{Error, Result, Room};
 pub use runtime::launch::Target;
 pub use runtime::module::{Module, PtxBuilds};
 pub use runtime::pinned::PinnedBuffer;

@@ -525,3 +525,78 @@ fn gpu_the_mistake_corrupts_the_books_sheet_and_overflow_is_an_error() {
         Err(Error::TooManyNeighbors { .. })
     ));
 }
+
+/// The device scan's three phases launched by hand with `threads` per block for the tiles:
+/// `out` = the exclusive prefix sums of `counts` and the total after them.
+fn scan_by_hand(t: &Target, counts: &[u32], threads: u32) -> (Vec<u32>, u64) {
+    use gridsync::LaunchConfig;
+    use gridsync::gpu::block_scan::block_scan_shared_bytes;
+    use gridsync::gpu::lessons::neighbor::{SCAN_TILE, scan_add, scan_tile_sums, scan_tiles};
+    let len = counts.len();
+    let tiles = len.div_ceil(SCAN_TILE as usize);
+    let input = t.upload(counts).unwrap();
+    let out = t.zeros::<u32>(len + 1).unwrap();
+    let sums = t.zeros::<u64>(tiles.max(1)).unwrap();
+    let total = t.zeros::<u64>(1).unwrap();
+    let (n, tiles32) = (len as u32, tiles as u32);
+    let cfg = |blocks: u32, threads: u32| {
+        LaunchConfig::linear(blocks, threads)
+            .with_shared_bytes(block_scan_shared_bytes::<u64>(threads))
+    };
+    // SAFETY: `input` holds `len` counts, `out` `len + 1`, `sums` one per tile, `total` one.
+    unsafe {
+        gridsync::launch!(
+            t,
+            scan_tiles,
+            cfg(3, threads),
+            (input.ptr().cast_const(), n, out.ptr(), sums.ptr())
+        )
+        .unwrap();
+        gridsync::launch!(
+            t,
+            scan_tile_sums,
+            cfg(1, 64),
+            (sums.ptr(), tiles32, total.ptr(), out.ptr(), n)
+        )
+        .unwrap();
+        gridsync::launch!(
+            t,
+            scan_add,
+            cfg(2, 128),
+            (out.ptr(), n, sums.ptr().cast_const())
+        )
+        .unwrap();
+    }
+    (t.download(&out).unwrap(), t.download(&total).unwrap()[0])
+}
+
+fn scans_match_the_cpu_at_any_block_size(t: &Target, block_sizes: &[u32]) {
+    let mut rng = common::rng();
+    for &threads in block_sizes {
+        for len in [0, 1, 1023, 1024, 1025, 5000] {
+            let counts: Vec<u32> = (0..len).map(|_| rng.random_range(0..1000)).collect();
+            let mut want = Vec::with_capacity(len + 1);
+            let mut sum = 0u64;
+            for &c in &counts {
+                want.push(sum as u32);
+                sum += c as u64;
+            }
+            want.push(sum as u32);
+            let (got, total) = scan_by_hand(t, &counts, threads);
+            assert_eq!(total, sum, "{threads} threads, {len} counts");
+            assert_eq!(got, want, "{threads} threads, {len} counts");
+        }
+    }
+}
+
+#[test]
+fn the_device_scan_is_right_at_any_block_size() {
+    // Blocks of a thousand OS threads are slow on the simulator; the GPU test takes them.
+    scans_match_the_cpu_at_any_block_size(&Target::Sim, &[32, 96, 256]);
+}
+
+#[test]
+#[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
+fn gpu_the_device_scan_is_right_at_any_block_size() {
+    scans_match_the_cpu_at_any_block_size(&common::gpu(), &[32, 96, 256, 1000, 1024]);
+}

@@ -1,13 +1,14 @@
 //! The O(N) CPU cell list: the reference for large N, spread over the host's cores.
 //!
-//! Phases: key every atom by its [`CellGrid`] cell; sort the atoms by key with a counting sort
+//! Phases: key every atom by its cell of the one grid the kernels use too
+//! ([`grid_for`]); sort the atoms by key with a counting sort
 //! (count per cell, exclusive scan, scatter; stable, so a cell lists its atoms in index order)
 //! and copy their coordinates in that order; refuse crowds; count each sorted atom's
 //! neighbors; size the rows and fill them; copy each row to its atom's place and sort it.
 //! Working in sorted order keeps the search's loads in consecutive memory whatever the input
 //! order.
 
-use super::cells::CellGrid;
+use super::cells::{count, grid_for, rounded, runs_around};
 use super::list::{NeighborList, par_rows_mut};
 use super::reference::{
     Coords, Cutoff, EntryBudget, MAX_ENTRIES, Real, check_entries, crowd_entries, extent_sq,
@@ -17,6 +18,7 @@ use crate::inputs::{par_chunks_mut, par_map_ranges};
 #[cfg(doc)]
 use crate::runtime::error::Error;
 use crate::runtime::error::Result;
+use gpu::lessons::neighbor::{CellGrid, Coord};
 use std::ops::Range;
 
 /// Entries a counting thread adds up before reporting them to the shared budget.
@@ -35,8 +37,14 @@ const BYTES_PER_ATOM: u64 = 4 * 6 + 8 + 3 * 8;
 /// arrays or the list; [`Error::InvalidInput`] naming the entry count when the list would pass
 /// [`MAX_ENTRIES`] — refused as soon as a cell's atoms alone are too many, or once the count
 /// pass passes it.
-pub fn cell_list<T: Real>(c: &Coords<'_, T>, cut: &Cutoff<T>) -> Result<NeighborList> {
-    let grid = CellGrid::new(c, cut)?;
+pub fn cell_list<T: Real + Coord>(c: &Coords<'_, T>, cut: &Cutoff<T>) -> Result<NeighborList> {
+    c.validate(cut)?;
+    let cutoff = cut.cutoff_sq.to_f64().sqrt();
+    let grid = rounded(&grid_for(
+        c,
+        cutoff,
+        cut.periodic.map(|s| s.map(T::to_f64)),
+    )?);
     let n = c.len();
     if n == 0 {
         return Ok(NeighborList::default());
@@ -124,21 +132,22 @@ struct Bins<T> {
     z: Option<Vec<T>>,
 }
 
-impl<T: Real> Bins<T> {
+impl<T: Real + Coord> Bins<T> {
     /// Keys the atoms (in parallel) and sorts them by key with a stable counting sort.
     fn new(c: &Coords<'_, T>, grid: CellGrid<T>) -> Self {
         let mut keys = vec![0u32; c.len()];
         par_chunks_mut(&mut keys, |first, chunk| {
             for (k, key) in chunk.iter_mut().enumerate() {
                 let i = first + k;
-                let z = c.z.map_or(T::ZERO, |z| z[i]);
-                *key = grid.key(grid.cell_of([c.x[i], c.y[i], z]));
+                let z = c.z.map_or(<T as Real>::ZERO, |z| z[i]);
+                // Below `MAX_CELLS`, a u32 (`grid_for`).
+                *key = grid.key(grid.cell_of([c.x[i], c.y[i], z])) as u32;
             }
         });
         // Counting sort: `start[key + 1]` counts the cell, the scan makes it the cell's end,
         // and filling from the back (atoms in reverse) leaves it at the cell's start — stable,
         // without a second cursor array.
-        let mut start = vec![0u32; grid.cells() as usize + 1];
+        let mut start = vec![0u32; count(&grid) + 1];
         for &key in &keys {
             start[key as usize + 1] += 1;
         }
@@ -165,6 +174,12 @@ impl<T: Real> Bins<T> {
             start,
             order,
         }
+    }
+
+    /// The cell whose key is `key` (`key` = `(cz·ny + cy)·nx + cx`).
+    fn cell_of_key(&self, key: usize) -> [u32; 3] {
+        let [nx, ny, _] = self.grid.cells.map(|c| c as usize);
+        [key % nx, key / nx % ny, key / nx / ny].map(|c| c as u32)
     }
 
     fn coords(&self) -> Coords<'_, T> {
@@ -224,7 +239,7 @@ impl<T: Real> Bins<T> {
                 key += 1;
             }
             if around_key != key {
-                around = self.grid.adjacent_runs(key as u32, &mut runs);
+                around = runs_around(&self.grid, self.cell_of_key(key), &mut runs);
                 for (span, run) in spans.iter_mut().zip(&runs[..around]) {
                     *span = (self.start[run[0] as usize], self.start[run[1] as usize + 1]);
                 }
@@ -281,7 +296,7 @@ mod tests {
         }
     }
 
-    fn agree<T: Real>(c: &Coords<'_, T>, cut: &Cutoff<T>) -> NeighborList {
+    fn agree<T: Real + Coord>(c: &Coords<'_, T>, cut: &Cutoff<T>) -> NeighborList {
         let want = half_pairs(c, cut).unwrap();
         let got = cell_list(c, cut).unwrap();
         assert_eq!(want.first_difference(&got), None);

@@ -13,6 +13,11 @@ mod real;
 
 pub(crate) use entries::{EntryBudget, crowd_entries, extent_sq, too_many};
 pub use entries::{MAX_ENTRIES, check_entries};
+
+/// The most atoms a neighbor list holds, on the CPU and on the GPU: atoms are indexed in `u32`,
+/// and `u32::MAX` is left free — an unwritten slot of the padded lists holds it, and the cell
+/// starts and CSR offsets hold one value more than there are atoms.
+pub const MAX_ATOMS: usize = u32::MAX as usize - 1;
 pub use real::Real;
 
 use super::list::NeighborList;
@@ -53,8 +58,8 @@ impl<T: Real> Coords<'_, T> {
         [self.x[i].to_f64(), self.y[i].to_f64(), z]
     }
 
-    /// Checks what both references need: equal lengths, at most `u32::MAX` atoms (indices are
-    /// `u32`), finite coordinates and, for a periodic box, [`validate_periodic`].
+    /// Checks what both references need: equal lengths, at most [`MAX_ATOMS`] atoms (indices
+    /// are `u32`), finite coordinates and, for a periodic box, [`validate_periodic`].
     ///
     /// # Errors
     /// [`Error::InvalidInput`] naming the problem and, for a coordinate, the atom.
@@ -67,11 +72,13 @@ impl<T: Real> Coords<'_, T> {
                 self.z.map(<[T]>::len)
             )));
         }
-        if u32::try_from(n).is_err() {
-            return Err(Error::InvalidInput(format!(
-                "{n} atoms: neighbor indices are u32, at most {} atoms",
-                u32::MAX
-            )));
+        if n > MAX_ATOMS {
+            return Err(Error::past_index_limit(
+                format!("{n} atoms"),
+                "atoms",
+                n as u64,
+                MAX_ATOMS as u64,
+            ));
         }
         if let Some(i) = (0..n).find(|&i| self.point(i).iter().any(|v| !v.is_finite())) {
             let [x, y, z] = self.point(i);

@@ -70,18 +70,44 @@ pub enum Error {
         /// The slots per atom there were.
         max_neighbors: usize,
     },
-    /// A size the caller gave needs more memory than the host or the GPU has available (with
-    /// a tenth to spare): refused before anything was allocated.
+    /// A size the caller gave does not fit: it needs more memory than the host or the GPU has
+    /// available (with a tenth to spare), or more items than a kernel's 32-bit indices can
+    /// name. Refused before anything was allocated or launched.
     TooLarge {
         /// The option and its value as given, e.g. `"--len 99999999999"`.
         option: String,
-        /// Bytes it needs (`u64::MAX` where computing them overflowed).
+        /// Bytes it needs (`u64::MAX` where computing them overflowed); for
+        /// [`Room::Indices`], how many items.
         needed: u64,
-        /// `"host memory"` or `"GPU memory"`.
-        memory: &'static str,
-        /// Bytes available there (0 where unknown).
+        /// What it does not fit in.
+        room: Room,
+        /// Bytes available there (0 where unknown); for [`Room::Indices`], the most items.
         available: u64,
     },
+}
+
+/// What a size did not fit in ([`Error::TooLarge`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Room {
+    /// The host's memory.
+    HostMemory,
+    /// The GPU's memory.
+    GpuMemory,
+    /// A kernel's 32-bit indices: what they count, e.g. `"atoms"` or `"cells"`.
+    Indices(&'static str),
+}
+
+impl Error {
+    /// [`Error::TooLarge`] for `count` items of `what` past `limit`, the most a kernel's 32-bit
+    /// indices name: `option` says what was asked for.
+    pub fn past_index_limit(option: String, what: &'static str, count: u64, limit: u64) -> Error {
+        Error::TooLarge {
+            option,
+            needed: count,
+            room: Room::Indices(what),
+            available: limit,
+        }
+    }
 }
 
 /// `Result<T, gridsync::Error>`.
@@ -164,10 +190,21 @@ impl fmt::Display for Error {
             Error::TooLarge {
                 option,
                 needed,
-                memory,
+                room,
                 available,
             } => {
                 use crate::runtime::memory::human_bytes;
+                let memory = match room {
+                    Room::HostMemory => "host memory",
+                    Room::GpuMemory => "GPU memory",
+                    Room::Indices(what) => {
+                        return write!(
+                            f,
+                            "{option} is too large: {needed} {what}, and the kernels' 32-bit \
+                             indices name at most {available}"
+                        );
+                    }
+                };
                 if *needed == u64::MAX {
                     return write!(f, "{option} is too large: its size overflows 64 bits");
                 }

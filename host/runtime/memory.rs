@@ -13,7 +13,7 @@
 //! host.
 
 use crate::runtime::device::Gpu;
-use crate::runtime::error::{Error, Result, check};
+use crate::runtime::error::{Error, Result, Room, check};
 use crate::runtime::launch::Target;
 
 /// Bytes a size needs in host memory and in GPU memory (on the simulator, host memory too).
@@ -90,7 +90,7 @@ pub fn device_free_bytes(gpu: &Gpu) -> Result<(u64, u64)> {
 /// error from asking the GPU.
 pub fn check_fits(target: &Target, option: &str, need: Option<Footprint>) -> Result<()> {
     let Some(need) = need else {
-        return Err(too_large(option, u64::MAX, "memory", 0));
+        return Err(too_large(option, u64::MAX, Room::HostMemory, 0));
     };
     let host_need = match target {
         Target::Sim => need.host.saturating_add(need.device),
@@ -100,7 +100,7 @@ pub fn check_fits(target: &Target, option: &str, need: Option<Footprint>) -> Res
     if let Target::Gpu(gpu) = target {
         let (free, _) = device_free_bytes(gpu)?;
         if need.device > usable(free) {
-            return Err(too_large(option, need.device, "GPU memory", free));
+            return Err(too_large(option, need.device, Room::GpuMemory, free));
         }
     }
     Ok(())
@@ -140,19 +140,19 @@ pub fn check_file(path: &std::path::Path, per_byte: u64) -> Result<()> {
 pub fn check_host(option: &str, bytes: u64) -> Result<()> {
     match host_available_bytes() {
         Some(available) if bytes > usable(available) => {
-            Err(too_large(option, bytes, "host memory", available))
+            Err(too_large(option, bytes, Room::HostMemory, available))
         }
         // Where the host does not say, only sizes no address space holds are refused.
-        None if bytes > isize::MAX as u64 => Err(too_large(option, bytes, "host memory", 0)),
+        None if bytes > isize::MAX as u64 => Err(too_large(option, bytes, Room::HostMemory, 0)),
         _ => Ok(()),
     }
 }
 
-fn too_large(option: &str, needed: u64, memory: &'static str, available: u64) -> Error {
+fn too_large(option: &str, needed: u64, room: Room, available: u64) -> Error {
     Error::TooLarge {
         option: option.to_string(),
         needed,
-        memory,
+        room,
         available,
     }
 }

@@ -2,7 +2,7 @@
 
 use super::precision::Precision;
 use crate::neighbor::points::Atoms;
-use crate::neighbor::reference::{Cutoff, Real};
+use crate::neighbor::reference::{Cutoff, MAX_ATOMS, Real};
 use crate::runtime::buffer::{Buffer, Plain};
 use crate::runtime::error::{Error, Result};
 use crate::runtime::grid::SIM_BLOCKS;
@@ -19,9 +19,6 @@ unsafe impl<T: KernelParam> KernelParam for CellGrid<T> {}
 // SAFETY: as above.
 unsafe impl<T: KernelParam> KernelParam for Sorted<T> {}
 
-/// The most atoms a device list holds: indices and counts are `u32`.
-pub const MAX_ATOMS: usize = u32::MAX as usize - 1;
-
 /// The atoms' coordinates on a target, in the kernels' precision `T`.
 pub struct DeviceAtoms<T: Plain> {
     x: Buffer<T>,
@@ -33,13 +30,16 @@ impl<T: Precision> DeviceAtoms<T> {
     /// Copies `atoms` to `target`, rounded to `T`.
     ///
     /// # Errors
-    /// [`Error::InvalidInput`] above [`MAX_ATOMS`]; an allocation or copy error.
+    /// [`Error::TooLarge`] above [`MAX_ATOMS`]; an allocation or copy error.
     pub fn upload(target: &Target, atoms: &Atoms) -> Result<DeviceAtoms<T>> {
-        if atoms.len() > MAX_ATOMS {
-            return Err(Error::InvalidInput(format!(
-                "{} atoms: the device lists hold at most {MAX_ATOMS}",
-                atoms.len()
-            )));
+        let n = atoms.len();
+        if n > MAX_ATOMS {
+            return Err(Error::past_index_limit(
+                format!("{n} atoms"),
+                "atoms",
+                n as u64,
+                MAX_ATOMS as u64,
+            ));
         }
         let (x, y, z) = atoms.rounded::<T>();
         Ok(DeviceAtoms {

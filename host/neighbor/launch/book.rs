@@ -3,6 +3,7 @@
 use super::atoms::{DeviceAtoms, per_item};
 use super::precision::Precision;
 use crate::neighbor::list::NeighborList;
+use crate::neighbor::reference::MAX_ENTRIES;
 use crate::runtime::buffer::Buffer;
 use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
@@ -95,8 +96,22 @@ impl Padded {
             });
         }
         let atoms = self.nn.len();
+        // The offsets are u32: refuse a list they cannot index before building it.
+        let total: u64 = self
+            .nn
+            .iter()
+            .map(|&c| (c as usize).min(self.mn) as u64)
+            .sum();
+        if total > MAX_ENTRIES {
+            return Err(Error::past_index_limit(
+                "the neighbor list".into(),
+                "entries",
+                total,
+                MAX_ENTRIES,
+            ));
+        }
         let mut offsets = Vec::with_capacity(atoms + 1);
-        let mut indices = Vec::new();
+        let mut indices = Vec::with_capacity(total as usize);
         offsets.push(0u32);
         for n in 0..atoms {
             for j in self.slots(n) {
@@ -225,5 +240,27 @@ impl<'a, T: Precision> BookRun<'a, T> {
     pub fn run(&self) -> Result<Padded> {
         self.launch()?;
         self.result()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_list_past_u32_offsets_is_too_large_before_it_is_built() {
+        // Two atoms of 2³² − 1 neighbors each: the counts alone say it, no slot is read.
+        let padded = Padded {
+            nn: vec![u32::MAX; 2],
+            nl: Vec::new(),
+            mn: u32::MAX as usize,
+            layout: Layout::PerAtom,
+        };
+        let e = padded.to_list().unwrap_err();
+        assert!(
+            matches!(e, Error::TooLarge { needed, .. } if needed == 2 * u32::MAX as u64),
+            "{e}"
+        );
+        assert!(e.to_string().contains("4294967295"), "{e}");
     }
 }

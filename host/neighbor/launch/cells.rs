@@ -4,10 +4,11 @@
 
 use super::atoms::{DeviceAtoms, per_item};
 use super::book::Padded;
-use super::plan::CellPlan;
 use super::precision::Precision;
 use super::scan::Scan;
+use crate::neighbor::cells::CellPlan;
 use crate::neighbor::list::NeighborList;
+use crate::neighbor::reference::MAX_ENTRIES;
 use crate::runtime::buffer::Buffer;
 use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
@@ -204,13 +205,13 @@ impl<'a, T: Precision> CellList<'a, T> {
 
     /// The indices buffer, grown to hold `total` entries.
     fn indices_for(&mut self, total: u64) -> Result<*mut u32> {
-        if total > u32::MAX as u64 {
-            return Err(Error::TooLarge {
-                option: format!("a neighbor list of {total} entries"),
-                needed: total.saturating_mul(4),
-                memory: "32-bit offsets (at most 4294967295 entries)",
-                available: 0,
-            });
+        if total > MAX_ENTRIES {
+            return Err(Error::past_index_limit(
+                "the neighbor list".into(),
+                "entries",
+                total,
+                MAX_ENTRIES,
+            ));
         }
         let total = total as usize;
         if self.indices.as_ref().is_none_or(|b| b.len() < total) {

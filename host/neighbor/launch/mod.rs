@@ -4,12 +4,14 @@
 mod atoms;
 mod book;
 mod cells;
-mod plan;
 mod precision;
 mod scan;
 
-pub use atoms::{DeviceAtoms, MAX_ATOMS, per_item, rule};
+pub use crate::neighbor::cells::{
+    CELL_MARGIN, CellPlan, MAX_CELLS, MAX_CELLS_PER_AXIS, MAX_GPU_CHECKS, MAX_SIM_CHECKS,
+};
+pub use crate::neighbor::reference::MAX_ATOMS;
+pub use atoms::{DeviceAtoms, per_item, rule};
 pub use book::{BookKernel, BookRun, Padded, UNWRITTEN};
 pub use cells::CellList;
-pub use plan::{CELL_MARGIN, CellPlan, MAX_CELLS_PER_AXIS, MAX_GPU_CHECKS, MAX_SIM_CHECKS};
 pub use precision::Precision;

@@ -3,31 +3,46 @@
 
 use super::atoms::per_item;
 use crate::runtime::buffer::Buffer;
-use crate::runtime::error::Result;
+use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
 use gpu::LaunchConfig;
 use gpu::block_scan::block_scan_shared_bytes;
 use gpu::lessons::neighbor::{SCAN_TILE, THREADS_PER_BLOCK};
 
-/// The scratch of one device-wide scan of up to `len` counts.
+/// The most counts one scan takes: the kernels take the length as a `u32`, and the output
+/// holds one value more.
+pub(super) const MAX_SCAN_LEN: usize = u32::MAX as usize - 1;
+
+/// The scratch of one device-wide scan of up to `capacity` counts.
 pub(super) struct Scan {
     tile_sums: Buffer<u64>,
     total: Buffer<u64>,
+    capacity: usize,
 }
 
 impl Scan {
-    pub(super) fn new(target: &Target, len: usize) -> Result<Scan> {
+    /// Scratch for scans of up to `capacity` counts.
+    ///
+    /// # Errors
+    /// [`Error::TooLarge`] past [`MAX_SCAN_LEN`]; an allocation error.
+    pub(super) fn new(target: &Target, capacity: usize) -> Result<Scan> {
+        check_len(capacity)?;
         Ok(Scan {
-            tile_sums: target.zeros(len.div_ceil(SCAN_TILE as usize).max(1))?,
+            tile_sums: target.zeros(capacity.div_ceil(SCAN_TILE as usize).max(1))?,
             total: target.zeros(1)?,
+            capacity,
         })
     }
 
     /// Queues the exclusive scan of `counts[..len]` into `out[..=len]` (`out[len]` = the total,
     /// truncated to `u32`; the exact total stays in `self.total`).
     ///
+    /// # Errors
+    /// [`Error::TooLarge`] past the capacity the scratch was made for; a launch error.
+    ///
     /// # Safety
-    /// `counts` holds at least `len` values and `out` `len + 1`; both live until the scan ends.
+    /// `counts` holds at least `len` values and `out` `len + 1`, apart; both live until the scan
+    /// ends.
     pub(super) unsafe fn run(
         &self,
         t: &Target,
@@ -35,6 +50,13 @@ impl Scan {
         len: usize,
         out: *mut u32,
     ) -> Result<()> {
+        check_len(len)?;
+        if len > self.capacity {
+            return Err(Error::InvalidInput(format!(
+                "a scan of {len} counts in scratch for {}",
+                self.capacity
+            )));
+        }
         let tiles = len.div_ceil(SCAN_TILE as usize);
         let shared = block_scan_shared_bytes::<u64>(THREADS_PER_BLOCK);
         let (n, sums, total) = (len as u32, self.tile_sums.ptr(), self.total.ptr());
@@ -72,4 +94,17 @@ impl Scan {
         t.synchronize()?;
         Ok(t.download(&self.total)?[0])
     }
+}
+
+/// Refuses a scan longer than the kernels' `u32` length.
+fn check_len(len: usize) -> Result<()> {
+    if len > MAX_SCAN_LEN {
+        return Err(Error::past_index_limit(
+            format!("a scan of {len} counts"),
+            "counts",
+            len as u64,
+            MAX_SCAN_LEN as u64,
+        ));
+    }
+    Ok(())
 }

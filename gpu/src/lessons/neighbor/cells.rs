@@ -265,10 +265,14 @@ macro_rules! cell_kernels {
                 sorted: Sorted<$t>,
             ) {
                 for i in grid_stride(n as usize) {
-                    // SAFETY: `i < n`; positions are distinct (ranks within a cell are) and
-                    // below `n` (the starts partition `0..n`).
+                    // SAFETY: `i < n`; positions are distinct (ranks within a cell are), and a
+                    // position past the sorted arrays — starts and ranks that do not belong
+                    // together — is skipped rather than written.
                     unsafe {
-                        let p = (*start.add(*cell.add(i) as usize) + *rank.add(i)) as usize;
+                        let p = *start.add(*cell.add(i) as usize) as usize + *rank.add(i) as usize;
+                        if p >= n as usize {
+                            continue;
+                        }
                         let r = atoms.get(i);
                         *sorted.index.add(p) = i as u32;
                         *sorted.x.add(p) = r[0];
@@ -330,7 +334,7 @@ macro_rules! cell_kernels {
                     // (below `n`); atom `i`'s range is this thread's alone, and writes stay inside
                     // it whatever the search finds.
                     unsafe {
-                        let p = (ldg(start.add(ldg(cell.add(i)) as usize)) + ldg(rank.add(i))) as usize;
+                        let p = ldg(start.add(ldg(cell.add(i)) as usize)) as usize + ldg(rank.add(i)) as usize;
                         if p >= n as usize {
                             continue;
                         }

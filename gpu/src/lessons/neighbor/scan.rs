@@ -17,7 +17,8 @@ use crate::block_scan::block_exclusive_sum;
 use crate::index::{block_dim_x, block_idx_x, grid_dim_x, grid_stride, thread_idx_x};
 use crate::sync::sync_threads;
 
-/// Counts each thread of [`scan_tiles`] sums in sequence before the block scan.
+/// Counts each thread of [`scan_tiles`] sums in sequence before the block scan, in blocks of
+/// [`THREADS_PER_BLOCK`].
 pub const SCAN_ITEMS: u32 = 4;
 /// Counts per tile: one block of [`THREADS_PER_BLOCK`] threads, [`SCAN_ITEMS`] each.
 pub const SCAN_TILE: u32 = THREADS_PER_BLOCK * SCAN_ITEMS;
@@ -27,32 +28,36 @@ kernel! {
     /// [`SCAN_TILE`], and `tile_sums[t]` = the total of tile `t` (`len.div_ceil(SCAN_TILE)`
     /// tiles, looped over by the grid).
     ///
-    /// Blocks of [`THREADS_PER_BLOCK`] threads with
-    /// [`block_scan_shared_bytes::<u64>`](crate::block_scan::block_scan_shared_bytes) bytes of
-    /// dynamic shared memory. `counts` and `out` hold `len` values, `tile_sums` one per tile.
+    /// Each thread sums a run of consecutive counts, the block scans the runs' sums, and each
+    /// thread writes its run's prefixes: [`SCAN_ITEMS`] counts each in blocks of
+    /// [`THREADS_PER_BLOCK`] threads, longer runs in smaller blocks — the tile stays whole
+    /// whatever the launch, as the other two phases assume. Dynamic shared memory:
+    /// [`block_scan_shared_bytes::<u64>`](crate::block_scan::block_scan_shared_bytes) of the
+    /// block's threads. `counts` and `out` hold `len` values each and do not overlap;
+    /// `tile_sums` holds one per tile.
     pub unsafe fn scan_tiles(counts: *const u32, len: u32, out: *mut u32, tile_sums: *mut u64) {
         let len = len as usize;
         let tile = SCAN_TILE as usize;
-        let items = SCAN_ITEMS as usize;
+        let items = tile.div_ceil(block_dim_x() as usize);
         let mut t = block_idx_x() as usize;
         while t * tile < len {
-            let base = t * tile + thread_idx_x() as usize * items;
-            let mut mine = [0u32; SCAN_ITEMS as usize];
+            let end = ((t + 1) * tile).min(len);
+            let first = (t * tile + thread_idx_x() as usize * items).min(end);
+            let mine = first..(first + items).min(end);
             let mut sum = 0u64;
-            for (k, v) in mine.iter_mut().enumerate() {
-                if base + k < len {
-                    // SAFETY: in bounds.
-                    *v = unsafe { *counts.add(base + k) };
-                    sum += *v as u64;
-                }
+            for i in mine.clone() {
+                // SAFETY: `i < len`.
+                sum += unsafe { *counts.add(i) } as u64;
             }
             // SAFETY: the launch gave the scratch; every thread of the block is here.
             let (mut before, total) = unsafe { block_exclusive_sum(sum) };
-            for (k, v) in mine.iter().enumerate() {
-                if base + k < len {
-                    // SAFETY: in bounds; each thread writes its own items.
-                    unsafe { *out.add(base + k) = before as u32 };
-                    before += *v as u64;
+            for i in mine {
+                // SAFETY: `i < len`; each thread writes its own run, which `counts` does not
+                // overlap.
+                unsafe {
+                    let v = *counts.add(i);
+                    *out.add(i) = before as u32;
+                    before += v as u64;
                 }
             }
             if thread_idx_x() == 0 {
