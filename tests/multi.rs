@@ -121,7 +121,7 @@ fn scattered_plans_combine_to_the_single_device_result() {
         // One device, three, and eight (some with empty slices).
         for n in [1, 3, 8] {
             let set = DeviceSet::simulated(n).unwrap();
-            let combiner = Combiner::open(&set);
+            let combiner = Combiner::open(&set).unwrap();
             assert!(
                 matches!(combiner, Combiner::PeerCopies { .. }),
                 "{combiner:?}"
@@ -203,7 +203,7 @@ fn plans_skip_nan_and_empty_slices(set: &DeviceSet, combiner: &gridsync::multi::
 fn plans_give_nan_where_no_device_has_a_number() {
     for n in [1, 2, 3, 8] {
         let set = DeviceSet::simulated(n).unwrap();
-        plans_skip_nan_and_empty_slices(&set, &gridsync::multi::Combiner::open(&set));
+        plans_skip_nan_and_empty_slices(&set, &gridsync::multi::Combiner::open(&set).unwrap());
     }
 }
 
@@ -222,9 +222,34 @@ fn missing_nccl_is_an_error_and_the_fallback_is_taken() {
         other => panic!("expected an unsupported error, got {other:?}"),
     }
     match Combiner::open(&set) {
-        Combiner::PeerCopies { why } => assert!(why.contains("NCCL"), "{why}"),
+        Ok(Combiner::PeerCopies { why }) => assert!(why.contains("NCCL"), "{why}"),
         other => panic!("expected the fallback, got {other:?}"),
     }
+}
+
+#[test]
+fn only_a_missing_nccl_falls_back_and_every_other_nccl_failure_is_an_error() {
+    use gridsync::multi::Combiner;
+    let missing = Combiner::from_attempt(Err(Error::Unsupported("NCCL is not installed".into())));
+    assert!(
+        matches!(missing, Ok(Combiner::PeerCopies { .. })),
+        "{missing:?}"
+    );
+    // An NCCL that is there but fails to make its communicators must be seen, not hidden
+    // behind peer copies.
+    let failed = Combiner::from_attempt(Err(Error::Nccl {
+        call: "ncclCommInitAll".into(),
+        why: "ncclSystemError (2)".into(),
+    }));
+    match failed {
+        Err(e) => assert!(e.to_string().contains("ncclCommInitAll failed"), "{e}"),
+        Ok(c) => panic!("fell back to {}", c.describe()),
+    }
+    let driver = Combiner::from_attempt(Err(Error::Driver {
+        op: "cuCtxSetCurrent".into(),
+        code: 201,
+    }));
+    assert!(matches!(driver, Err(Error::Driver { .. })), "{driver:?}");
 }
 
 #[test]
@@ -311,7 +336,7 @@ fn gpu_plans_combine_on_the_gpus_with_nccl_and_with_peer_copies() {
     let want_count = x.iter().filter(|&&v| v > 0.5).count() as u64;
     let xs = set.scatter(&x).unwrap();
     let bs = set.scatter(&bytes).unwrap();
-    let nccl = Combiner::open(&set);
+    let nccl = Combiner::open(&set).unwrap();
     if multi::combine::nccl_installed() {
         assert!(matches!(nccl, Combiner::Nccl(_)), "{}", nccl.describe());
     }

@@ -137,12 +137,12 @@ pub fn run(opts: &MultiBenchOptions, mut progress: impl FnMut(u32, u32)) -> Resu
         .iter()
         .map(|s| {
             if opts.peer_copies {
-                Combiner::peer_copies()
+                Ok(Combiner::peer_copies())
             } else {
                 Combiner::open(s)
             }
         })
-        .collect();
+        .collect::<Result<_>>()?;
     let cells = 3 * sets.len() as u32;
     let mut done = 0;
     let mut rows = Vec::new();

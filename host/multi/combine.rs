@@ -2,8 +2,11 @@
 //! or — where NCCL is not installed — peer copies of the partials into device 0's memory.
 //!
 //! NCCL is loaded at run time (through `cudarc`'s binding), so a machine without it still runs
-//! every other part of gridsync: [`Combiner::open`] tries NCCL and, if it cannot be had, says
-//! why and falls back. Both paths give the same numbers: integer sums and min/max exactly, and
+//! every other part of gridsync: [`Combiner::open`] takes NCCL where it is installed and, where
+//! it is not (or the devices are simulated), says why and falls back. Any other NCCL failure is
+//! an error that names the call, never a silent fallback. A collective is waited for with a
+//! bound, polling NCCL's asynchronous errors ([`NcclComms`]' timeout): a rank that fails or
+//! never joins ends the wait with an error, and the communicators are aborted. Both paths give the same numbers: integer sums and min/max exactly, and
 //! `f64` sums of `N` partials to within `(N − 1)·2⁻⁵³·Σ|partialᵢ|` (NCCL's ring may add them in
 //! another order than device order).
 
@@ -13,7 +16,8 @@ use crate::runtime::error::{Error, Result, check};
 use crate::runtime::launch::Target;
 use cudarc::nccl::{result as nccl, sys as nccl_sys};
 use cust::sys as cu;
-use std::ffi::c_void;
+use std::ffi::{CStr, c_void};
+use std::time::{Duration, Instant};
 
 /// How partials combine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,6 +86,10 @@ pub fn nccl_installed() -> bool {
     unsafe { nccl_sys::is_culib_present() }
 }
 
+/// How long a combine waits for its collective by default: generous, because the collective
+/// starts only once the work queued before it on every device is done.
+pub const DEFAULT_NCCL_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// One NCCL communicator per device of a set, made together (`ncclCommInitAll`: one process
 /// drives every GPU). Destroyed on drop.
 #[derive(Debug)]
@@ -90,42 +98,62 @@ pub struct NcclComms {
     /// The devices, in rank order: a combine checks that its set is this one.
     ordinals: Vec<i32>,
     version: i32,
+    /// How long a collective may take before the wait gives up and aborts.
+    timeout: Duration,
     /// Set when a failed collective aborted the communicators: they are unusable and are
     /// not destroyed again.
     aborted: std::cell::Cell<bool>,
+}
+
+/// Why NCCL cannot combine `set` at all — not installed, or the devices are simulated — or
+/// `None` where it can be tried.
+fn nccl_unavailable(set: &DeviceSet) -> Option<String> {
+    if !nccl_installed() {
+        return Some(format!(
+            "NCCL is not installed (no {} on the library path; a libnccl.so.2 alone is not \
+             looked for: link libnccl.so to it)",
+            cudarc::get_lib_name_candidates("nccl")
+                .iter()
+                .take(2)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(" or ")
+        ));
+    }
+    if set.targets().iter().any(Target::is_sim) {
+        return Some("NCCL combines GPUs, not simulated devices".into());
+    }
+    None
 }
 
 impl NcclComms {
     /// Communicators for the GPUs of `set`.
     ///
     /// # Errors
-    /// [`Error::Unsupported`] on simulators, or when no NCCL library can be loaded (naming
-    /// the file names looked for); a driver or NCCL error.
+    /// [`Error::Unsupported`] on simulators, when no NCCL library can be loaded (naming the
+    /// file names looked for), or when the library lacks NCCL's entry points; [`Error::Nccl`]
+    /// naming the call and NCCL's code when NCCL fails.
     pub fn new(set: &DeviceSet) -> Result<NcclComms> {
-        if !nccl_installed() {
-            return Err(Error::Unsupported(format!(
-                "NCCL is not installed (no {} on the library path; a libnccl.so.2 alone is not \
-                 looked for: link libnccl.so to it)",
-                cudarc::get_lib_name_candidates("nccl")
-                    .iter()
-                    .take(2)
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join(" or ")
-            )));
+        if let Some(why) = nccl_unavailable(set) {
+            return Err(Error::Unsupported(why));
         }
-        let mut ordinals = Vec::new();
-        for t in set.targets() {
-            match t {
-                Target::Gpu(g) => ordinals.push(g.info().ordinal as i32),
-                Target::Sim => {
-                    return Err(Error::Unsupported(
-                        "NCCL combines GPUs, not simulated devices".into(),
-                    ));
-                }
-            }
-        }
-        let version = nccl::get_nccl_version().map_err(nccl_err("ncclGetVersion"))?;
+        let ordinals: Vec<i32> = set
+            .targets()
+            .iter()
+            .filter_map(|t| match t {
+                Target::Gpu(g) => Some(g.info().ordinal as i32),
+                Target::Sim => None,
+            })
+            .collect();
+        // cudarc's loader panics where a library by that name lacks a symbol: the first call
+        // into it tells such a library from NCCL.
+        let version = std::panic::catch_unwind(nccl::get_nccl_version)
+            .map_err(|_| {
+                Error::Unsupported(
+                    "the NCCL library found lacks ncclGetVersion: not a usable NCCL".into(),
+                )
+            })?
+            .map_err(nccl_err("ncclGetVersion"))?;
         let mut comms = vec![std::ptr::null_mut(); ordinals.len()];
         // SAFETY: `comms` has room for one communicator per ordinal; the ordinals are devices
         // of this machine, each once (a `DeviceList` refuses repeats).
@@ -137,6 +165,7 @@ impl NcclComms {
             comms,
             ordinals,
             version,
+            timeout: DEFAULT_NCCL_TIMEOUT,
             aborted: std::cell::Cell::new(false),
         })
     }
@@ -145,6 +174,94 @@ impl NcclComms {
     pub fn version(&self) -> i32 {
         self.version
     }
+
+    /// How long a collective may take before the wait gives up, aborts the communicators and
+    /// returns [`Error::Nccl`] (default [`DEFAULT_NCCL_TIMEOUT`]).
+    pub fn set_timeout(&mut self, timeout: Duration) {
+        self.timeout = timeout;
+    }
+
+    /// Aborts every communicator, so that no stream waits for ever on a collective some rank
+    /// will never join, and refuses later combines.
+    fn abort(&self) {
+        if self.aborted.replace(true) {
+            return;
+        }
+        for &c in &self.comms {
+            // SAFETY: each communicator is aborted once and never used again (`aborted`).
+            let _ = unsafe { nccl::comm_abort(c) };
+        }
+    }
+
+    /// Waits for the collective just queued on every device's stream: polls the streams and
+    /// NCCL's asynchronous error of every communicator (`ncclCommGetAsyncError`), until all
+    /// streams are done, a rank reports an error, or the timeout passes.
+    fn wait(&self, set: &DeviceSet) -> Result<()> {
+        let start = Instant::now();
+        loop {
+            let mut running = false;
+            for (t, &comm) in set.targets().iter().zip(&self.comms) {
+                let Target::Gpu(g) = t else { continue };
+                let device = g.info().ordinal;
+                g.make_current()?;
+                // SAFETY: the stream is this device's, alive as long as `set`.
+                match unsafe { cu::cuStreamQuery(g.stream().as_raw()) } {
+                    cu::CUresult::CUDA_SUCCESS => {}
+                    cu::CUresult::CUDA_ERROR_NOT_READY => running = true,
+                    code => check(code, || format!("cuStreamQuery(device {device})"))?,
+                }
+                if let Some(code) = async_error(comm)? {
+                    return Err(Error::Nccl {
+                        call: "ncclAllReduce".into(),
+                        why: format!("device {device} reported {code}"),
+                    });
+                }
+            }
+            if !running {
+                return Ok(());
+            }
+            if start.elapsed() > self.timeout {
+                return Err(Error::Nccl {
+                    call: "ncclAllReduce".into(),
+                    why: format!(
+                        "not finished after {:.1} s: a device's stream is stuck, or a rank \
+                         never joined",
+                        self.timeout.as_secs_f64()
+                    ),
+                });
+            }
+            std::thread::yield_now();
+        }
+    }
+}
+
+/// The asynchronous error `comm` reports, if any (in progress counts as none), in NCCL's words.
+fn async_error(comm: nccl_sys::ncclComm_t) -> Result<Option<String>> {
+    // NCCL writes a C `int`: read it as one, so that a code newer than the binding's enum is
+    // reported rather than misread.
+    let mut state: u32 = 0;
+    // SAFETY: `comm` is a live communicator; NCCL writes one `ncclResult_t` (an `int`) there.
+    unsafe { nccl_sys::ncclCommGetAsyncError(comm, (&mut state as *mut u32).cast()) }
+        .result()
+        .map_err(nccl_err("ncclCommGetAsyncError"))?;
+    const SUCCESS: u32 = nccl_sys::ncclResult_t::ncclSuccess as u32;
+    const IN_PROGRESS: u32 = nccl_sys::ncclResult_t::ncclInProgress as u32;
+    const KNOWN: u32 = nccl_sys::ncclResult_t::ncclNumResults as u32;
+    Ok(match state {
+        SUCCESS | IN_PROGRESS => None,
+        // SAFETY: a value below `ncclNumResults` is a variant of the `u32` enum.
+        code if code < KNOWN => Some(describe(unsafe {
+            std::mem::transmute::<u32, nccl_sys::ncclResult_t>(code)
+        })),
+        code => Some(format!("NCCL code {code}")),
+    })
+}
+
+/// `ncclSystemError (2): unhandled system error …`: the code and NCCL's own words for it.
+fn describe(code: nccl_sys::ncclResult_t) -> String {
+    // SAFETY: NCCL returns a static string for every code.
+    let words = unsafe { CStr::from_ptr(nccl_sys::ncclGetErrorString(code)) };
+    format!("{code:?} ({}): {}", code as u32, words.to_string_lossy())
 }
 
 impl Drop for NcclComms {
@@ -161,7 +278,10 @@ impl Drop for NcclComms {
 }
 
 fn nccl_err(call: &'static str) -> impl Fn(nccl::NcclError) -> Error {
-    move |e| Error::Unsupported(format!("{call} failed: {:?}", e.0))
+    move |e| Error::Nccl {
+        call: call.into(),
+        why: describe(e.0),
+    }
 }
 
 /// How a set combines its partials.
@@ -178,11 +298,26 @@ pub enum Combiner {
 }
 
 impl Combiner {
-    /// NCCL if it can be had, else peer copies (with the reason).
-    pub fn open(set: &DeviceSet) -> Combiner {
-        match NcclComms::new(set) {
-            Ok(c) => Combiner::Nccl(c),
-            Err(e) => Combiner::PeerCopies { why: e.to_string() },
+    /// NCCL where it is installed, else peer copies (with the reason).
+    ///
+    /// # Errors
+    /// NCCL installed but failing ([`Error::Nccl`], e.g. `ncclCommInitAll`): an error, not a
+    /// fallback, so that a broken NCCL set-up is seen; a driver error.
+    pub fn open(set: &DeviceSet) -> Result<Combiner> {
+        Combiner::from_attempt(NcclComms::new(set))
+    }
+
+    /// The combiner an attempt at NCCL gives: NCCL's communicators; peer copies where NCCL
+    /// cannot be had at all ([`Error::Unsupported`]: not installed, simulated devices); every
+    /// other error as it is.
+    ///
+    /// # Errors
+    /// The attempt's error, unless it is [`Error::Unsupported`].
+    pub fn from_attempt(attempt: Result<NcclComms>) -> Result<Combiner> {
+        match attempt {
+            Ok(c) => Ok(Combiner::Nccl(c)),
+            Err(Error::Unsupported(why)) => Ok(Combiner::PeerCopies { why }),
+            Err(e) => Err(e),
         }
     }
 
@@ -250,9 +385,10 @@ fn all_reduce<T: Partial>(
     op: Op,
 ) -> Result<Vec<T>> {
     if comms.aborted.get() {
-        return Err(Error::Unsupported(
-            "the NCCL communicators were aborted after an error".into(),
-        ));
+        return Err(Error::Nccl {
+            call: "ncclAllReduce".into(),
+            why: "the communicators were aborted after an earlier error".into(),
+        });
     }
     // Everything a rank needs is checked before the group opens: a collective that some ranks
     // join and others do not would wait for ever.
@@ -302,21 +438,15 @@ fn all_reduce<T: Partial>(
     let ended = nccl::group_end()
         .map_err(nccl_err("ncclGroupEnd"))
         .map(drop);
-    if let Err(e) = queued.and(ended) {
-        // Some ranks may have queued a collective the others never will: abort, so that no
-        // stream waits for ever, and refuse later combines.
-        comms.aborted.set(true);
-        for &c in &comms.comms {
-            // SAFETY: each communicator is aborted once and never used again (`aborted`).
-            let _ = unsafe { nccl::comm_abort(c) };
-        }
+    // Some ranks may have queued a collective the others never will, or a rank may fail while
+    // it runs: abort then, so that no stream waits for ever, and refuse later combines.
+    if let Err(e) = queued.and(ended).and_then(|()| comms.wait(set)) {
+        comms.abort();
         super::together::settle(set);
         return Err(e);
     }
-    let out = set.targets()[0].download(results[0]);
-    // Every rank's collective is over before the buffers can be freed.
-    super::together::settle(set);
-    out
+    // Every rank's collective is over (the wait saw every stream idle).
+    set.targets()[0].download(results[0])
 }
 
 /// Peer copies of every part into one buffer on device 0, combined by the host in device

@@ -35,7 +35,7 @@
 //! assert_eq!(gridsync::multi::sum(&set, &x)?, (1 << 20) as f64);
 //! // Kept on the devices, summed again and again, combined by NCCL where it is installed:
 //! let on_devices = set.scatter(&x)?;
-//! let combiner = Combiner::open(&set);
+//! let combiner = Combiner::open(&set)?;
 //! use gridsync::gpu::lessons::reduce::SumF32InF64;
 //! let plan = ReducePlan::<SumF32InF64>::new(&set, &on_devices, Op::Sum)?;
 //! assert_eq!(plan.run(&combiner)?, (1 << 20) as f64);

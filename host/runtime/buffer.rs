@@ -3,8 +3,10 @@
 
 use crate::runtime::error::{Error, Result, check};
 use crate::runtime::launch::Target;
+use cust::context::Context;
 use cust::sys as cu;
 use std::cell::UnsafeCell;
+use std::sync::Arc;
 
 /// Plain data that may be copied to and from a device byte for byte, and for which every bit
 /// pattern — all zeros included — is a valid value.
@@ -22,8 +24,12 @@ macro_rules! plain {
 plain!(u8, u16, u32, i32, u64, i64, f32, f64);
 
 enum Memory<T> {
-    /// A device allocation (`ptr` is 0 for an empty buffer, which allocates nothing).
-    Device { ptr: cu::CUdeviceptr },
+    /// A device allocation (`ptr` is 0 for an empty buffer, which allocates nothing) in
+    /// `context`, which the buffer keeps alive until it has freed the allocation.
+    Device {
+        ptr: cu::CUdeviceptr,
+        context: Arc<Context>,
+    },
     /// Host memory the simulated threads reach through raw pointers.
     Host(Box<[UnsafeCell<T>]>),
 }
@@ -49,7 +55,7 @@ impl<T: Plain> Buffer<T> {
     /// Passing it to a kernel is what [`Target::launch`]'s safety contract is about.
     pub fn ptr(&self) -> *mut T {
         match &self.memory {
-            Memory::Device { ptr } => *ptr as *mut T,
+            Memory::Device { ptr, .. } => *ptr as *mut T,
             Memory::Host(cells) => UnsafeCell::raw_get(cells.as_ptr()),
         }
     }
@@ -61,14 +67,23 @@ impl<T: Plain> Buffer<T> {
 
 impl<T: Plain> Drop for Buffer<T> {
     fn drop(&mut self) {
-        if let Memory::Device { ptr } = self.memory
-            && ptr != 0
+        if let Memory::Device { ptr, context } = &self.memory
+            && *ptr != 0
         {
-            // SAFETY: `ptr` came from `cuMemAlloc_v2` and is freed once. An error (the context
-            // already gone) cannot be reported from `drop`, and the context's teardown frees the
-            // memory anyway.
+            // The allocation's own context is made current for the free — whichever thread
+            // drops the buffer, and whatever context (of another device, or none) is current
+            // there — and the caller's is restored after.
+            // SAFETY: `ptr` came from `cuMemAlloc_v2` in `context`, which this buffer keeps
+            // alive, and is freed once. An error cannot be reported from `drop`; a push that
+            // failed is not popped.
             unsafe {
-                cu::cuMemFree_v2(ptr);
+                let pushed =
+                    cu::cuCtxPushCurrent_v2(context.as_raw()) == cu::CUresult::CUDA_SUCCESS;
+                cu::cuMemFree_v2(*ptr);
+                if pushed {
+                    let mut popped = std::ptr::null_mut();
+                    cu::cuCtxPopCurrent_v2(&mut popped);
+                }
             }
         }
     }
@@ -116,7 +131,10 @@ impl Target {
                     })?;
                 }
                 let buf = Buffer {
-                    memory: Memory::Device { ptr },
+                    memory: Memory::Device {
+                        ptr,
+                        context: gpu.shared_context(),
+                    },
                     len,
                 };
                 if bytes > 0 {
@@ -154,7 +172,7 @@ impl Target {
                 }
                 Ok(())
             }
-            (Memory::Device { ptr }, Target::Gpu(gpu)) => {
+            (Memory::Device { ptr, .. }, Target::Gpu(gpu)) => {
                 if buf.bytes() == 0 {
                     return Ok(());
                 }
@@ -201,7 +219,7 @@ impl Target {
                 }
                 Ok(())
             }
-            (Memory::Device { ptr }, Target::Gpu(gpu)) => {
+            (Memory::Device { ptr, .. }, Target::Gpu(gpu)) => {
                 if buf.bytes() == 0 {
                     return Ok(());
                 }
@@ -233,7 +251,7 @@ impl Target {
         match (&buf.memory, self) {
             // SAFETY: as in `write`: no simulated kernel is running.
             (Memory::Host(cells), _) => Ok(cells.iter().map(|c| unsafe { *c.get() }).collect()),
-            (Memory::Device { ptr }, Target::Gpu(gpu)) => {
+            (Memory::Device { ptr, .. }, Target::Gpu(gpu)) => {
                 let mut out = Vec::<T>::with_capacity(buf.len);
                 if buf.bytes() > 0 {
                     gpu.make_current()?;
@@ -260,5 +278,54 @@ impl Target {
                 "a device buffer cannot be read through the simulator".into(),
             )),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The context the driver says owns `ptr`, or the error it gives for a freed address.
+    fn owner(ptr: cu::CUdeviceptr) -> std::result::Result<cu::CUcontext, cu::CUresult> {
+        let mut context: cu::CUcontext = std::ptr::null_mut();
+        // SAFETY: the out-pointer has room for a `CUcontext`, which this attribute writes.
+        let code = unsafe {
+            cu::cuPointerGetAttribute(
+                (&mut context as *mut cu::CUcontext).cast(),
+                cu::CUpointer_attribute::CU_POINTER_ATTRIBUTE_CONTEXT,
+                ptr,
+            )
+        };
+        match code {
+            cu::CUresult::CUDA_SUCCESS => Ok(context),
+            e => Err(e),
+        }
+    }
+
+    #[test]
+    #[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
+    fn gpu_buffers_free_their_allocation_from_any_thread_and_after_their_gpu() {
+        let target = Target::open(0, false).unwrap();
+        let Target::Gpu(gpu) = &target else {
+            panic!("a GPU test ran without a GPU")
+        };
+        let own = gpu.raw_context();
+
+        // Dropped on a thread where no context is current.
+        let buf = target.zeros::<u32>(1 << 20).unwrap();
+        let ptr = buf.ptr() as cu::CUdeviceptr;
+        assert_eq!(owner(ptr), Ok(own));
+        std::thread::spawn(move || drop(buf)).join().unwrap();
+        assert_eq!(owner(ptr), Err(cu::CUresult::CUDA_ERROR_INVALID_VALUE));
+
+        // Dropped after the `Gpu` that allocated it: the buffer kept the context alive.
+        let buf = target.zeros::<u32>(1 << 20).unwrap();
+        let ptr = buf.ptr() as cu::CUdeviceptr;
+        drop(target);
+        assert_eq!(owner(ptr), Ok(own));
+        drop(buf);
+        let again = Target::open(0, false).unwrap();
+        assert!(matches!(again, Target::Gpu(_)));
+        assert_eq!(owner(ptr), Err(cu::CUresult::CUDA_ERROR_INVALID_VALUE));
     }
 }

@@ -7,6 +7,7 @@ use crate::runtime::stream::Stream;
 use cust::device::{Device, DeviceAttribute};
 use cust::sys as cu;
 use serde::Serialize;
+use std::sync::Arc;
 
 /// The name of gridsync's own module, in messages.
 const GRIDSYNC_MODULE: &str = "gridsync";
@@ -58,7 +59,9 @@ pub struct Gpu {
     // path reads an immutable table.
     functions: Functions,
     stream: Stream,
-    context: cust::context::Context,
+    /// Shared with every [`Buffer`](crate::Buffer) allocated here: the context is released
+    /// when the last of them is gone, and each frees its memory under it.
+    context: Arc<cust::context::Context>,
     info: DeviceInfo,
 }
 
@@ -168,8 +171,9 @@ impl Gpu {
             )? != 0,
             driver_version: driver_version as u32,
         };
-        let context =
-            cust::context::Context::new(device).map_err(cust_err("cuDevicePrimaryCtxRetain"))?;
+        let context = Arc::new(
+            cust::context::Context::new(device).map_err(cust_err("cuDevicePrimaryCtxRetain"))?,
+        );
         let names = gpu::Kernel::ALL.iter().map(|k| k.name());
         let functions = Functions::load(GRIDSYNC_MODULE, arch, ptx_text, names)?;
         let stream = Stream::new()?;
@@ -216,6 +220,11 @@ impl Gpu {
     /// The driver's handle of this GPU's context (to enable peer access to it).
     pub(crate) fn raw_context(&self) -> cu::CUcontext {
         self.context.as_raw()
+    }
+
+    /// The context, kept alive by whoever holds the `Arc` (a buffer allocated in it).
+    pub(crate) fn shared_context(&self) -> Arc<cust::context::Context> {
+        Arc::clone(&self.context)
     }
 
     /// gridsync's own kernels.

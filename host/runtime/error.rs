@@ -50,6 +50,14 @@ pub enum Error {
         /// How many threads gave up.
         threads: u32,
     },
+    /// An NCCL call failed, a collective reported an error while it ran, or it did not end in
+    /// time; the communicators were aborted (NCCL can tell nothing more about their state).
+    Nccl {
+        /// The call, e.g. `"ncclCommInitAll"`.
+        call: String,
+        /// NCCL's code and words, or what the wait saw.
+        why: String,
+    },
     /// A device lock was still held after the kernels using it finished: a thread exited (or
     /// forgot its guard) without releasing it.
     LockHeld(&'static str),
@@ -155,6 +163,7 @@ impl fmt::Display for Error {
                 write!(f, "no kernel named {kernel} in module {module}")
             }
             Error::Unsupported(why) => write!(f, "unsupported: {why}"),
+            Error::Nccl { call, why } => write!(f, "{call} failed: {why}"),
             Error::Sim(e) => write!(f, "simulator: {e}"),
             Error::Io { path, source } => write!(f, "{}: {source}", path.display()),
             Error::TimerNotReady => {
