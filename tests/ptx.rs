@@ -56,6 +56,28 @@ fn best_build_is_the_newest_not_above_the_device() {
     assert_eq!(arch_capability("compute_90"), None);
 }
 
+#[test]
+fn arch_specific_and_family_builds_run_where_they_may() {
+    use gridsync::runtime::ptx::{best_in, runs_on};
+    assert_eq!(arch_capability("sm_90a"), Some((9, 0)));
+    assert_eq!(arch_capability("sm_100f"), Some((10, 0)));
+    assert_eq!(arch_capability("sm_121"), Some((12, 1)));
+    assert!(runs_on("sm_90a", (9, 0)) && !runs_on("sm_90a", (10, 0)));
+    assert!(runs_on("sm_100f", (10, 3)) && !runs_on("sm_100f", (12, 0)));
+    assert!(runs_on("sm_90", (12, 0)) && !runs_on("sm_90", (8, 9)));
+    let builds: &'static [(&str, &str)] = &[
+        ("sm_70", "a"),
+        ("sm_90", "b"),
+        ("sm_90a", "c"),
+        ("sm_100f", "d"),
+    ];
+    let pick = |cc| best_in(builds, cc).map(|b| b.0);
+    assert_eq!(pick((8, 9)), Some("sm_70"));
+    assert_eq!(pick((9, 0)), Some("sm_90a"));
+    assert_eq!(pick((10, 3)), Some("sm_100f"));
+    assert_eq!(pick((12, 0)), Some("sm_90"));
+}
+
 /// Every (ordering, scope) pair a read-modify-write can take, as PTX spells it.
 fn rmw_qualifiers() -> Vec<String> {
     Order::ALL

@@ -1,41 +1,67 @@
 //! One nested `cargo rustc` of the device crate for one architecture.
 //!
-//! A clean environment (nothing of the outer build — its `RUSTFLAGS`, target, profile,
-//! jobserver, wrappers — may leak in), its own target directory per architecture (a nested
-//! cargo must not wait on the outer one's lock, and each architecture keeps its build of `core`
-//! cached), and the profile given on the command line, so that the device crate's workspace
-//! needs no `[profile]` of its own.
+//! The environment is the build script's less what belongs to the outer build — its flags,
+//! target, profile, features, output directory and wrappers ([`leaks`]) — so that the user's
+//! proxy, certificates, SSH agent, `CARGO_HOME` and registry settings reach the nested cargo,
+//! and so does the outer build's jobserver (`CARGO_MAKEFLAGS`): the nested build takes its jobs
+//! from the same pool instead of starting one per core on top of it. Its own target directory
+//! per architecture (a nested cargo must not wait on the outer one's lock, and each architecture
+//! keeps its build of `core` cached), and the profile given on the command line, so that the
+//! device crate's workspace needs no `[profile]` of its own.
 
-use crate::Error;
+use crate::{Error, TOOLCHAIN};
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The pinned toolchain, for the messages that say what to install.
-const TOOLCHAIN: &str = "nightly-2026-05-20";
-
-/// The variables the nested cargo keeps from the build script's environment.
-const KEPT_ENV: &[&str] = &[
-    "PATH",
-    "HOME",
-    "RUSTUP_HOME",
-    "CARGO_HOME",
-    "RUSTUP_TOOLCHAIN",
-    "TMPDIR",
-    "RUSTC",
-    "CARGO_NET_OFFLINE",
-    "CARGO_HTTP_PROXY",
-    "HTTPS_PROXY",
-    "https_proxy",
-];
+/// Variables of the outer build that must not reach the nested one: they describe the host
+/// crate's compilation (its target and flags would be applied to the NVPTX build, its
+/// `OUT_DIR` and features are not the device crate's) or are cargo's own internals.
+pub(crate) fn leaks(key: &OsStr) -> bool {
+    let Some(key) = key.to_str() else {
+        return false;
+    };
+    const EXACT: &[&str] = &[
+        "RUSTFLAGS",
+        "RUSTDOCFLAGS",
+        "RUSTC_WRAPPER",
+        "RUSTC_WORKSPACE_WRAPPER",
+        "RUSTC_LINKER",
+        "RUSTDOC",
+        "OUT_DIR",
+        "TARGET",
+        "HOST",
+        "NUM_JOBS",
+        "OPT_LEVEL",
+        "DEBUG",
+        "PROFILE",
+    ];
+    // The `CARGO_*` a nested cargo should share with the outer one: where cargo lives, its
+    // network and registries, and the jobserver.
+    const CARGO_KEPT: &[&str] = &[
+        "CARGO_HOME",
+        "CARGO_MAKEFLAGS",
+        "CARGO_NET_",
+        "CARGO_HTTP_",
+        "CARGO_REGISTRIES_",
+        "CARGO_REGISTRY_",
+        "CARGO_TERM_",
+    ];
+    EXACT.contains(&key)
+        || key.starts_with("DEP_")
+        || key.starts_with("__CARGO")
+        || (key.starts_with("CARGO") && !CARGO_KEPT.iter().any(|k| key.starts_with(k)))
+}
 
 pub(crate) struct Job<'a> {
     pub manifest: &'a Path,
     pub target_dir: &'a Path,
     pub name: &'a str,
     pub arch: &'a str,
-    pub isa: &'a str,
     pub release: bool,
     pub features: &'a [String],
+    /// Flags for rustc after the builder's own.
+    pub rustflags: &'a [String],
 }
 
 impl Job<'_> {
@@ -60,6 +86,17 @@ impl Job<'_> {
         ];
         let config = keys.iter().map(|k| format!("profile.{name}.{k}")).collect();
         (name, config)
+    }
+
+    /// rustc's flags, as `CARGO_ENCODED_RUSTFLAGS` (separated by `0x1f`): the architecture,
+    /// the PTX ISA where one is forced, then the caller's.
+    pub fn rustflags(&self) -> String {
+        let mut flags = vec![format!("-Ctarget-cpu={}", self.arch)];
+        if let Some(isa) = crate::arch::forced_isa(self.arch) {
+            flags.push(format!("-Ctarget-feature=+{isa}"));
+        }
+        flags.extend(self.rustflags.iter().cloned());
+        flags.join("\x1f")
     }
 
     /// Builds, and returns the PTX file and the source files the build read.
@@ -99,20 +136,13 @@ impl Job<'_> {
     ) -> Result<Option<PathBuf>, Error> {
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let mut cmd = Command::new(cargo);
-        cmd.env_clear();
-        for keep in KEPT_ENV {
-            if let Some(v) = std::env::var_os(keep) {
-                cmd.env(keep, v);
+        for (key, _) in std::env::vars_os() {
+            if leaks(&key) {
+                cmd.env_remove(key);
             }
         }
-        cmd.env(
-            "CARGO_ENCODED_RUSTFLAGS",
-            format!(
-                "-Ctarget-cpu={}\x1f-Ctarget-feature=+{}",
-                self.arch, self.isa
-            ),
-        )
-        .env("CARGO_TERM_COLOR", "never");
+        cmd.env("CARGO_ENCODED_RUSTFLAGS", self.rustflags())
+            .env("CARGO_TERM_COLOR", "never");
         if let Some(dir) = self.manifest.parent() {
             cmd.current_dir(dir);
         }

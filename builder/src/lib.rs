@@ -19,9 +19,10 @@
 //!
 //! # What the build needs
 //!
-//! The nightly toolchain gridsync pins (`rust-toolchain.toml`: `nightly-2026-05-20`) with its
-//! `rust-src` component, and nothing else: no CUDA, no driver. The device crate is built with
-//! the same `cargo` as the outer build, so the host crate needs the same `rust-toolchain.toml`.
+//! The nightly toolchain gridsync pins ([`TOOLCHAIN`], the channel of its
+//! `rust-toolchain.toml`) with its `rust-src` component, and nothing else: no CUDA, no driver.
+//! The device crate is built with the same `cargo` as the outer build, so the host crate needs
+//! the same `rust-toolchain.toml`.
 //!
 //! # The device crate
 //!
@@ -37,6 +38,10 @@ mod cargo;
 mod tests;
 
 pub use arch::DEFAULT_ARCHES;
+
+/// The nightly toolchain the device build needs, as `rust-toolchain.toml` pins it (a test
+/// checks that they agree): named in the messages that say what to install.
+pub const TOOLCHAIN: &str = "nightly-2026-05-20";
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -79,6 +84,7 @@ pub struct PtxBuilder {
     arches: Vec<String>,
     release: bool,
     features: Vec<String>,
+    rustflags: Vec<String>,
     out_dir: Option<PathBuf>,
     target_dir: Option<PathBuf>,
 }
@@ -95,6 +101,7 @@ impl PtxBuilder {
             arches: DEFAULT_ARCHES.iter().map(|a| a.to_string()).collect(),
             release: true,
             features: Vec::new(),
+            rustflags: Vec::new(),
             out_dir: None,
             target_dir: None,
         }
@@ -107,8 +114,9 @@ impl PtxBuilder {
         self
     }
 
-    /// The architectures to build, `sm_XY`, oldest first; a device loads the newest one not
-    /// above its compute capability, and the driver compiles it for that device.
+    /// The architectures to build, oldest first: any `sm_NN` from `sm_70` that the compiler
+    /// knows, with `a` (this exact GPU: `sm_90a`) or `f` (this family: `sm_100f`) where wanted;
+    /// a device loads the newest one it can run, and the driver compiles it for that device.
     pub fn arches<S: AsRef<str>>(mut self, arches: &[S]) -> PtxBuilder {
         self.arches = arches.iter().map(|a| a.as_ref().to_string()).collect();
         self
@@ -126,6 +134,15 @@ impl PtxBuilder {
     pub fn features<S: AsRef<str>>(mut self, features: &[S]) -> PtxBuilder {
         self.features
             .extend(features.iter().map(|f| f.as_ref().to_string()));
+        self
+    }
+
+    /// Flags for rustc in the device build, after the builder's own (`-Ctarget-cpu`, the PTX
+    /// ISA): `-Cllvm-args=…`, `--cfg …`, `-Ctarget-feature=+ptx80`. The outer build's
+    /// `RUSTFLAGS` do not reach the device build; these do.
+    pub fn rustflags<S: AsRef<str>>(mut self, flags: &[S]) -> PtxBuilder {
+        self.rustflags
+            .extend(flags.iter().map(|f| f.as_ref().to_string()));
         self
     }
 
@@ -148,7 +165,8 @@ impl PtxBuilder {
     /// directory and every source file the device build read (path dependencies included).
     ///
     /// # Errors
-    /// An unknown architecture or an empty list; the device crate missing; the nested build
+    /// A malformed architecture, one the compiler does not know, or an empty list; the device
+    /// crate missing; the nested build
     /// failing (its compiler output, and what to install when the toolchain or `rust-src` is
     /// missing); a file that cannot be written.
     pub fn build(&self) -> Result<Vec<Ptx>> {
@@ -167,6 +185,12 @@ impl PtxBuilder {
         }
         if self.arches.is_empty() {
             return Err(Error("no architecture to build: the list is empty".into()));
+        }
+        for arch in &self.arches {
+            arch::check(arch)?;
+            if let Some(known) = arch::known_to_rustc(arch) {
+                known?;
+            }
         }
         let name = self.name.clone().unwrap_or_else(|| {
             let dir = crate_dir.file_name().unwrap_or_default();
@@ -189,20 +213,14 @@ impl PtxBuilder {
         let mut sources = std::collections::BTreeSet::new();
         let mut index = String::from("&[\n");
         for arch in &self.arches {
-            let isa = arch::ptx_isa(arch).ok_or_else(|| {
-                Error(format!(
-                    "unknown architecture {arch:?}; the builder knows {}",
-                    arch::known()
-                ))
-            })?;
             let job = cargo::Job {
                 manifest: &manifest,
                 target_dir: &target_dir.join(arch),
                 name: &name,
                 arch,
-                isa,
                 release: self.release,
                 features: &self.features,
+                rustflags: &self.rustflags,
             };
             let (ptx, read) = job.run()?;
             sources.extend(read);
