@@ -265,6 +265,8 @@ fn the_cli_checks_every_operation_on_simulated_devices() {
             "2007",
             "--repeats",
             "1",
+            "--copiers",
+            "3",
             "--json",
         ]);
         assert!(
@@ -275,6 +277,16 @@ fn the_cli_checks_every_operation_on_simulated_devices() {
         let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         assert_eq!(r["slices"], serde_json::json!([669, 669, 669]), "{op}");
     }
+    let o = common::cli_env(
+        &["multi", "reduce", "--simulate", "--len", "10"],
+        &[("GRIDSYNC_COPIERS", "many")],
+    );
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("GRIDSYNC_COPIERS=many"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let o = common::cli(&["multi", "reduce", "--simulate", "--devices", "0,0"]);
     assert_eq!(
         o.status.code(),

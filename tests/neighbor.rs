@@ -600,3 +600,30 @@ fn the_device_scan_is_right_at_any_block_size() {
 fn gpu_the_device_scan_is_right_at_any_block_size() {
     scans_match_the_cpu_at_any_block_size(&common::gpu(), &[32, 96, 256, 1000, 1024]);
 }
+
+#[test]
+#[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
+fn gpu_bench_sizes_past_memory_are_refused_before_anything_is_allocated() {
+    use gridsync::bench::neighbor::{NeighborBenchOptions, run as bench};
+    let t = common::gpu();
+    for (cells, pairs, option) in [
+        (vec![10_000, 50_000_000_000], vec![], "--atoms 50000000000"),
+        (
+            vec![],
+            vec![50_000_000_000],
+            "--all-pairs-atoms 50000000000",
+        ),
+    ] {
+        let opts = NeighborBenchOptions {
+            cell_atoms: cells,
+            all_pairs_atoms: pairs,
+            trials: 1,
+            ..NeighborBenchOptions::default()
+        };
+        let mut steps = 0;
+        let e = bench(&t, &opts, |_, _| steps += 1).unwrap_err();
+        assert!(matches!(e, Error::TooLarge { .. }), "{e}");
+        assert!(e.to_string().contains(option), "{e}");
+        assert_eq!(steps, 0, "refused before the first step");
+    }
+}

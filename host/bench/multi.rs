@@ -33,6 +33,9 @@ pub struct MultiBenchOptions {
     pub trials: u32,
     /// Combine with peer copies even where NCCL is installed.
     pub peer_copies: bool,
+    /// Host threads filling the staging buffers of the uploads, in all
+    /// ([`DeviceSet::set_copiers`]); `None`: the host's cores.
+    pub copiers: Option<usize>,
 }
 
 impl Default for MultiBenchOptions {
@@ -43,6 +46,7 @@ impl Default for MultiBenchOptions {
             bytes: DEFAULT_BYTES,
             trials: 10,
             peer_copies: false,
+            copiers: None,
         }
     }
 }
@@ -103,12 +107,16 @@ pub fn run(opts: &MultiBenchOptions, mut progress: impl FnMut(u32, u32)) -> Resu
             "sizes and trials must be positive".into(),
         ));
     }
-    let all = DeviceSet::open(&opts.devices, false)?;
+    let mut all = DeviceSet::open(&opts.devices, false)?;
     let first = match &all.targets()[0] {
         Target::Gpu(g) => g.info().ordinal,
         Target::Sim => return Err(Error::Unsupported("benchmarks need a GPU".into())),
     };
-    let one = DeviceSet::open(&DeviceList::Ordinals(vec![first]), false)?;
+    let mut one = DeviceSet::open(&DeviceList::Ordinals(vec![first]), false)?;
+    if let Some(c) = opts.copiers {
+        all.set_copiers(c);
+        one.set_copiers(c);
+    }
     let host_bytes = opts.bytes.max(opts.floats.saturating_mul(4));
     crate::runtime::memory::check_host("the pinned input", host_bytes as u64)?;
     // Device 0 holds the whole input for the one-GPU side, every device its slice for the

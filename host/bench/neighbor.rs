@@ -7,11 +7,13 @@ use super::{Stats, require_gpu};
 use crate::neighbor::generate;
 use crate::neighbor::launch::{
     BookKernel, BookRun, CellList, CellPlan, DeviceAtoms, MAX_GPU_CHECKS, Precision, rule,
+    working_bytes,
 };
 use crate::neighbor::reference::{Coords, Cutoff};
 use crate::neighbor::{Atoms, cell_list};
 use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
+use crate::runtime::memory::{Footprint, check_fits};
 use crate::runtime::timer::Event;
 use gpu::lessons::neighbor::Layout;
 use serde::Serialize;
@@ -122,8 +124,6 @@ pub struct NeighborBench {
     pub cells: Vec<CellRow>,
     /// The O(N²) kernels per size.
     pub all_pairs: Vec<AllPairsRow>,
-    /// Sizes not run, and why.
-    pub skipped: Vec<String>,
 }
 
 /// Runs the benchmark. `progress` gets (steps done, steps).
@@ -152,6 +152,7 @@ fn run_in<T: Precision>(
     if opts.trials == 0 {
         return Err(Error::InvalidInput("--trials must be positive".into()));
     }
+    check_sizes::<T>(target, opts)?;
     let steps = (1 + opts.cell_atoms.len() + opts.all_pairs_atoms.len()) as u32;
     progress(0, steps);
     let copy = copy::run(target, opts.copy_bytes, opts.trials, |_, _| {})?;
@@ -160,17 +161,17 @@ fn run_in<T: Precision>(
     let cut = Cutoff::<T>::new(cutoff, None)?;
     let mut cells = Vec::new();
     let mut all_pairs = Vec::new();
-    let mut skipped = Vec::new();
     let mut done = 1;
     for &n in &opts.cell_atoms {
         let atoms = crate::neighbor::graphene::graphene(n, 1)?;
-        match cell_row::<T>(target, &atoms, cutoff, &cut, opts, copy.gb_per_s) {
-            Ok(row) => cells.push(row),
-            Err(Error::TooLarge { .. }) => {
-                skipped.push(format!("cell list at {n} atoms: too large for this GPU"))
-            }
-            Err(e) => return Err(e),
-        }
+        cells.push(cell_row::<T>(
+            target,
+            &atoms,
+            cutoff,
+            &cut,
+            opts,
+            copy.gb_per_s,
+        )?);
         done += 1;
         progress(done, steps);
     }
@@ -211,8 +212,43 @@ fn run_in<T: Precision>(
         copy,
         cells,
         all_pairs,
-        skipped,
     })
+}
+
+/// Host bytes per atom besides the lists: the sheet in `f64`, its copy in the kernels'
+/// precision (at most `f64`), and the CPU cell list's working arrays.
+const HOST_BYTES_PER_ATOM: u64 = 16 + 16 + 56;
+
+/// Refuses, before anything is generated or allocated, a size the host or the GPU cannot hold:
+/// per atom, the coordinates and the cell list's working arrays on the GPU, and the padded
+/// lists (`max_neighbors` slots and a count, at least what the CSR list takes) there and on the
+/// host, where the CPU's list, the GPU's and the padded one are compared.
+fn check_sizes<T>(target: &Target, opts: &NeighborBenchOptions) -> Result<()> {
+    let coords = 2 * size_of::<T>() as u64;
+    let list = (opts.max_neighbors as u64)
+        .checked_add(1)
+        .and_then(|s| s.checked_mul(4));
+    let need = |n: u64, working: Option<u64>, lists: u64| -> Option<Footprint> {
+        let list = list?;
+        let device = working?
+            .checked_add(n.checked_mul(coords)?)?
+            .checked_add(n.checked_mul(list)?)?;
+        let host = n.checked_mul(HOST_BYTES_PER_ATOM.checked_add(lists.checked_mul(list)?)?)?;
+        Some(Footprint { host, device })
+    };
+    for &n in &opts.cell_atoms {
+        let n = n as u64;
+        let working = working_bytes::<T>(n, 2, n.saturating_mul(2));
+        check_fits(target, &format!("--atoms {n}"), need(n, working, 3))?;
+    }
+    for &n in &opts.all_pairs_atoms {
+        check_fits(
+            target,
+            &format!("--all-pairs-atoms {n}"),
+            need(n as u64, Some(0), 1),
+        )?;
+    }
+    Ok(())
 }
 
 /// Event-timed milliseconds of `work` on `stream`.

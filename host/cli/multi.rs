@@ -52,10 +52,30 @@ pub struct MultiArgs {
     /// lock: operations per thread; barrier: rounds.
     #[arg(long)]
     iters: Option<u32>,
+    /// Host threads, in all, that fill the uploads' staging buffers [default:
+    /// GRIDSYNC_COPIERS, else the host's cores].
+    #[arg(long, value_name = "N")]
+    copiers: Option<usize>,
+}
+
+/// `--copiers`, else the `GRIDSYNC_COPIERS` variable, else none (the library's default).
+fn copiers(option: Option<usize>) -> Result<Option<usize>> {
+    if option.is_some() {
+        return Ok(option);
+    }
+    match std::env::var("GRIDSYNC_COPIERS") {
+        Ok(v) => v.trim().parse().map(Some).map_err(|_| {
+            gridsync::Error::InvalidInput(format!("GRIDSYNC_COPIERS={v}: a number of host threads"))
+        }),
+        Err(_) => Ok(None),
+    }
 }
 
 pub fn command(simulate: bool, args: &MultiArgs, json: bool) -> Result<()> {
-    let set = DeviceSet::open(&args.devices, simulate)?;
+    let mut set = DeviceSet::open(&args.devices, simulate)?;
+    if let Some(c) = copiers(args.copiers)? {
+        set.set_copiers(c);
+    }
     let op = match args.op {
         Op::Reduce => MultiOp::Reduce,
         Op::Histogram => MultiOp::Histogram,
@@ -180,6 +200,10 @@ pub struct BenchArgs {
     /// Combine with peer copies even where NCCL is installed.
     #[arg(long)]
     peer_copies: bool,
+    /// Host threads, in all, that fill the uploads' staging buffers [default:
+    /// GRIDSYNC_COPIERS, else the host's cores].
+    #[arg(long, value_name = "N")]
+    copiers: Option<usize>,
 }
 
 pub fn bench_command(args: &BenchArgs, json: bool) -> Result<()> {
@@ -189,6 +213,7 @@ pub fn bench_command(args: &BenchArgs, json: bool) -> Result<()> {
         bytes: args.bytes,
         trials: args.trials,
         peer_copies: args.peer_copies,
+        copiers: copiers(args.copiers)?,
     };
     let b = bench::run(&opts, progress(!json, "bench multi"))?;
     print_json_or(json, &b, print_bench)

@@ -385,9 +385,6 @@ pub fn print_bench(b: &bench::NeighborBench) {
             );
         }
     }
-    for s in &b.skipped {
-        println!("  skipped: {s}");
-    }
     println!();
     println!(
         "  copy %: the bytes every phase must read or write once (bench::neighbor::compulsory_bytes) per CSR time, against the copy."

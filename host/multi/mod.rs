@@ -112,6 +112,9 @@ fn first_repeat(list: &[u32]) -> Option<u32> {
 #[derive(Debug)]
 pub struct DeviceSet {
     targets: Vec<Target>,
+    /// Host threads the staged uploads share ([`DeviceSet::set_copiers`]); `None`: the
+    /// host's cores.
+    copiers: Option<usize>,
 }
 
 impl DeviceSet {
@@ -138,7 +141,10 @@ impl DeviceSet {
             .iter()
             .map(|&d| Target::open(d, simulate))
             .collect::<Result<Vec<_>>>()?;
-        Ok(DeviceSet { targets })
+        Ok(DeviceSet {
+            targets,
+            copiers: None,
+        })
     }
 
     /// `n` simulated devices (at least one).
@@ -151,7 +157,17 @@ impl DeviceSet {
         }
         Ok(DeviceSet {
             targets: (0..n).map(|_| Target::Sim).collect(),
+            copiers: None,
         })
+    }
+
+    /// Sets how many host threads, in all, fill the staging buffers of the uploads
+    /// ([`DeviceSet::scatter`], the one-shot calls): shared among the devices, at least one and
+    /// at most [`MAX_COPIERS`](resident::MAX_COPIERS) per device. By default the host's cores.
+    /// From pageable memory the host's memory bandwidth is the bound, which this lets one
+    /// measure (`gridsync multi --copiers N`).
+    pub fn set_copiers(&mut self, total: usize) {
+        self.copiers = Some(total);
     }
 
     /// The devices, in order.
@@ -280,6 +296,18 @@ mod tests {
             }
         }
         assert_eq!(split(usize::MAX, 3)[2].end, usize::MAX);
+    }
+
+    #[test]
+    fn copiers_are_the_callers_total_shared_and_bounded() {
+        let mut set = DeviceSet::simulated(2).unwrap();
+        assert!((1..=resident::MAX_COPIERS).contains(&set.copiers()));
+        set.set_copiers(6);
+        assert_eq!(set.copiers(), 3);
+        set.set_copiers(0);
+        assert_eq!(set.copiers(), 1);
+        set.set_copiers(1000);
+        assert_eq!(set.copiers(), resident::MAX_COPIERS);
     }
 
     #[test]

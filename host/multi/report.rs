@@ -58,6 +58,7 @@ pub struct MultiReport {
 pub fn run(set: &DeviceSet, op: MultiOp, len: usize, repeats: u32) -> Result<MultiReport> {
     let first = DeviceSet {
         targets: vec![clone_target(&set.targets()[0])?],
+        copiers: set.copiers,
     };
     let (result, expected, one, all) = match op {
         MultiOp::Reduce => {

@@ -156,15 +156,13 @@ impl DeviceSet {
 
 impl DeviceSet {
     /// Host threads each device's staged upload may use to fill its staging buffers: the
-    /// cores shared among the devices, at most [`MAX_COPIERS`] each. `GRIDSYNC_COPIERS` sets
-    /// the total to share (still at most [`MAX_COPIERS`] per device; to measure — from pageable
-    /// memory the host's memory bandwidth is the bound).
+    /// total set by [`DeviceSet::set_copiers`], or else the host's cores, shared among the
+    /// devices, at least one and at most [`MAX_COPIERS`] each.
     pub(crate) fn copiers(&self) -> usize {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let total = std::env::var("GRIDSYNC_COPIERS")
-            .ok()
-            .and_then(|v| v.parse::<usize>().ok())
-            .unwrap_or(cores.min(MAX_COPIERS * self.len()));
+        let total = self.copiers.unwrap_or_else(|| {
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            cores.min(MAX_COPIERS * self.len())
+        });
         (total / self.len().max(1)).clamp(1, MAX_COPIERS)
     }
 }

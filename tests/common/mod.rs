@@ -64,9 +64,18 @@ pub fn every_atomic_case_passes(target: &Target, shape: gridsync::atomics::Check
 /// Runs the `gridsync` binary (`GRIDSYNC_BIN` overrides the path cargo built it at, for test
 /// binaries copied to another machine).
 pub fn cli(args: &[&str]) -> std::process::Output {
+    cli_env(args, &[])
+}
+
+/// [`cli`] with variables added to its environment.
+pub fn cli_env(args: &[&str], vars: &[(&str, &str)]) -> std::process::Output {
     let bin = std::env::var("GRIDSYNC_BIN")
         .unwrap_or_else(|_| env!("CARGO_BIN_EXE_gridsync").to_string());
-    std::process::Command::new(bin).args(args).output().unwrap()
+    std::process::Command::new(bin)
+        .args(args)
+        .envs(vars.iter().copied())
+        .output()
+        .unwrap()
 }
 
 #[cfg(not(gridsync_no_ptxas))]

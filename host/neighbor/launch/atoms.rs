@@ -7,6 +7,7 @@ use crate::runtime::buffer::{Buffer, Plain};
 use crate::runtime::error::{Error, Result};
 use crate::runtime::grid::SIM_BLOCKS;
 use crate::runtime::launch::{KernelParam, Target};
+use crate::runtime::memory::{Footprint, check_fits};
 use gpu::LaunchConfig;
 use gpu::lessons::neighbor::{self as dev, CellGrid, Rule, Sorted, THREADS_PER_BLOCK};
 
@@ -30,7 +31,8 @@ impl<T: Precision> DeviceAtoms<T> {
     /// Copies `atoms` to `target`, rounded to `T`.
     ///
     /// # Errors
-    /// [`Error::TooLarge`] above [`MAX_ATOMS`]; an allocation or copy error.
+    /// [`Error::TooLarge`] above [`MAX_ATOMS`] or past the target's free memory; an allocation
+    /// or copy error.
     pub fn upload(target: &Target, atoms: &Atoms) -> Result<DeviceAtoms<T>> {
         let n = atoms.len();
         if n > MAX_ATOMS {
@@ -41,6 +43,12 @@ impl<T: Precision> DeviceAtoms<T> {
                 MAX_ATOMS as u64,
             ));
         }
+        let each = atoms.dims() as u64 * size_of::<T>() as u64;
+        check_fits(
+            target,
+            &format!("{n} atoms"),
+            Footprint::per_element(n as u64, 0, each),
+        )?;
         let (x, y, z) = atoms.rounded::<T>();
         Ok(DeviceAtoms {
             x: target.upload(&x)?,

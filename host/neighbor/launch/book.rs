@@ -7,6 +7,7 @@ use crate::neighbor::reference::MAX_ENTRIES;
 use crate::runtime::buffer::Buffer;
 use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
+use crate::runtime::memory::{Footprint, check_fits};
 use gpu::LaunchConfig;
 use gpu::lessons::neighbor::{Layout, Rule};
 use serde::Serialize;
@@ -153,7 +154,8 @@ impl<'a, T: Precision> BookRun<'a, T> {
     ///
     /// # Errors
     /// [`Error::Unsupported`] for the mistake in `f64`; [`Error::InvalidInput`] if `mn` is 0 or
-    /// `atoms * mn` overflows; an allocation error.
+    /// `atoms * mn` overflows; [`Error::TooLarge`] if the lists do not fit in the target's free
+    /// memory; an allocation error.
     pub fn new(
         target: &'a Target,
         atoms: &'a DeviceAtoms<T>,
@@ -182,6 +184,11 @@ impl<'a, T: Precision> BookRun<'a, T> {
                 atoms.len()
             )));
         };
+        check_fits(
+            target,
+            &format!("{} atoms × --max-neighbors {mn} slots", atoms.len()),
+            Footprint::per_element(slots as u64 + atoms.len() as u64, 0, 4),
+        )?;
         Ok(BookRun {
             target,
             atoms,

@@ -12,6 +12,7 @@ use crate::neighbor::reference::MAX_ENTRIES;
 use crate::runtime::buffer::Buffer;
 use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
+use crate::runtime::memory::{Footprint, check_fits};
 use gpu::lessons::neighbor::{CellGrid, Layout, Rule, Sorted};
 
 /// A cell list over the atoms on a target, its buffers allocated once.
@@ -36,11 +37,21 @@ pub struct CellList<'a, T: Precision> {
     scan: Scan,
 }
 
+/// GPU bytes of a cell list over `n` atoms in `dims` dimensions of `T`-sized coordinates with
+/// `cells` cells, besides the atoms themselves and the list it writes: five words per atom
+/// (cell, rank, sorted index, count, offset), the sorted coordinates, and two words per cell
+/// (count, start). `None` where it overflows.
+pub fn working_bytes<T>(n: u64, dims: u64, cells: u64) -> Option<u64> {
+    let per_atom = 5 * 4 + dims * size_of::<T>() as u64;
+    n.checked_mul(per_atom)?.checked_add(cells.checked_mul(8)?)
+}
+
 impl<'a, T: Precision> CellList<'a, T> {
     /// Allocates the buffers for `plan`'s cells over `atoms`.
     ///
     /// # Errors
-    /// An allocation error.
+    /// [`Error::TooLarge`] if they do not fit in the target's free memory (checked before
+    /// anything is allocated); an allocation error.
     pub fn new(
         target: &'a Target,
         atoms: &'a DeviceAtoms<T>,
@@ -48,6 +59,12 @@ impl<'a, T: Precision> CellList<'a, T> {
         rule: Rule<T>,
     ) -> Result<CellList<'a, T>> {
         let n = atoms.len();
+        let bytes = working_bytes::<T>(n as u64, atoms.dims() as u64, plan.cells as u64);
+        check_fits(
+            target,
+            &format!("a cell list of {n} atoms"),
+            bytes.map(|device| Footprint { host: 0, device }),
+        )?;
         let z = if atoms.dims() == 3 { n } else { 0 };
         Ok(CellList {
             target,
@@ -216,6 +233,11 @@ impl<'a, T: Precision> CellList<'a, T> {
         let total = total as usize;
         if self.indices.as_ref().is_none_or(|b| b.len() < total) {
             self.indices = None;
+            check_fits(
+                self.target,
+                &format!("a neighbor list of {total} entries"),
+                Footprint::per_element(total as u64, 0, 4),
+            )?;
             self.indices = Some(self.target.zeros(total)?);
         }
         Ok(self
@@ -353,6 +375,11 @@ impl<'a, T: Precision> CellList<'a, T> {
                 .checked_mul(mn)
                 .ok_or_else(|| Error::InvalidInput(format!("{n} atoms × {mn} slots overflows")))?;
             self.padded = None;
+            check_fits(
+                t,
+                &format!("padded lists of {n} atoms × {mn} slots"),
+                Footprint::per_element(slots as u64 + n as u64, 0, 4),
+            )?;
             self.padded = Some((t.zeros(n)?, t.zeros(slots)?, mn));
         }
         let Some((nn, nl, _)) = &self.padded else {
