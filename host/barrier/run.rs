@@ -271,7 +271,8 @@ impl Xpx<'_> {
 }
 
 /// Checks the options and the grid: empty shapes, and a grid larger than the device holds at
-/// once (a grid barrier would deadlock) are refused before anything runs.
+/// once (their blocks could never all arrive at a grid barrier) are refused before anything
+/// runs.
 fn check_options(target: &Target, o: &BarrierOptions) -> Result<(LaunchConfig, u32)> {
     if o.blocks == 0 || o.threads == 0 || o.len == 0 || o.iterations == 0 {
         return Err(Error::InvalidInput(

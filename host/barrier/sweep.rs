@@ -86,7 +86,8 @@ fn default_blocks(sms: u32, limit: u32) -> Vec<u32> {
 ///
 /// # Errors
 /// [`Error::Unsupported`] on the simulator; [`Error::InvalidInput`] for a block count of zero
-/// or past the co-residency limit (it would deadlock); what [`super::run`] returns.
+/// or past the co-residency limit (its blocks could never all arrive); what [`super::run`]
+/// returns.
 pub fn sweep(
     target: &Target,
     opts: &SweepOptions,
@@ -108,7 +109,7 @@ pub fn sweep(
     if let Some(&bad) = blocks.iter().find(|&&b| b == 0 || b > limit) {
         return Err(Error::InvalidInput(format!(
             "{bad} blocks of {threads} threads: the sweep goes from 1 to the {limit} blocks \
-             that fit on the device at once (more would deadlock at the grid barrier)"
+             that fit on the device at once (more could never all arrive at the grid barrier)"
         )));
     }
     let total = (blocks.len() * SWEEP_VARIANTS.len()) as u32;

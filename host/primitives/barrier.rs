@@ -201,6 +201,10 @@ impl DeviceGridBarrier {
 
     /// Waits for the kernels using the barrier and checks that no block gave up waiting.
     ///
+    /// This is what decides whether the launch's results can be used: once any block has
+    /// timed out, an `Ok` from `GridBarrier::sync` in another block proves nothing (see
+    /// [`GridBarrier`](gpu::grid::GridBarrier), "Bounded").
+    ///
     /// # Errors
     /// [`Error::BarrierTimeout`] with the number of blocks that gave up; a driver error.
     pub fn check(&self, target: &Target) -> Result<()> {

@@ -83,9 +83,11 @@ pub fn max_coresident_blocks(
 
 /// Refuses a grid that cannot be resident all at once, before anything is launched, and
 /// returns the limit. Every launch of a kernel with a grid barrier goes through it, plain or
-/// cooperative: a plain launch of too many blocks would deadlock (the blocks that arrived spin
-/// on the SMs the missing ones wait for), and a cooperative one would fail with a bare driver
-/// code.
+/// cooperative: in a plain launch of too many blocks the blocks could never all arrive (those
+/// that arrived spin on the SMs the missing ones wait for) — gridsync's bounded
+/// [`GridBarrier`](gpu::grid::GridBarrier) then times out with the work undone
+/// ([`Error::BarrierTimeout`]), an unbounded barrier of your own hangs — and a cooperative one
+/// would fail with a bare driver code.
 ///
 /// On a GPU the limit is [`max_coresident_blocks`] for the launch's block size and shared
 /// memory. On the simulator it is [`gpu::sim::MAX_THREADS`] / threads per block: the simulator
@@ -125,8 +127,8 @@ fn coresident(
     let refuse = |limit: u64, how: String| {
         Error::InvalidInput(format!(
             "{name} with a grid of {blocks} blocks of {threads} threads: at most {limit} blocks \
-             fit at once ({how}); a grid barrier needs every block resident at once, and more \
-             blocks would deadlock"
+             fit at once ({how}); a grid barrier needs every block resident at once: more blocks \
+             could never all arrive (a bounded barrier times out, an unbounded one hangs)"
         ))
     };
     let limit = match target {

@@ -224,6 +224,13 @@ pub enum BarrierError {
 /// arriving. The kernel should return on an error; the host sees the error word and reports a
 /// timeout.
 ///
+/// `Ok` says only that this block saw the generation flip. Once any block has timed out, the
+/// count no longer means that every block arrived (a block that gave up never adds itself to
+/// a later barrier, and one that checked the error word just before it was set may still be
+/// released): an `Ok` from a later `sync`, in any block, proves nothing. Only the host's
+/// `DeviceGridBarrier::check`, which reads the error word after the launch, decides whether the
+/// launch's results can be used.
+///
 /// # Arrival in groups
 ///
 /// With thousands of blocks the one arrival word is a queue: every add to it is served one
