@@ -11,8 +11,8 @@ use std::ffi::c_void;
 /// The type is plain data whose layout is identical on `x86_64` and `nvptx64`: numbers, raw
 /// pointers, and `#[repr(C)]` structs of them. No references and nothing with interior
 /// mutability (`Cell`, `&T`): the simulator hands copies of the arguments to many host threads
-/// at once, which is sound only for values whose sharing nothing in the type
-/// system guards — what a raw pointer then reaches is the kernel's contract.
+/// at once, which is sound only for values whose sharing nothing in the type system guards —
+/// what a raw pointer then reaches is the kernel's contract.
 pub unsafe trait KernelParam: Copy {}
 
 macro_rules! kernel_params {
@@ -28,7 +28,8 @@ unsafe impl<T> KernelParam for *mut T {}
 unsafe impl<T> KernelParam for *const T {}
 
 /// A kernel's argument list, as a tuple of [`KernelParam`]s (only tuples: the trait is sealed,
-/// so that every `KernelArgs` is plain data, which sharing the arguments among the simulated threads relies on).
+/// so that every `KernelArgs` is plain data, which the simulated threads' sharing of the
+/// arguments relies on).
 pub trait KernelArgs: Copy + sealed::Sealed {
     /// The host-side signature of a kernel taking these arguments.
     type Fn: Copy + Send + Sync;
