@@ -251,18 +251,19 @@ fn timer_errors_before_it_has_a_result() {
     assert!(matches!(t.elapsed_ms(), Err(Error::TimerNotReady)));
     assert!(matches!(t.wait_ms(), Err(Error::TimerNotReady)));
     assert!(matches!(t.stop(gpu.stream()), Err(Error::InvalidInput(_))));
-    // Keep the stream busy for ~100 ms of nanosleeps, so the stop event is still pending when
-    // it is read without waiting.
-    let words = target.zeros::<u64>(4).unwrap();
+    // Keep the stream busy for at least 200 ms (each launch waits on the global timer), so the
+    // stop event is still pending when it is read without waiting.
+    let launches = 100;
+    let words = target.zeros::<u64>(2 * launches).unwrap();
     t.start(gpu.stream()).unwrap();
-    for _ in 0..100 {
-        // SAFETY: `words` has the four words `timer_check` writes.
+    for k in 0..launches {
+        // SAFETY: `words` has two words per launch; launch `k` writes its own two.
         unsafe {
             gridsync::launch!(
                 target,
-                gpu::checks::primitives::timer_check,
+                gpu::checks::primitives::wait_at_least,
                 LaunchConfig::linear(1, 1),
-                (words.ptr(), 1_000_000u32)
+                (words.ptr().wrapping_add(2 * k), 2_000_000u64)
             )
             .unwrap()
         };
@@ -270,7 +271,21 @@ fn timer_errors_before_it_has_a_result() {
     t.stop(gpu.stream()).unwrap();
     assert!(matches!(t.elapsed_ms(), Err(Error::TimerNotReady)));
     let ms = t.wait_ms().unwrap();
-    assert!(ms > 10.0, "100 sleeps of 1 ms took {ms} ms");
+    // The events enclose every launch: the timer reads at least what the kernels measured on
+    // the global timer themselves (less a microsecond or two per launch for the resolution of
+    // both clocks).
+    let inside: u64 = target
+        .download(&words)
+        .unwrap()
+        .chunks(2)
+        .map(|w| w[1] - w[0])
+        .sum();
+    let inside_ms = inside as f64 / 1e6;
+    assert!(inside_ms >= 200.0, "{inside_ms} ms measured inside");
+    assert!(
+        ms.is_finite() && ms as f64 + 0.2 >= inside_ms,
+        "timer {ms} ms, kernels {inside_ms} ms"
+    );
     assert!((t.elapsed_ms().unwrap() - ms).abs() < 1e-6);
     {
         let _g = t.guard(gpu.stream()).unwrap();
@@ -289,7 +304,11 @@ fn benchmarks_run_on_the_gpu() {
     let b = bench::launch::run(&gpu, opts, |_, _| {}).unwrap();
     assert!(b.host_us_per_launch.median > 0.0 && b.event_timed_kernel_us.median > 0.0);
     let c = bench::copy::run(&gpu, 64 << 20, 3, |_, _| {}).unwrap();
-    assert!(c.gb_per_s > 10.0, "{c:?}");
+    // A rate was measured and follows from the bytes and the median (read + written).
+    assert_eq!(c.ms.samples, 3);
+    assert!(c.ms.median.is_finite() && c.ms.median > 0.0, "{c:?}");
+    let rate = 2.0 * c.bytes as f64 / (c.ms.median * 1e6);
+    assert!((c.gb_per_s - rate).abs() <= 1e-9 * rate, "{c:?}");
     assert!(bench::copy::run(&gpu, 0, 3, |_, _| {}).is_err());
 }
 

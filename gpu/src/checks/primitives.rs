@@ -114,3 +114,25 @@ kernel! {
         }
     }
 }
+
+kernel! {
+    /// Thread 0 waits until `%globaltimer` has moved at least `ns` past its first reading,
+    /// sleeping between looks, and writes both readings to `out[0..2]`: a launch that lasts
+    /// at least `ns` whatever `nanosleep` does (the hardware may wake it early).
+    pub unsafe fn wait_at_least(out: *mut u64, ns: u64) {
+        if global_id_x() != 0 {
+            return;
+        }
+        let t0 = globaltimer_ns();
+        let mut t1 = t0;
+        while t1.wrapping_sub(t0) < ns {
+            nanosleep(10_000);
+            t1 = globaltimer_ns();
+        }
+        // SAFETY: `out` has 2 words, written by this thread alone.
+        unsafe {
+            *out = t0;
+            *out.add(1) = t1;
+        }
+    }
+}

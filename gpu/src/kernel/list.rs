@@ -77,6 +77,7 @@ kernel_list! {
     WarpCheck => warp_check,
     FenceCheck => fence_check,
     TimerCheck => timer_check,
+    WaitAtLeast => wait_at_least,
     AddOneMutex => add_one_mutex,
     LockUnfenced => lock_unfenced,
     LockFenced => lock_fenced,
