@@ -49,7 +49,7 @@ enum Command {
     Locks {
         /// Launch shapes as BLOCKSxTHREADS (repeatable); default: the sources' four and the full
         /// GPU.
-        #[arg(long = "shape", value_parser = cli::locks::parse_shape)]
+        #[arg(long = "shape", value_parser = gridsync::inputs::options::parse_shape)]
         shapes: Vec<gridsync::locks::Shape>,
     },
     /// Count the elements above a threshold: a lock, atomics per element, per warp, per block

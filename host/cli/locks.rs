@@ -1,23 +1,7 @@
 //! `gridsync mutex` and `gridsync bench mutex`: printing.
 
 use gridsync::bench::locks::MutexBench;
-use gridsync::locks::{self, MutexDemo, Shape};
-
-/// Parses `BLOCKSxTHREADS` (also `B×T`), e.g. `132x256`.
-pub fn parse_shape(s: &str) -> Result<Shape, String> {
-    let (b, t) = s
-        .split_once(['x', '×', 'X'])
-        .ok_or_else(|| format!("`{s}`: expected BLOCKSxTHREADS, e.g. 132x256"))?;
-    let num = |v: &str| {
-        v.trim()
-            .parse::<u32>()
-            .map_err(|e| format!("`{s}`: `{v}`: {e}"))
-    };
-    Ok(Shape {
-        blocks: num(b)?,
-        threads: num(t)?,
-    })
-}
+use gridsync::locks::{self, MutexDemo};
 
 fn rate(m: Option<f64>) -> String {
     m.map_or_else(|| "-".into(), |m| format!("{m:.3}"))

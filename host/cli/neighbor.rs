@@ -60,7 +60,7 @@ pub struct NeighborArgs {
     /// A periodic box X,Y (2-D) or X,Y,Z (3-D) with its corner at the origin: distances by the
     /// minimum image. Every atom must lie inside; the random generators' box side is printed
     /// with the input.
-    #[arg(long, value_name = "X,Y[,Z]", value_parser = parse_sides)]
+    #[arg(long, value_name = "X,Y[,Z]", value_parser = gridsync::inputs::options::parse_sides)]
     periodic: Option<[f64; 3]>,
     /// Run the O(N²) kernels up to this many atoms (N² steps: 10⁶ atoms take about a second).
     #[arg(long, value_name = "N", default_value_t = ALL_PAIRS_MAX_ATOMS)]
@@ -74,43 +74,11 @@ pub struct NeighborArgs {
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
     /// The window the plot shows, X0,Y0,X1,Y1.
-    #[arg(long, value_name = "X0,Y0,X1,Y1", value_parser = parse_window, requires = "plot")]
+    #[arg(long, value_name = "X0,Y0,X1,Y1", value_parser = gridsync::inputs::options::parse_window, requires = "plot")]
     plot_window: Option<[f64; 4]>,
     /// Write the atoms (read or generated) to FILE in the xy.txt format.
     #[arg(long, value_name = "FILE")]
     write_xy: Option<PathBuf>,
-}
-
-fn parse_numbers(s: &str, what: &str, counts: &[usize]) -> std::result::Result<Vec<f64>, String> {
-    let v: Vec<f64> = s
-        .split(',')
-        .map(|t| {
-            t.trim()
-                .parse::<f64>()
-                .map_err(|_| format!("{what}: '{t}' is not a number"))
-        })
-        .collect::<std::result::Result<_, _>>()?;
-    if !counts.contains(&v.len()) || v.iter().any(|x| !x.is_finite()) {
-        return Err(format!(
-            "{what}: expected {counts:?} finite numbers separated by commas, got '{s}'"
-        ));
-    }
-    Ok(v)
-}
-
-fn parse_sides(s: &str) -> std::result::Result<[f64; 3], String> {
-    let v = parse_numbers(s, "--periodic", &[2, 3])?;
-    Ok([v[0], v[1], v.get(2).copied().unwrap_or(0.0)])
-}
-
-fn parse_window(s: &str) -> std::result::Result<[f64; 4], String> {
-    let v = parse_numbers(s, "--plot-window", &[4])?;
-    if v[2] <= v[0] || v[3] <= v[1] {
-        return Err(format!(
-            "--plot-window {s}: X1 must exceed X0 and Y1 exceed Y0"
-        ));
-    }
-    Ok([v[0], v[1], v[2], v[3]])
 }
 
 /// The atoms the arguments name, and how to describe them.

@@ -1,7 +1,9 @@
 //! Inputs for the demos and benchmarks: `f32` arrays read from files or generated
-//! deterministically, and English-like text for the histograms.
+//! deterministically, English-like text for the histograms, and the command line's option
+//! values.
 
 mod arrays;
+pub mod options;
 pub mod text;
 
 pub use arrays::*;

@@ -104,8 +104,8 @@ impl Gpu {
     ///
     /// # Errors
     /// [`Error::NoGpu`] without a driver or device; [`Error::InvalidInput`] for an ordinal past
-    /// the device count; [`Error::Unsupported`] below compute capability 7.0; a driver error if
-    /// the PTX does not load.
+    /// the device count; [`Error::Unsupported`] below compute capability 7.0 or in a build
+    /// without the `ptx` feature; a driver error if the PTX does not load.
     pub fn new(ordinal: u32) -> Result<Gpu> {
         let count = init_driver()?;
         if ordinal >= count {
@@ -133,6 +133,13 @@ impl Gpu {
             attr(DeviceAttribute::ComputeCapabilityMajor)?,
             attr(DeviceAttribute::ComputeCapabilityMinor)?,
         );
+        if ptx::BUILDS.is_empty() {
+            return Err(Error::Unsupported(
+                "this gridsync was built without its PTX (the `ptx` feature is off): its kernels \
+                 run on the simulator only"
+                    .into(),
+            ));
+        }
         let Some((arch, ptx_text)) = ptx::best_for(cc) else {
             return Err(Error::Unsupported(format!(
                 "compute capability {}.{}: gridsync needs 7.0 (Volta) or newer, for independent \
