@@ -135,7 +135,8 @@ pub fn write_xy(path: &Path, atoms: &Atoms) -> Result<()> {
 
 /// The text of an `xy.txt` holding `atoms`: the count line, then one `x y` (or `x y z`) line
 /// per atom. Each number is written with Rust's shortest round-trip form, so
-/// [`parse_xy`] gives back the same `f64`s.
+/// [`parse_xy`] gives back the same `f64`s. No atoms leave no line to say the dimension: the
+/// file of an empty 3-D set reads back as an empty 2-D one.
 pub fn format_xy(atoms: &Atoms) -> String {
     let mut out = Vec::new();
     // Writing into a Vec cannot fail, and it holds only the ASCII written here.
