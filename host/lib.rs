@@ -39,6 +39,7 @@ pub mod neighbor;
 pub mod normalize;
 pub mod race;
 pub mod reduce;
+pub mod stress;
 
 pub mod bench;
 pub mod inputs;

@@ -81,6 +81,11 @@ enum Command {
     /// per device, checked against the CPU; a counter, a lock and a barrier shared by the GPUs
     /// at system and at device scope (lock, barrier).
     Multi(cli::multi::MultiArgs),
+    /// An endurance run: several threads and streams per device run the locks, the grid
+    /// barrier, reductions, histograms, normalization and neighbor lists on random inputs of
+    /// random sizes, each checked against the CPU, for a bounded time; non-zero exit on any
+    /// failure or device memory not given back.
+    Stress(cli::stress::StressArgs),
     /// Benchmarks (GPU only).
     Bench {
         #[command(subcommand)]
@@ -223,6 +228,7 @@ fn run(cli: &Cli) -> Result<()> {
             cli::neighbor::command(&target, args, cli.json)
         }
         Command::Multi(args) => cli::multi::command(cli.simulate, args, cli.json),
+        Command::Stress(args) => cli::stress::command(cli.device, cli.simulate, args, cli.json),
         Command::Bench { which } => {
             let target = Target::open(cli.device, cli.simulate)?;
             match which {

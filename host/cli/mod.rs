@@ -12,4 +12,5 @@ pub mod neighbor;
 pub mod output;
 pub mod reduce;
 pub mod streams;
+pub mod stress;
 pub mod tour;

@@ -51,6 +51,8 @@ pub mod resident;
 pub mod scope_report;
 mod together;
 
+pub(crate) use together::{join, spawn_in};
+
 pub use combine::{Combiner, NcclComms, Op};
 pub use ops::{count_above, histogram, histogram_ascii, max, min, sum, sum_min_max};
 pub use plans::{CountPlan, HistogramPlan, ReducePlan};

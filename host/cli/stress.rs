@@ -1,0 +1,130 @@
+//! `gridsync stress`: the endurance run.
+
+use super::output::{parse_option, print_json_or};
+use clap::Args;
+use gridsync::multi::DeviceList;
+use gridsync::stress::{self, Op, Progress, StressOptions, StressReport};
+use gridsync::{Error, Result};
+use std::io::IsTerminal;
+
+#[derive(Args)]
+pub struct StressArgs {
+    /// How long to run, in seconds.
+    #[arg(long, default_value_t = 60.0)]
+    seconds: f64,
+    /// The devices: all, or ordinals such as 0,1 [default: --device]; with two or more, a
+    /// system-scope counter, lock and barrier across them run too.
+    #[arg(long, value_parser = parse_option::<DeviceList>)]
+    devices: Option<DeviceList>,
+    /// Host threads per device, each with a stream of its own [default: 4, 2 on the simulator].
+    #[arg(long, value_name = "N")]
+    workers: Option<usize>,
+    /// The operations, comma-separated [default: all of reduce, histogram, count-above,
+    /// normalize, mutex, warp-leader, ticket, grid-barrier, neighbor].
+    #[arg(long, value_delimiter = ',', value_parser = parse_option::<Op>)]
+    ops: Vec<Op>,
+    /// The base seed [default: from the clock].
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Runs one operation again (the one --ops names) with the seed a failure printed.
+    #[arg(long, value_name = "SEED", conflicts_with_all = ["seconds", "workers", "seed"])]
+    replay: Option<u64>,
+}
+
+pub fn command(device: u32, simulate: bool, args: &StressArgs, json: bool) -> Result<()> {
+    if let Some(seed) = args.replay {
+        let [op] = args.ops[..] else {
+            return Err(Error::InvalidInput(
+                "--replay runs one operation: name it with --ops".into(),
+            ));
+        };
+        let did = stress::replay(op, device, simulate, seed)?;
+        println!("{}: {did}: matches the CPU", op.name());
+        return Ok(());
+    }
+    let opts = StressOptions {
+        seconds: args.seconds,
+        devices: args
+            .devices
+            .clone()
+            .unwrap_or(DeviceList::Ordinals(vec![device])),
+        workers_per_device: args.workers.unwrap_or(if simulate { 2 } else { 4 }),
+        ops: if args.ops.is_empty() {
+            Op::ALL.to_vec()
+        } else {
+            args.ops.clone()
+        },
+        seed: args.seed.unwrap_or_else(stress::clock_seed),
+        simulate,
+    };
+    let report = stress::run(&opts, progress(!json))?;
+    print_json_or(json, &report, print_report)?;
+    if report.passed() {
+        Ok(())
+    } else {
+        Err(Error::Mismatch(format!(
+            "the endurance run failed: {} failed operation(s){}",
+            report.failures,
+            if report.memory.iter().any(|m| m.leaked) {
+                ", device memory not given back"
+            } else {
+                ""
+            }
+        )))
+    }
+}
+
+/// A line every 5 s on a terminal: so far, operations, failures.
+fn progress(enabled: bool) -> impl FnMut(Progress) {
+    let show = enabled && std::io::stderr().is_terminal();
+    let mut next = 5.0;
+    move |p| {
+        if show && p.seconds >= next {
+            eprintln!(
+                "  {:>6.0} s: {} operations, {} failed",
+                p.seconds, p.operations, p.failures
+            );
+            next += 5.0;
+        }
+    }
+}
+
+pub fn print_report(r: &StressReport) {
+    println!(
+        "stress on {}: {:.1} s, {} worker thread(s), seed {}",
+        r.devices, r.seconds, r.workers, r.seed
+    );
+    println!(
+        "  {} operations, {} failed ({:.0} per second)",
+        r.operations,
+        r.failures,
+        r.operations as f64 / r.seconds.max(1e-9)
+    );
+    for t in &r.per_op {
+        println!("  {:<14} {:>9} done {:>6} failed", t.op, t.done, t.failed);
+    }
+    if let Some(why) = &r.system_scope {
+        println!("  system scope across devices not run: {why}");
+    }
+    for m in &r.memory {
+        println!(
+            "  device {}: {} MiB free before, {} after ({}{} MiB){}",
+            m.device,
+            m.free_before >> 20,
+            m.free_after >> 20,
+            if m.missing >= 0 { "−" } else { "+" },
+            m.missing.unsigned_abs() >> 20,
+            if m.leaked { ": LEAKED" } else { "" }
+        );
+    }
+    for f in &r.first_failures {
+        println!(
+            "  FAILED {} (device {}, replay: --ops {} --replay {}): {}",
+            f.op,
+            f.device.map_or("-".into(), |d| d.to_string()),
+            f.op,
+            f.seed,
+            f.error
+        );
+    }
+}
