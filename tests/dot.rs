@@ -212,7 +212,7 @@ fn gpu_dot_of_a_billion_if_memory_allows() {
     let gpu = common::gpu();
     let Target::Gpu(g) = &gpu else { unreachable!() };
     let n = 1_000_000_000;
-    if let Some(why) = gridsync::bench::does_not_fit(g, 8 * n as u64).unwrap() {
+    if let Some(why) = gridsync::runtime::memory::does_not_fit(g, 8 * n as u64).unwrap() {
         eprintln!("skipped: {why}");
         return;
     }

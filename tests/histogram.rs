@@ -672,7 +672,7 @@ fn gpu_counts_a_gibibyte_of_text_and_of_random_bytes() {
     let gpu = common::gpu();
     let Target::Gpu(g) = &gpu else { unreachable!() };
     let n = 1usize << 30;
-    if let Some(why) = gridsync::bench::does_not_fit(g, 2 * n as u64).unwrap() {
+    if let Some(why) = gridsync::runtime::memory::does_not_fit(g, 2 * n as u64).unwrap() {
         eprintln!("skipped: {why}");
         return;
     }

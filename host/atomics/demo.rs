@@ -3,11 +3,12 @@
 //! with and without contention where the target is a GPU.
 
 use super::cases::CheckShape;
-use super::f64_add::{self, F64Add, F64AddCheck, F64AddShape, F64Inputs};
+use super::f64_add::{self, F64Add, F64AddCheck, F64AddShape, F64AddThroughput, F64Inputs};
 use super::table::{self, Row};
 use super::throughput::Layout;
-use crate::bench::atomics::{self as bench, F64AddThroughput, THREADS_PER_BLOCK};
+use super::throughput::THREADS_PER_BLOCK;
 use crate::runtime::error::Result;
+use crate::runtime::grid::full_gpu_blocks;
 use crate::runtime::launch::Target;
 use serde::Serialize;
 
@@ -86,7 +87,7 @@ pub fn run(
         Target::Sim => (SIM_TABLE_SHAPE, SIM_F64_SHAPE, 0),
         Target::Gpu(gpu) => {
             let sms = gpu.info().sm_count;
-            let blocks = bench::full_gpu_blocks(gpu, THREADS_PER_BLOCK, None)?;
+            let blocks = full_gpu_blocks(gpu, THREADS_PER_BLOCK, None)?;
             (
                 CheckShape::new(sms, THREADS_PER_BLOCK, 1),
                 (blocks, THREADS_PER_BLOCK, opts.f64_iters),
@@ -124,7 +125,7 @@ pub fn run(
         Target::Gpu(_) => {
             for layout in F64_LAYOUTS {
                 for kind in F64Add::ALL {
-                    throughput.push(bench::f64_add_throughput(
+                    throughput.push(f64_add::f64_add_throughput(
                         target,
                         kind,
                         layout,

@@ -1,7 +1,6 @@
 //! One X→P→X run per variant: launch, time, compare with the CPU.
 
 use super::{Variant, WrongRun, rel_error, wrong_runs, xpx_cpu, xpx_cpu_f64};
-use crate::bench::Stats;
 use crate::primitives::barrier::DeviceGridBarrier;
 use crate::runtime::buffer::Buffer;
 use crate::runtime::error::{Error, Result};
@@ -9,6 +8,7 @@ use crate::runtime::graph::Graph;
 use crate::runtime::grid::check_coresident;
 use crate::runtime::launch::{LaunchMode, Target, launch_on_stream};
 use crate::runtime::memory::{Footprint, check_elements};
+use crate::runtime::stats::Stats;
 use crate::runtime::timer::Timer;
 use gpu::LaunchConfig;
 use gpu::lessons::barrier as k;

@@ -18,7 +18,6 @@
 //! how many additions its threads completed.
 
 use super::{Stats, require_gpu};
-use crate::atomics::f64_add::{self, F64Add, F64AddBuffers, F64AddShape};
 use crate::atomics::throughput::{
     self, BenchOp, Layout, Memory, ThroughputConfig, ThroughputShape, all_configs,
 };
@@ -29,10 +28,9 @@ use crate::runtime::timer::Timer;
 use gpu::atomic::Scope;
 use serde::Serialize;
 
-/// Threads per block of the full-GPU shape: eight warps.
-pub const THREADS_PER_BLOCK: u32 = 256;
-/// Untimed launches before the timed ones: clocks up, caches and TLBs warm.
-pub const WARMUPS: u32 = 2;
+pub use crate::atomics::f64_add::{F64AddThroughput, f64_add_throughput};
+pub use crate::atomics::throughput::{THREADS_PER_BLOCK, WARMUPS};
+pub use crate::runtime::grid::full_gpu_blocks;
 
 /// Options for [`run`].
 #[derive(Clone, Copy, Debug)]
@@ -56,29 +54,6 @@ impl Default for AtomicsBenchOptions {
             blocks_per_sm: None,
         }
     }
-}
-
-/// The full-GPU grid: `sm_count × blocks_per_sm` blocks of `threads_per_block`.
-///
-/// # Errors
-/// [`Error::InvalidInput`] for zero or too many threads per block, or zero blocks per SM.
-pub fn full_gpu_blocks(
-    gpu: &Gpu,
-    threads_per_block: u32,
-    blocks_per_sm: Option<u32>,
-) -> Result<u32> {
-    let info = gpu.info();
-    if threads_per_block == 0 || threads_per_block > info.max_threads_per_block {
-        return Err(Error::InvalidInput(format!(
-            "{threads_per_block} threads per block: the device takes 1 to {}",
-            info.max_threads_per_block
-        )));
-    }
-    let per_sm = blocks_per_sm.unwrap_or((info.max_threads_per_sm / threads_per_block).max(1));
-    if per_sm == 0 {
-        return Err(Error::InvalidInput("0 blocks per SM".into()));
-    }
-    Ok(info.sm_count * per_sm)
 }
 
 /// One measured configuration.
@@ -242,87 +217,4 @@ pub fn ratios(rows: &[Row]) -> Vec<Ratios> {
         }
     }
     out
-}
-
-/// Throughput of one `double` addition on one layout.
-#[derive(Clone, Debug, Serialize)]
-pub struct F64AddThroughput {
-    /// Which addition.
-    pub kind: F64Add,
-    /// Threads per word: the whole grid, a warp, or one.
-    pub layout: Layout,
-    /// The grid and each thread's time budget.
-    pub shape: F64AddShape,
-    /// Milliseconds per launch.
-    pub ms: Stats,
-    /// Additions per second, one figure per timed launch: the additions the threads report,
-    /// over the launch's event time (a CAS loop's failed attempts not counted).
-    pub adds_per_s: Stats,
-    /// The fewest additions one thread completed, in the last launch: 0 means some thread never
-    /// got its CAS in.
-    pub min_adds_per_thread: u32,
-    /// The most additions one thread completed, in the last launch.
-    pub max_adds_per_thread: u32,
-}
-
-/// Times `kind` on the full-GPU grid with `layout` ([`Layout::Grid`], [`Layout::Warp`] or
-/// [`Layout::Thread`]): every thread adds for `budget_ms` (a CAS loop gives up mid-add at the
-/// deadline), `trials` timed launches after [`WARMUPS`]. The values are the integers of
-/// [`f64_add::F64Inputs::Integers`].
-///
-/// # Errors
-/// [`Error::Unsupported`] on the simulator; [`Error::InvalidInput`] for zero trials or budget,
-/// the [`Layout::Block`] layout or a bad shape; a driver error.
-pub fn f64_add_throughput(
-    target: &Target,
-    kind: F64Add,
-    layout: Layout,
-    budget_ms: u32,
-    trials: u32,
-) -> Result<F64AddThroughput> {
-    let gpu = require_gpu(target)?;
-    if trials == 0 || budget_ms == 0 || layout == Layout::Block {
-        return Err(Error::InvalidInput(
-            "f64 add throughput: trials and the budget must be positive; layouts grid, warp or thread"
-                .into(),
-        ));
-    }
-    let blocks = full_gpu_blocks(gpu, THREADS_PER_BLOCK, None)?;
-    let threads = u32::try_from(blocks as u64 * THREADS_PER_BLOCK as u64)
-        .map_err(|_| Error::InvalidInput(format!("{blocks} blocks: too many threads")))?;
-    let shape = F64AddShape {
-        blocks,
-        threads_per_block: THREADS_PER_BLOCK,
-        threads_per_address: layout.threads_per_address(threads, THREADS_PER_BLOCK),
-        // The budget ends every thread's run; a count fits a u32 at any speed.
-        iters: u32::MAX,
-        budget_ns: budget_ms as u64 * 1_000_000,
-    };
-    let values = f64_add::values(f64_add::F64Inputs::Integers, 1);
-    let bufs = F64AddBuffers::new(target, &shape, &values)?;
-    for _ in 0..WARMUPS {
-        f64_add::launch(target, kind, &shape, &bufs)?;
-    }
-    gpu.synchronize()?;
-    let mut timer = Timer::new()?;
-    let (mut ms, mut rates) = (Vec::new(), Vec::new());
-    let mut counts = Vec::new();
-    for _ in 0..trials {
-        let t = timer.time(gpu.stream(), || {
-            f64_add::launch(target, kind, &shape, &bufs)
-        })? as f64;
-        counts = target.download(&bufs.counts)?;
-        let adds: u64 = counts.iter().map(|&c| c as u64).sum();
-        ms.push(t);
-        rates.push(adds as f64 / (t * 1e-3));
-    }
-    Ok(F64AddThroughput {
-        kind,
-        layout,
-        shape,
-        ms: Stats::of(&ms)?,
-        adds_per_s: Stats::of(&rates)?,
-        min_adds_per_thread: counts.iter().copied().min().unwrap_or(0),
-        max_adds_per_thread: counts.iter().copied().max().unwrap_or(0),
-    })
 }

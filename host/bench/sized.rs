@@ -5,10 +5,11 @@
 //!
 //! Progress is counted in steps: one per copy of the roofline, one per launch after it.
 
-use super::{Stats, copy, does_not_fit, require_gpu};
+use super::{Stats, copy, require_gpu};
 use crate::runtime::device::Gpu;
 use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
+use crate::runtime::memory::does_not_fit;
 use crate::runtime::timer::Timer;
 use gpu::LaunchConfig;
 use serde::Serialize;

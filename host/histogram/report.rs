@@ -2,10 +2,10 @@
 //! (on a GPU) timed.
 
 use super::{Bins, HistKernel, HistogramLaunch, config_for, histogram_cpu, read_gb_per_s};
-use crate::bench::Stats;
 use crate::plot::BarPanel;
 use crate::runtime::error::Result;
 use crate::runtime::launch::Target;
+use crate::runtime::stats::Stats;
 use crate::runtime::timer::Timer;
 use serde::Serialize;
 

@@ -11,11 +11,11 @@
 //! loses that the instrument does not is the cost of the contended flush.
 
 use super::{Bins, HistKernel, HistogramLaunch, check, histogram_cpu};
-use crate::bench::Stats;
 use crate::inputs::par_map_ranges;
 use crate::plot::{BLUE, ORANGE, RED, Series, TwoAxisChart};
 use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
+use crate::runtime::stats::Stats;
 use crate::runtime::timer::Timer;
 use gpu::LaunchConfig;
 use gpu::lessons::histogram::SOURCE_THREADS_PER_BLOCK;

@@ -245,7 +245,7 @@ impl<'t> Normalizer<'t> {
         }
         let bytes = (options.streams as u64).saturating_mul((capacity as u64).saturating_mul(4));
         if let Target::Gpu(gpu) = target
-            && let Some(why) = crate::bench::does_not_fit(gpu, bytes)?
+            && let Some(why) = crate::runtime::memory::does_not_fit(gpu, bytes)?
         {
             return Err(Error::InvalidInput(format!(
                 "{} streams × {capacity} floats: {why}; use fewer streams",

@@ -7,14 +7,14 @@
 //! first array cannot start back before it is all in, and the last cannot start back before
 //! its sum is known.
 
+use super::transfer::{self, Direction};
 use super::{BatchOptions, BatchReport, Normalizer, Pipeline, Schedule};
-use crate::bench::Stats;
-use crate::bench::transfer::{self, Direction};
 use crate::plot::{BLUE, GREEN, ORANGE, Timeline, TimelineBar, TimelinePanel, TimelineRow};
 use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
 use crate::runtime::memory::{Footprint, check_fits};
 use crate::runtime::pinned::PinnedBuffer;
+use crate::runtime::stats::Stats;
 use crate::runtime::timer::Timer;
 use serde::Serialize;
 

@@ -36,6 +36,7 @@
 mod batch;
 pub mod experiment;
 mod lane;
+pub mod transfer;
 
 pub use batch::{
     ArrayResult, ArrayTiming, BatchOptions, BatchReport, BatchTiming, Normalizer, Schedule,

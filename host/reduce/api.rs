@@ -67,7 +67,7 @@ fn reduce_slice<R: DeviceReduction>(target: &Target, data: &[R::Item]) -> Result
     }
     if let Target::Gpu(gpu) = target {
         let bytes = std::mem::size_of_val(data) as u64;
-        if let Some(why) = crate::bench::does_not_fit(gpu, bytes)? {
+        if let Some(why) = crate::runtime::memory::does_not_fit(gpu, bytes)? {
             return Err(Error::InvalidInput(format!(
                 "{} values ({bytes} bytes) do not fit on the GPU: {why}",
                 data.len()

@@ -6,9 +6,9 @@ use super::cpu::{relative_error, sum_abs_cpu, sum_cpu};
 use super::steps::StepLaunch;
 use super::types::{TYPE_RUNS, TypeRun, run_types};
 use super::{Accumulate, Step};
-use crate::bench::Stats;
 use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
+use crate::runtime::stats::Stats;
 use crate::runtime::timer::Timer;
 use serde::Serialize;
 

@@ -204,3 +204,26 @@ pub fn grid_stride_config(
     let blocks = needed.min(wave) as u32;
     Ok(LaunchConfig::linear(blocks, threads_per_block).with_shared_bytes(shared_bytes))
 }
+
+/// The full-GPU grid: `sm_count × blocks_per_sm` blocks of `threads_per_block`.
+///
+/// # Errors
+/// [`Error::InvalidInput`] for zero or too many threads per block, or zero blocks per SM.
+pub fn full_gpu_blocks(
+    gpu: &Gpu,
+    threads_per_block: u32,
+    blocks_per_sm: Option<u32>,
+) -> Result<u32> {
+    let info = gpu.info();
+    if threads_per_block == 0 || threads_per_block > info.max_threads_per_block {
+        return Err(Error::InvalidInput(format!(
+            "{threads_per_block} threads per block: the device takes 1 to {}",
+            info.max_threads_per_block
+        )));
+    }
+    let per_sm = blocks_per_sm.unwrap_or((info.max_threads_per_sm / threads_per_block).max(1));
+    if per_sm == 0 {
+        return Err(Error::InvalidInput("0 blocks per SM".into()));
+    }
+    Ok(info.sm_count * per_sm)
+}

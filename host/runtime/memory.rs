@@ -81,6 +81,24 @@ pub fn device_free_bytes(gpu: &Gpu) -> Result<(u64, u64)> {
     Ok((free as u64, total as u64))
 }
 
+/// Why `bytes` of buffers will not fit in the GPU's free memory (with a tenth of it to spare),
+/// or `None` if they will: how a benchmark decides to skip a size with a note.
+///
+/// # Errors
+/// A driver error.
+pub fn does_not_fit(gpu: &Gpu, bytes: u64) -> Result<Option<String>> {
+    let (free, total) = device_free_bytes(gpu)?;
+    let usable = usable(free);
+    Ok((bytes > usable).then(|| {
+        format!(
+            "needs {:.1} GB, the GPU has {:.1} GB free of {:.1} GB",
+            bytes as f64 / 1e9,
+            free as f64 / 1e9,
+            total as f64 / 1e9
+        )
+    }))
+}
+
 /// Checks that `need`, asked for by `option` (as the user wrote it, e.g. `"--len 1000000"`),
 /// fits in the host's available memory and, on a GPU, in its free memory, with a tenth of each
 /// to spare. `need` is `None` where computing it overflowed.

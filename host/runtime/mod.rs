@@ -1,7 +1,7 @@
 //! The runtime every topic stands on: a GPU and its context ([`device::Gpu`]), where kernels run
 //! ([`launch::Target`], [`launch!`](crate::launch!)), device buffers, pinned host memory,
-//! streams, events and timers, CUDA graphs, the choice of PTX build, grid sizing, and the one
-//! error type.
+//! streams, events and timers, CUDA graphs, the choice of PTX build, grid sizing, summaries of
+//! measurements, and the one error type.
 
 pub mod args;
 pub mod buffer;
@@ -15,5 +15,6 @@ pub mod memory;
 pub mod module;
 pub mod pinned;
 pub mod ptx;
+pub mod stats;
 pub mod stream;
 pub mod timer;

@@ -24,7 +24,9 @@ use gpu::LaunchConfig;
 use serde::Serialize;
 
 mod reference;
+mod throughput;
 pub use reference::{F64AddCheck, Reference, check, error_bound, reference};
+pub use throughput::{F64AddThroughput, f64_add_throughput};
 
 /// Values the threads cycle through: enough for every warp to add different ones, few enough
 /// to stay in L1.

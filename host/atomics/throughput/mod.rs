@@ -20,6 +20,10 @@ use serde::{Serialize, Serializer};
 mod run;
 pub use run::{ThroughputBuffers, ThroughputCheck, buffers, check, launch};
 
+/// Threads per block of the full-GPU shape: eight warps.
+pub const THREADS_PER_BLOCK: u32 = 256;
+/// Untimed launches before the timed ones: clocks up, caches and TLBs warm.
+pub const WARMUPS: u32 = 2;
 /// Threads in a warp: the [`Layout::Warp`] grouping.
 pub const WARP_SIZE: u32 = 32;
 /// The largest integer `f32` counts to by adding 1.0: past 2²⁴, `x + 1.0 == x`.

@@ -7,13 +7,13 @@
 //! once, and times the pair from the earlier start event to the later end event. Reference:
 //! `scripts/reference_streams.py` does the same with PyTorch and CuPy.
 
-use super::{Stats, require_gpu};
 use crate::runtime::buffer::Buffer;
 use crate::runtime::device::Gpu;
 use crate::runtime::error::{Error, Result, check};
 use crate::runtime::launch::Target;
 use crate::runtime::memory::{Footprint, check_fits};
 use crate::runtime::pinned::PinnedBuffer;
+use crate::runtime::stats::{Stats, require_gpu};
 use crate::runtime::stream::Stream;
 use crate::runtime::timer::{Event, Timer};
 use cust::sys as cu;
