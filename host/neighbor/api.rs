@@ -87,23 +87,60 @@ pub fn build<T: Precision>(
     cutoff: f64,
     periodic: Option<[f64; 3]>,
 ) -> Result<NeighborList> {
-    atoms.check_finite()?;
-    let cut = Cutoff::<T>::new(cutoff, periodic)?;
-    // Checked as the kernels will see them: a finite f64 may round to an infinite f32.
-    let (x, y, z) = atoms.rounded::<T>();
-    Coords {
-        x: &x,
-        y: &y,
-        z: z.as_deref(),
-    }
-    .validate(&cut)?;
-    let plan = CellPlan::new(atoms, cutoff, periodic)?;
-    plan.check_cost(if target.is_sim() {
-        MAX_SIM_CHECKS
-    } else {
-        MAX_GPU_CHECKS
-    })?;
+    let checked = Checked::<T>::new(target, atoms, cutoff, periodic)?;
     let device = DeviceAtoms::<T>::upload(target, atoms)?;
-    let mut cells = CellList::new(target, &device, &plan, rule(&cut, atoms.dims()))?;
+    let rule = rule(&checked.cut, atoms.dims());
+    let mut cells = CellList::new(target, &device, &checked.plan, rule)?;
     cells.build_csr()
+}
+
+/// What the library call and the demo check before anything runs on a target, with what they
+/// computed on the way: finite coordinates (in the kernels' precision too: a finite `f64` may
+/// round to an infinite `f32`), a cutoff and box that make sense, and cells whose search costs
+/// at most what the target can do in about a second.
+pub(crate) struct Checked<T> {
+    /// The pair rule's cutoff (and box) in `T`.
+    pub cut: Cutoff<T>,
+    /// The coordinates rounded to `T`: `x`, `y`, and `z` in 3-D.
+    pub rounded: (Vec<T>, Vec<T>, Option<Vec<T>>),
+    /// The cells.
+    pub plan: CellPlan,
+}
+
+impl<T: Precision> Checked<T> {
+    /// Checks `atoms` under `cutoff` (and the box `periodic`) for `target`.
+    ///
+    /// # Errors
+    /// As [`neighbor_list_periodic`].
+    pub fn new(
+        target: &Target,
+        atoms: &Atoms,
+        cutoff: f64,
+        periodic: Option<[f64; 3]>,
+    ) -> Result<Checked<T>> {
+        atoms.check_finite()?;
+        let cut = Cutoff::<T>::new(cutoff, periodic)?;
+        let rounded = atoms.rounded::<T>();
+        let checked = Checked {
+            cut,
+            rounded,
+            plan: CellPlan::new(atoms, cutoff, periodic)?,
+        };
+        checked.coords().validate(&checked.cut)?;
+        checked.plan.check_cost(if target.is_sim() {
+            MAX_SIM_CHECKS
+        } else {
+            MAX_GPU_CHECKS
+        })?;
+        Ok(checked)
+    }
+
+    /// The rounded coordinates as the CPU references read them.
+    pub fn coords(&self) -> Coords<'_, T> {
+        Coords {
+            x: &self.rounded.0,
+            y: &self.rounded.1,
+            z: self.rounded.2.as_deref(),
+        }
+    }
 }

@@ -2,12 +2,10 @@
 //! reference and (on a GPU) timed; the book's mistake shown for what it corrupts.
 
 use super::launch::{
-    BookKernel, BookRun, CellList, CellPlan, DeviceAtoms, MAX_GPU_CHECKS, MAX_SIM_CHECKS, Padded,
-    Precision, UNWRITTEN, rule,
+    BookKernel, BookRun, CellList, DeviceAtoms, Padded, Precision, UNWRITTEN, rule,
 };
 use super::list::NeighborList;
 use super::points::Atoms;
-use super::reference::{Coords, Cutoff};
 use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
 use crate::runtime::timer::Timer;
@@ -144,36 +142,23 @@ fn run_in<T: Precision>(
     opts: &NeighborOptions,
     progress: &mut dyn FnMut(u32, u32),
 ) -> Result<(NeighborReport, NeighborList)> {
-    atoms.check_finite()?;
-    let cut = Cutoff::<T>::new(opts.cutoff, opts.periodic)?;
-    let (x, y, z) = atoms.rounded::<T>();
-    let coords = Coords {
-        x: &x,
-        y: &y,
-        z: z.as_deref(),
-    };
-    coords.validate(&cut)?;
-    let plan = CellPlan::new(atoms, opts.cutoff, opts.periodic)?;
-    plan.check_cost(if target.is_sim() {
-        MAX_SIM_CHECKS
-    } else {
-        MAX_GPU_CHECKS
-    })?;
+    let checked = super::api::Checked::<T>::new(target, atoms, opts.cutoff, opts.periodic)?;
+    let (cut, plan, coords) = (&checked.cut, &checked.plan, checked.coords());
 
     let steps = 6;
     progress(0, steps);
     let start = Instant::now();
     let all_pairs_ref = atoms.len() <= super::REFERENCE_ALL_PAIRS_MAX;
     let expected = if all_pairs_ref {
-        super::reference::half_pairs(&coords, &cut)?
+        super::reference::half_pairs(&coords, cut)?
     } else {
-        super::cell_list::cell_list(&coords, &cut)?
+        super::cell_list::cell_list(&coords, cut)?
     };
     let reference_ms = start.elapsed().as_secs_f64() * 1e3;
     progress(1, steps);
 
     let device = DeviceAtoms::<T>::upload(target, atoms)?;
-    let rule = rule(&cut, atoms.dims());
+    let rule = rule(cut, atoms.dims());
     let mut runs = Vec::new();
     let mut skipped = Vec::new();
     let mut mistake = None;
@@ -189,7 +174,7 @@ fn run_in<T: Precision>(
     };
 
     for (step, kernel) in BookKernel::ALL.into_iter().enumerate() {
-        if kernel == BookKernel::Wrong && T::NAME != "f32" {
+        if kernel == BookKernel::Wrong && T::WRONG.is_none() {
             skipped.push(format!("{}: shown in f32 only", kernel.name()));
         } else if n > limit {
             skipped.push(format!(
@@ -223,7 +208,7 @@ fn run_in<T: Precision>(
         progress(step as u32 + 2, steps);
     }
 
-    let mut cells = CellList::new(target, &device, &plan, rule)?;
+    let mut cells = CellList::new(target, &device, plan, rule)?;
     cells.set_fill_in_atom_order(true);
     check(
         &cells.build_csr()?,

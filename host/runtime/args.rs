@@ -79,6 +79,33 @@ kernel_args! {
     (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9)
 }
 
+/// A kernel as a value: its PTX entry point's name and the host function the simulator runs,
+/// typed by its argument list — what [`launch!`](crate::launch!) takes from a path, kept in a
+/// constant where code chooses among kernels (one per precision, say). Make one with
+/// [`kernel_ref!`](crate::kernel_ref!), launch it with [`Target::launch_ref`].
+///
+/// [`Target::launch_ref`]: crate::Target::launch_ref
+pub struct KernelRef<A: KernelArgs> {
+    /// The PTX entry point (kernels are `#[no_mangle]`).
+    pub name: &'static str,
+    /// The same kernel built for the host.
+    pub function: A::Fn,
+}
+
+impl<A: KernelArgs> Clone for KernelRef<A> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<A: KernelArgs> Copy for KernelRef<A> {}
+
+impl<A: KernelArgs> std::fmt::Debug for KernelRef<A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "KernelRef({})", self.name)
+    }
+}
+
 /// A kernel's arguments handed to several host threads at once: the simulated threads of one
 /// launch, or the host threads that run one grid per simulated device.
 ///

@@ -13,8 +13,8 @@
 //! [`launch_cooperative!`](crate::launch_cooperative!) is `launch!` in the cooperative mode.
 //! Both go through the one unsafe helper, `launch_on`.
 
-use crate::runtime::args::SharedArgs;
 pub use crate::runtime::args::{KernelArgs, KernelParam};
+use crate::runtime::args::{KernelRef, SharedArgs};
 use crate::runtime::device::Gpu;
 use crate::runtime::error::{Error, Result, check};
 use crate::runtime::module::{Functions, Module};
@@ -46,9 +46,27 @@ pub enum Target {
     Sim,
 }
 
-/// The last segment of a kernel's path: `"gpu :: race :: add_one"` → `"add_one"`.
-pub fn kernel_name(path: &'static str) -> &'static str {
-    path.rsplit("::").next().unwrap_or(path).trim()
+/// The last segment of a kernel's path: `"gpu :: race :: add_one"` → `"add_one"`. A `const fn`,
+/// so that [`kernel_ref!`](crate::kernel_ref!) works in constants.
+pub const fn kernel_name(path: &'static str) -> &'static str {
+    let bytes = path.as_bytes();
+    let mut start = bytes.len();
+    while start > 0 && bytes[start - 1] != b':' {
+        start -= 1;
+    }
+    let mut end = bytes.len();
+    while start < end && bytes[start] == b' ' {
+        start += 1;
+    }
+    while end > start && bytes[end - 1] == b' ' {
+        end -= 1;
+    }
+    let (head, _) = bytes.split_at(end);
+    let (_, name) = head.split_at(start);
+    match core::str::from_utf8(name) {
+        Ok(name) => name,
+        Err(_) => path,
+    }
 }
 
 impl Target {
@@ -99,6 +117,23 @@ impl Target {
     ) -> Result<()> {
         // SAFETY: forwarded to the caller.
         unsafe { self.launch_with(name, cfg, args, kernel, LaunchMode::Plain) }
+    }
+
+    /// [`Target::launch`] of a kernel held as a value ([`kernel_ref!`](crate::kernel_ref!)).
+    ///
+    /// # Safety
+    /// As [`Target::launch`].
+    ///
+    /// # Errors
+    /// As [`Target::launch`].
+    pub unsafe fn launch_ref<A: KernelArgs>(
+        &self,
+        kernel: KernelRef<A>,
+        cfg: LaunchConfig,
+        args: A,
+    ) -> Result<()> {
+        // SAFETY: forwarded to the caller.
+        unsafe { self.launch_with(kernel.name, cfg, args, kernel.function, LaunchMode::Plain) }
     }
 
     /// [`Target::launch`] in the given [`LaunchMode`]. The simulator runs both modes the same
@@ -331,4 +366,18 @@ pub(crate) unsafe fn launch_on<A: KernelArgs>(
         };
         check(code, || format!("{op}({name})"))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::kernel_name;
+
+    #[test]
+    fn a_kernel_is_named_by_the_last_segment_of_its_path() {
+        assert_eq!(kernel_name("gpu :: race :: add_one"), "add_one");
+        assert_eq!(kernel_name("kernels::count"), "count");
+        assert_eq!(kernel_name("count"), "count");
+        const NAME: &str = kernel_name("a :: b_c");
+        assert_eq!(NAME, "b_c");
+    }
 }

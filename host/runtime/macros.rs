@@ -64,3 +64,15 @@ macro_rules! __launch {
         )
     };
 }
+
+/// A [`KernelRef`](crate::runtime::args::KernelRef) of gridsync's kernel at `path`:
+/// `kernel_ref!(gpu::lessons::neighbor::cell_bin_f32)`. Usable in a constant.
+#[macro_export]
+macro_rules! kernel_ref {
+    ($kernel:path) => {
+        $crate::runtime::args::KernelRef {
+            name: $crate::runtime::launch::kernel_name(stringify!($kernel)),
+            function: $kernel,
+        }
+    };
+}

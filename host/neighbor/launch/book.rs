@@ -163,7 +163,7 @@ impl<'a, T: Precision> BookRun<'a, T> {
         kernel: BookKernel,
         mn: usize,
     ) -> Result<BookRun<'a, T>> {
-        if kernel == BookKernel::Wrong && T::NAME != "f32" {
+        if kernel == BookKernel::Wrong && T::WRONG.is_none() {
             return Err(Error::Unsupported(
                 "the book's mistake is shown in f32 only".into(),
             ));
@@ -216,12 +216,17 @@ impl<'a, T: Precision> BookRun<'a, T> {
         // they are read or freed.
         unsafe {
             match self.kernel {
-                BookKernel::Atomic => T::atomic(t, self.cfg, nn, nl, a, n, mn, r),
+                BookKernel::Atomic => t.launch_ref(T::ATOMIC, self.cfg, (nn, nl, a, n, mn, r)),
                 BookKernel::NoAtomic => {
                     let layout = self.kernel.layout() as u32;
-                    T::no_atomic(t, self.cfg, nn, nl, a, n, mn, r, layout)
+                    t.launch_ref(T::NO_ATOMIC, self.cfg, (nn, nl, a, n, mn, r, layout))
                 }
-                BookKernel::Wrong => T::wrong(t, self.cfg, nn, nl, a, n, mn, r),
+                BookKernel::Wrong => match T::WRONG {
+                    Some(wrong) => t.launch_ref(wrong, self.cfg, (nn, nl, a, n, mn, r)),
+                    None => Err(Error::Unsupported(
+                        "the book's mistake is shown in f32 only".into(),
+                    )),
+                },
             }
         }
     }

@@ -114,15 +114,17 @@ impl<'a, T: Precision> CellList<'a, T> {
         // SAFETY: `atoms` holds `n` atoms; `cell` and `rank` `n` values; `cell_counts` one per
         // cell of `grid`, zeroed above — all owned or borrowed by `self`.
         unsafe {
-            T::bin(
-                t,
+            t.launch_ref(
+                T::BIN,
                 per_item(t, self.atoms.len()),
-                self.atoms.view(),
-                self.n(),
-                self.grid,
-                self.cell.ptr(),
-                self.rank.ptr(),
-                self.cell_counts.ptr(),
+                (
+                    self.atoms.view(),
+                    self.n(),
+                    self.grid,
+                    self.cell.ptr(),
+                    self.rank.ptr(),
+                    self.cell_counts.ptr(),
+                ),
             )
         }
     }
@@ -152,15 +154,17 @@ impl<'a, T: Precision> CellList<'a, T> {
         // SAFETY: `cell`/`rank` from `bin`, `cell_start` from `scan_cells`, so every sorted
         // position is distinct and below `n`; the sorted arrays hold `n` values (z only in 3-D).
         unsafe {
-            T::scatter(
-                t,
+            t.launch_ref(
+                T::SCATTER,
                 per_item(t, self.atoms.len()),
-                self.atoms.view(),
-                self.n(),
-                self.cell.ptr().cast_const(),
-                self.rank.ptr().cast_const(),
-                self.cell_start.ptr().cast_const(),
-                self.sorted(),
+                (
+                    self.atoms.view(),
+                    self.n(),
+                    self.cell.ptr().cast_const(),
+                    self.rank.ptr().cast_const(),
+                    self.cell_start.ptr().cast_const(),
+                    self.sorted(),
+                ),
             )
         }
     }
@@ -175,15 +179,17 @@ impl<'a, T: Precision> CellList<'a, T> {
         // SAFETY: the sorted atoms and starts from the phases before; `counts` holds `n`,
         // `offsets` `n + 1`.
         unsafe {
-            T::count(
-                t,
+            t.launch_ref(
+                T::COUNT,
                 per_item(t, self.atoms.len()),
-                self.sorted(),
-                self.n(),
-                self.cell_start.ptr().cast_const(),
-                self.grid,
-                self.rule,
-                self.counts.ptr(),
+                (
+                    self.sorted(),
+                    self.n(),
+                    self.cell_start.ptr().cast_const(),
+                    self.grid,
+                    self.rule,
+                    self.counts.ptr(),
+                ),
             )?;
             self.scan.run(
                 t,
@@ -206,16 +212,18 @@ impl<'a, T: Precision> CellList<'a, T> {
         // SAFETY: `offsets` from `count`, whose last entry is `total` ≤ the indices' length;
         // each atom's range is written by one thread and stays inside it.
         unsafe {
-            T::fill(
-                t,
+            t.launch_ref(
+                T::FILL,
                 per_item(t, self.atoms.len()),
-                self.sorted(),
-                self.n(),
-                self.cell_start.ptr().cast_const(),
-                self.grid,
-                self.rule,
-                self.offsets.ptr().cast_const(),
-                indices,
+                (
+                    self.sorted(),
+                    self.n(),
+                    self.cell_start.ptr().cast_const(),
+                    self.grid,
+                    self.rule,
+                    self.offsets.ptr().cast_const(),
+                    indices,
+                ),
             )
         }
     }
@@ -257,18 +265,20 @@ impl<'a, T: Precision> CellList<'a, T> {
         let t = self.target;
         // SAFETY: as `fill`; `cell` and `rank` from `bin`, `cell_start` from `scan_cells`.
         unsafe {
-            T::fill_atoms(
-                t,
+            t.launch_ref(
+                T::FILL_ATOMS,
                 per_item(t, self.atoms.len()),
-                self.sorted(),
-                self.n(),
-                self.cell_start.ptr().cast_const(),
-                self.grid,
-                self.rule,
-                self.cell.ptr().cast_const(),
-                self.rank.ptr().cast_const(),
-                self.offsets.ptr().cast_const(),
-                indices,
+                (
+                    self.sorted(),
+                    self.n(),
+                    self.cell_start.ptr().cast_const(),
+                    self.grid,
+                    self.rule,
+                    self.cell.ptr().cast_const(),
+                    self.rank.ptr().cast_const(),
+                    self.offsets.ptr().cast_const(),
+                    indices,
+                ),
             )
         }
     }
@@ -346,18 +356,20 @@ impl<'a, T: Precision> CellList<'a, T> {
         let t = self.target;
         // SAFETY: sizes checked above; the sorted atoms and starts from the phases before.
         unsafe {
-            T::padded(
-                t,
+            t.launch_ref(
+                T::PADDED,
                 per_item(t, n),
-                self.sorted(),
-                self.n(),
-                self.cell_start.ptr().cast_const(),
-                self.grid,
-                self.rule,
-                nn.ptr(),
-                nl.ptr(),
-                mn as u32,
-                layout as u32,
+                (
+                    self.sorted(),
+                    self.n(),
+                    self.cell_start.ptr().cast_const(),
+                    self.grid,
+                    self.rule,
+                    nn.ptr(),
+                    nl.ptr(),
+                    mn as u32,
+                    layout as u32,
+                ),
             )
         }
     }

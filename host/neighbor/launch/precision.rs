@@ -1,332 +1,127 @@
 //! The one place that maps a precision to its kernels: [`Precision`], implemented for `f32`
-//! and `f64`, each method one `launch!` of the device's
-//! [`neighbor`](gpu::lessons::neighbor) module.
+//! and `f64`, one [`KernelRef`] per kernel of the device's
+//! [`neighbor`](gpu::lessons::neighbor) module, launched with
+//! [`Target::launch_ref`](crate::Target::launch_ref). Each kernel's arguments are written once,
+//! in the type aliases below, in the kernel's order.
 
 use crate::neighbor::reference::Real;
+use crate::runtime::args::KernelRef;
 use crate::runtime::buffer::Plain;
-use crate::runtime::error::{Error, Result};
-use crate::runtime::launch::{KernelParam, Target};
-use gpu::LaunchConfig;
+use crate::runtime::launch::KernelParam;
 use gpu::lessons::neighbor::{self as dev, CellGrid, Coord, Rule, Sorted};
 
-/// A precision the kernels come in: `f32` or `f64`. Each method queues one kernel of the
-/// device's [`neighbor`](gpu::lessons::neighbor) module with the arguments in its order.
-///
-/// # Safety (every method)
-/// The kernel's contract for its arguments, as [`Target::launch`].
-#[allow(clippy::missing_safety_doc, clippy::too_many_arguments)]
+/// `find_neighbor_atomic_*` and the mistake `find_neighbor_wrong_*`: `nn`, `nl`, the atoms,
+/// `n`, `mn`, the rule.
+pub type BookArgs<T> = (*mut u32, *mut u32, dev::Atoms<T>, u32, u32, Rule<T>);
+/// `find_neighbor_no_atomic_*`: as [`BookArgs`], then the layout.
+pub type NoAtomicArgs<T> = (*mut u32, *mut u32, dev::Atoms<T>, u32, u32, Rule<T>, u32);
+/// `cell_bin_*`: the atoms, `n`, the grid, `cell`, `rank`, the cells' counts.
+pub type BinArgs<T> = (
+    dev::Atoms<T>,
+    u32,
+    CellGrid<T>,
+    *mut u32,
+    *mut u32,
+    *mut u32,
+);
+/// `cell_scatter_*`: the atoms, `n`, `cell`, `rank`, the cells' starts, the sorted atoms.
+pub type ScatterArgs<T> = (
+    dev::Atoms<T>,
+    u32,
+    *const u32,
+    *const u32,
+    *const u32,
+    Sorted<T>,
+);
+/// `cell_count_*`: the sorted atoms, `n`, the cells' starts, the grid, the rule, the counts.
+pub type CountArgs<T> = (Sorted<T>, u32, *const u32, CellGrid<T>, Rule<T>, *mut u32);
+/// `cell_fill_*`: as [`CountArgs`] up to the rule, then the offsets and the indices.
+pub type FillArgs<T> = (
+    Sorted<T>,
+    u32,
+    *const u32,
+    CellGrid<T>,
+    Rule<T>,
+    *const u32,
+    *mut u32,
+);
+/// `cell_fill_atoms_*`: as [`FillArgs`], with `cell` and `rank` before the offsets.
+pub type FillAtomsArgs<T> = (
+    Sorted<T>,
+    u32,
+    *const u32,
+    CellGrid<T>,
+    Rule<T>,
+    *const u32,
+    *const u32,
+    *const u32,
+    *mut u32,
+);
+/// `cell_padded_*`: as [`CountArgs`] up to the rule, then `nn`, `nl`, `mn` and the layout.
+pub type PaddedArgs<T> = (
+    Sorted<T>,
+    u32,
+    *const u32,
+    CellGrid<T>,
+    Rule<T>,
+    *mut u32,
+    *mut u32,
+    u32,
+    u32,
+);
+
+/// A precision the kernels come in: `f32` or `f64`, and its kernel of each step.
 pub trait Precision: Plain + KernelParam + Coord + Real {
     /// `"f32"` or `"f64"`.
     const NAME: &'static str;
     /// `find_neighbor_atomic_*`.
-    unsafe fn atomic(
-        t: &Target,
-        c: LaunchConfig,
-        nn: *mut u32,
-        nl: *mut u32,
-        a: dev::Atoms<Self>,
-        n: u32,
-        mn: u32,
-        r: Rule<Self>,
-    ) -> Result<()>;
+    const ATOMIC: KernelRef<BookArgs<Self>>;
     /// `find_neighbor_no_atomic_*`.
-    unsafe fn no_atomic(
-        t: &Target,
-        c: LaunchConfig,
-        nn: *mut u32,
-        nl: *mut u32,
-        a: dev::Atoms<Self>,
-        n: u32,
-        mn: u32,
-        r: Rule<Self>,
-        layout: u32,
-    ) -> Result<()>;
-    /// `find_neighbor_wrong_*` ([`Error::Unsupported`] but in `f32`).
-    unsafe fn wrong(
-        t: &Target,
-        c: LaunchConfig,
-        nn: *mut u32,
-        nl: *mut u32,
-        a: dev::Atoms<Self>,
-        n: u32,
-        mn: u32,
-        r: Rule<Self>,
-    ) -> Result<()>;
+    const NO_ATOMIC: KernelRef<NoAtomicArgs<Self>>;
+    /// `find_neighbor_wrong_*`: the book's mistake, shown in `f32` only.
+    const WRONG: Option<KernelRef<BookArgs<Self>>>;
     /// `cell_bin_*`.
-    unsafe fn bin(
-        t: &Target,
-        c: LaunchConfig,
-        a: dev::Atoms<Self>,
-        n: u32,
-        g: CellGrid<Self>,
-        cell: *mut u32,
-        rank: *mut u32,
-        counts: *mut u32,
-    ) -> Result<()>;
+    const BIN: KernelRef<BinArgs<Self>>;
     /// `cell_scatter_*`.
-    unsafe fn scatter(
-        t: &Target,
-        c: LaunchConfig,
-        a: dev::Atoms<Self>,
-        n: u32,
-        cell: *const u32,
-        rank: *const u32,
-        start: *const u32,
-        s: Sorted<Self>,
-    ) -> Result<()>;
+    const SCATTER: KernelRef<ScatterArgs<Self>>;
     /// `cell_count_*`.
-    unsafe fn count(
-        t: &Target,
-        c: LaunchConfig,
-        s: Sorted<Self>,
-        n: u32,
-        start: *const u32,
-        g: CellGrid<Self>,
-        r: Rule<Self>,
-        counts: *mut u32,
-    ) -> Result<()>;
+    const COUNT: KernelRef<CountArgs<Self>>;
     /// `cell_fill_*`.
-    unsafe fn fill(
-        t: &Target,
-        c: LaunchConfig,
-        s: Sorted<Self>,
-        n: u32,
-        start: *const u32,
-        g: CellGrid<Self>,
-        r: Rule<Self>,
-        offsets: *const u32,
-        indices: *mut u32,
-    ) -> Result<()>;
+    const FILL: KernelRef<FillArgs<Self>>;
     /// `cell_fill_atoms_*`.
-    unsafe fn fill_atoms(
-        t: &Target,
-        c: LaunchConfig,
-        s: Sorted<Self>,
-        n: u32,
-        start: *const u32,
-        g: CellGrid<Self>,
-        r: Rule<Self>,
-        cell: *const u32,
-        rank: *const u32,
-        offsets: *const u32,
-        indices: *mut u32,
-    ) -> Result<()>;
+    const FILL_ATOMS: KernelRef<FillAtomsArgs<Self>>;
     /// `cell_padded_*`.
-    unsafe fn padded(
-        t: &Target,
-        c: LaunchConfig,
-        s: Sorted<Self>,
-        n: u32,
-        start: *const u32,
-        g: CellGrid<Self>,
-        r: Rule<Self>,
-        nn: *mut u32,
-        nl: *mut u32,
-        mn: u32,
-        layout: u32,
-    ) -> Result<()>;
+    const PADDED: KernelRef<PaddedArgs<Self>>;
 }
 
 macro_rules! precision {
-    ($t:ident, $wrong:ident, $atomic:ident, $no_atomic:ident, $bin:ident, $scatter:ident, $count:ident, $fill:ident, $fill_atoms:ident, $padded:ident) => {
+    ($t:ident, $wrong:expr, $atomic:ident, $no_atomic:ident, $bin:ident, $scatter:ident, $count:ident, $fill:ident, $fill_atoms:ident, $padded:ident) => {
         impl Precision for $t {
             const NAME: &'static str = stringify!($t);
-            unsafe fn atomic(
-                t: &Target,
-                c: LaunchConfig,
-                nn: *mut u32,
-                nl: *mut u32,
-                a: dev::Atoms<$t>,
-                n: u32,
-                mn: u32,
-                r: Rule<$t>,
-            ) -> Result<()> {
-                // SAFETY: forwarded to the caller.
-                unsafe {
-                    crate::launch!(t, gpu::lessons::neighbor::$atomic, c, (nn, nl, a, n, mn, r))
-                }
-            }
-            unsafe fn no_atomic(
-                t: &Target,
-                c: LaunchConfig,
-                nn: *mut u32,
-                nl: *mut u32,
-                a: dev::Atoms<$t>,
-                n: u32,
-                mn: u32,
-                r: Rule<$t>,
-                layout: u32,
-            ) -> Result<()> {
-                // SAFETY: forwarded to the caller.
-                unsafe {
-                    crate::launch!(
-                        t,
-                        gpu::lessons::neighbor::$no_atomic,
-                        c,
-                        (nn, nl, a, n, mn, r, layout)
-                    )
-                }
-            }
-            unsafe fn wrong(
-                t: &Target,
-                c: LaunchConfig,
-                nn: *mut u32,
-                nl: *mut u32,
-                a: dev::Atoms<$t>,
-                n: u32,
-                mn: u32,
-                r: Rule<$t>,
-            ) -> Result<()> {
-                wrong!($t, $wrong, t, c, (nn, nl, a, n, mn, r))
-            }
-            unsafe fn bin(
-                t: &Target,
-                c: LaunchConfig,
-                a: dev::Atoms<$t>,
-                n: u32,
-                g: CellGrid<$t>,
-                cell: *mut u32,
-                rank: *mut u32,
-                counts: *mut u32,
-            ) -> Result<()> {
-                // SAFETY: forwarded to the caller.
-                unsafe {
-                    crate::launch!(
-                        t,
-                        gpu::lessons::neighbor::$bin,
-                        c,
-                        (a, n, g, cell, rank, counts)
-                    )
-                }
-            }
-            unsafe fn scatter(
-                t: &Target,
-                c: LaunchConfig,
-                a: dev::Atoms<$t>,
-                n: u32,
-                cell: *const u32,
-                rank: *const u32,
-                start: *const u32,
-                s: Sorted<$t>,
-            ) -> Result<()> {
-                // SAFETY: forwarded to the caller.
-                unsafe {
-                    crate::launch!(
-                        t,
-                        gpu::lessons::neighbor::$scatter,
-                        c,
-                        (a, n, cell, rank, start, s)
-                    )
-                }
-            }
-            unsafe fn count(
-                t: &Target,
-                c: LaunchConfig,
-                s: Sorted<$t>,
-                n: u32,
-                start: *const u32,
-                g: CellGrid<$t>,
-                r: Rule<$t>,
-                counts: *mut u32,
-            ) -> Result<()> {
-                // SAFETY: forwarded to the caller.
-                unsafe {
-                    crate::launch!(
-                        t,
-                        gpu::lessons::neighbor::$count,
-                        c,
-                        (s, n, start, g, r, counts)
-                    )
-                }
-            }
-            unsafe fn fill(
-                t: &Target,
-                c: LaunchConfig,
-                s: Sorted<$t>,
-                n: u32,
-                start: *const u32,
-                g: CellGrid<$t>,
-                r: Rule<$t>,
-                offsets: *const u32,
-                indices: *mut u32,
-            ) -> Result<()> {
-                // SAFETY: forwarded to the caller.
-                unsafe {
-                    crate::launch!(
-                        t,
-                        gpu::lessons::neighbor::$fill,
-                        c,
-                        (s, n, start, g, r, offsets, indices)
-                    )
-                }
-            }
-            unsafe fn fill_atoms(
-                t: &Target,
-                c: LaunchConfig,
-                s: Sorted<$t>,
-                n: u32,
-                start: *const u32,
-                g: CellGrid<$t>,
-                r: Rule<$t>,
-                cell: *const u32,
-                rank: *const u32,
-                offsets: *const u32,
-                indices: *mut u32,
-            ) -> Result<()> {
-                // SAFETY: forwarded to the caller.
-                unsafe {
-                    crate::launch!(
-                        t,
-                        gpu::lessons::neighbor::$fill_atoms,
-                        c,
-                        (s, n, start, g, r, cell, rank, offsets, indices)
-                    )
-                }
-            }
-            unsafe fn padded(
-                t: &Target,
-                c: LaunchConfig,
-                s: Sorted<$t>,
-                n: u32,
-                start: *const u32,
-                g: CellGrid<$t>,
-                r: Rule<$t>,
-                nn: *mut u32,
-                nl: *mut u32,
-                mn: u32,
-                layout: u32,
-            ) -> Result<()> {
-                // SAFETY: forwarded to the caller.
-                unsafe {
-                    crate::launch!(
-                        t,
-                        gpu::lessons::neighbor::$padded,
-                        c,
-                        (s, n, start, g, r, nn, nl, mn, layout)
-                    )
-                }
-            }
+            const ATOMIC: KernelRef<BookArgs<$t>> =
+                crate::kernel_ref!(gpu::lessons::neighbor::$atomic);
+            const NO_ATOMIC: KernelRef<NoAtomicArgs<$t>> =
+                crate::kernel_ref!(gpu::lessons::neighbor::$no_atomic);
+            const WRONG: Option<KernelRef<BookArgs<$t>>> = $wrong;
+            const BIN: KernelRef<BinArgs<$t>> = crate::kernel_ref!(gpu::lessons::neighbor::$bin);
+            const SCATTER: KernelRef<ScatterArgs<$t>> =
+                crate::kernel_ref!(gpu::lessons::neighbor::$scatter);
+            const COUNT: KernelRef<CountArgs<$t>> =
+                crate::kernel_ref!(gpu::lessons::neighbor::$count);
+            const FILL: KernelRef<FillArgs<$t>> = crate::kernel_ref!(gpu::lessons::neighbor::$fill);
+            const FILL_ATOMS: KernelRef<FillAtomsArgs<$t>> =
+                crate::kernel_ref!(gpu::lessons::neighbor::$fill_atoms);
+            const PADDED: KernelRef<PaddedArgs<$t>> =
+                crate::kernel_ref!(gpu::lessons::neighbor::$padded);
         }
     };
 }
 
-/// The mistake exists in `f32` only.
-macro_rules! wrong {
-    (f32, $kernel:ident, $t:expr, $c:expr, $args:tt) => {
-        // SAFETY: forwarded to the caller.
-        unsafe { crate::launch!($t, gpu::lessons::neighbor::$kernel, $c, $args) }
-    };
-    (f64, $kernel:ident, $t:expr, $c:expr, $args:tt) => {{
-        let _ = ($t, $c, $args);
-        Err(Error::Unsupported(
-            "the book's mistake is shown in f32 only".into(),
-        ))
-    }};
-}
-
 precision!(
     f32,
-    find_neighbor_wrong_f32,
+    Some(crate::kernel_ref!(
+        gpu::lessons::neighbor::find_neighbor_wrong_f32
+    )),
     find_neighbor_atomic_f32,
     find_neighbor_no_atomic_f32,
     cell_bin_f32,
@@ -338,7 +133,7 @@ precision!(
 );
 precision!(
     f64,
-    none,
+    None,
     find_neighbor_atomic_f64,
     find_neighbor_no_atomic_f64,
     cell_bin_f64,
