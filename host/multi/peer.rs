@@ -66,10 +66,10 @@ pub struct PeerRun {
     pub per_second: f64,
 }
 
-fn scope_name(scope: Scope) -> Result<(&'static str, u32)> {
+fn scope_name(scope: Scope) -> Result<&'static str> {
     match scope {
-        Scope::Device => Ok(("device", 1)),
-        Scope::System => Ok(("system", 2)),
+        Scope::Device => Ok("device"),
+        Scope::System => Ok("system"),
         Scope::Block => Err(Error::InvalidInput(
             "block scope cannot span blocks, let alone GPUs: use system or device".into(),
         )),
@@ -88,14 +88,26 @@ fn home<T: Plain>(set: &DeviceSet, len: usize) -> Result<Buffer<T>> {
     set.targets()[0].zeros(len)
 }
 
+/// What a run counted and how long it took, before it becomes a [`PeerRun`].
+struct Measured {
+    /// What the count should be.
+    expected: u64,
+    /// What it was.
+    counted: u64,
+    /// Wall time, ms.
+    ms: f64,
+    /// Operations done in that time, for the rate.
+    operations: f64,
+}
+
 fn run_report(
     object: PeerObject,
     scope: &'static str,
     set: &DeviceSet,
-    (cfg, per_thread): (LaunchConfig, u32),
-    (expected, counted): (u64, u64),
-    (ms, operations): (f64, f64),
+    cfg: LaunchConfig,
+    per_thread: u32,
     data_device: usize,
+    m: Measured,
 ) -> PeerRun {
     PeerRun {
         object,
@@ -104,11 +116,11 @@ fn run_report(
         data_device,
         grid: (cfg.grid.x, cfg.block.x),
         per_thread,
-        expected,
-        counted,
-        wrong: expected.saturating_sub(counted),
-        ms,
-        per_second: operations / (ms / 1e3).max(f64::MIN_POSITIVE),
+        expected: m.expected,
+        counted: m.counted,
+        wrong: m.expected.saturating_sub(m.counted),
+        ms: m.ms,
+        per_second: m.operations / (m.ms / 1e3).max(f64::MIN_POSITIVE),
     }
 }
 
@@ -133,14 +145,14 @@ fn total_threads(set: &DeviceSet, cfg: LaunchConfig, per_thread: u32) -> Result<
 /// GPUs that cannot map each other's memory (peer access is enabled here); a launch or driver
 /// error.
 pub fn count(set: &DeviceSet, scope: Scope, cfg: LaunchConfig, per_thread: u32) -> Result<PeerRun> {
-    let (name, code) = scope_name(scope)?;
+    let name = scope_name(scope)?;
     enable_peer_access(set)?;
     let data_device = 0;
     let expected = total_threads(set, cfg, per_thread)?;
     let counter = home::<u32>(set, 1)?;
-    let args = SharedArgs((counter.ptr(), per_thread, code));
+    let args = SharedArgs((counter.ptr(), per_thread, scope));
     let ms = at_once(set, |_, t| {
-        let (counter, per_thread, code) = args.get();
+        let (counter, per_thread, scope) = args.get();
         // SAFETY: `counter` is one live u32 that every device reaches (device 0's memory, peer
         // access enabled by the caller, or the simulators' shared host memory), only added to
         // atomically; `at_once` waits for every launch before it is read or freed.
@@ -149,19 +161,25 @@ pub fn count(set: &DeviceSet, scope: Scope, cfg: LaunchConfig, per_thread: u32) 
                 t,
                 gpu::lessons::peer::peer_count,
                 cfg,
-                (counter, per_thread, code)
+                (counter, per_thread, scope)
             )
         }
     })?;
     let counted = set.targets()[0].download(&counter)?[0] as u64;
+    let m = Measured {
+        expected,
+        counted,
+        ms,
+        operations: expected as f64,
+    };
     Ok(run_report(
         PeerObject::Counter,
         name,
         set,
-        (cfg, per_thread),
-        (expected, counted),
-        (ms, expected as f64),
+        cfg,
+        per_thread,
         data_device,
+        m,
     ))
 }
 
@@ -180,7 +198,7 @@ pub fn lock(
     timeout: Duration,
     data_device: usize,
 ) -> Result<PeerRun> {
-    let (name, code) = scope_name(scope)?;
+    let name = scope_name(scope)?;
     enable_peer_access(set)?;
     let expected = total_threads(set, cfg, per_thread)?;
     let t0 = &set.targets()[0];
@@ -193,9 +211,9 @@ pub fn lock(
         },
     )?;
     let data = home_of_data.zeros::<u32>(1)?;
-    let args = SharedArgs((mutex.ptr(), data.ptr(), per_thread, code));
+    let args = SharedArgs((mutex.ptr(), data.ptr(), per_thread, scope));
     let ms = at_once(set, |_, t| {
-        let (mutex, data, per_thread, code) = args.get();
+        let (mutex, data, per_thread, scope) = args.get();
         // SAFETY: the mutex state and `data` are live words in memory every device reaches; the
         // kernel touches `data` only while holding the mutex; `at_once` waits for every launch.
         unsafe {
@@ -203,20 +221,26 @@ pub fn lock(
                 t,
                 gpu::lessons::peer::peer_lock,
                 cfg,
-                (mutex, data, per_thread, code)
+                (mutex, data, per_thread, scope)
             )
         }
     })?;
     mutex.check(t0)?;
     let counted = home_of_data.download(&data)?[0] as u64;
+    let m = Measured {
+        expected,
+        counted,
+        ms,
+        operations: expected as f64,
+    };
     Ok(run_report(
         PeerObject::Lock,
         name,
         set,
-        (cfg, per_thread),
-        (expected, counted),
-        (ms, expected as f64),
+        cfg,
+        per_thread,
         data_device,
+        m,
     ))
 }
 
@@ -241,7 +265,7 @@ pub fn barrier(
     timeout: Duration,
     data_device: usize,
 ) -> Result<PeerRun> {
-    let (name, code) = scope_name(scope)?;
+    let name = scope_name(scope)?;
     if rounds > MAX_BARRIER_ROUNDS {
         return Err(Error::InvalidInput(format!(
             "{rounds} barrier rounds: at most {MAX_BARRIER_ROUNDS} (seconds on GPUs, longer on \
@@ -270,9 +294,9 @@ pub fn barrier(
         .collect::<Result<_>>()?;
     let stale_ptrs: Vec<SharedArgs<(*mut u32,)>> =
         stale.iter().map(|s| SharedArgs((s.ptr(),))).collect();
-    let args = SharedArgs((state.ptr(), slots.ptr(), rounds, code));
+    let args = SharedArgs((state.ptr(), slots.ptr(), rounds, scope));
     let ms = at_once(set, |d, t| {
-        let (state, slots, rounds, code) = args.get();
+        let (state, slots, rounds, scope) = args.get();
         let (stale,) = stale_ptrs[d].get();
         let first = (d as u64 * per_grid) as u32;
         // SAFETY: `state` (reset: fresh) and `slots` (2 × blocks words) live in memory every
@@ -283,7 +307,7 @@ pub fn barrier(
                 t,
                 gpu::lessons::peer::peer_barrier,
                 cfg,
-                (state, slots, first, rounds, code, stale)
+                (state, slots, first, rounds, scope, stale)
             )
         }
     })?;
@@ -298,13 +322,19 @@ pub fn barrier(
         stale_reads += t.download(s)?[0] as u64;
     }
     let checked = blocks * rounds as u64;
+    let m = Measured {
+        expected: checked,
+        counted: checked - stale_reads.min(checked),
+        ms,
+        operations: rounds as f64,
+    };
     Ok(run_report(
         PeerObject::Barrier,
         name,
         set,
-        (cfg, rounds),
-        (checked, checked - stale_reads.min(checked)),
-        (ms, rounds as f64),
+        cfg,
+        rounds,
         data_device,
+        m,
     ))
 }

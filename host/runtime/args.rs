@@ -22,6 +22,9 @@ macro_rules! kernel_params {
     )*};
 }
 kernel_params!(u8, u16, u32, i32, u64, i64, f32, f64);
+// SAFETY: `#[repr(u32)]` enums, the same `u32` on both targets; safe host code can only make
+// their variants.
+unsafe impl KernelParam for gpu::atomic::Scope {}
 // SAFETY: pointers are 64-bit addresses on both targets.
 unsafe impl<T> KernelParam for *mut T {}
 // SAFETY: as above.

@@ -19,25 +19,13 @@ use crate::index::{block_rank_in_grid, thread_rank_in_block};
 use crate::lock::{DeviceScope, LockScope, Mutex, MutexState, SystemScope};
 use crate::multi_grid::{MultiGridBarrier, MultiGridBarrierState};
 
-/// The scope a kernel argument names: 0 block, 1 device, 2 system (anything else: system, the
-/// safe side).
-#[inline(always)]
-pub fn scope_of(code: u32) -> Scope {
-    match code {
-        0 => Scope::Block,
-        1 => Scope::Device,
-        _ => Scope::System,
-    }
-}
-
 kernel! {
     /// Every thread adds 1 to `counter` `per_thread` times with a relaxed atomic at `scope`.
     ///
     /// On every GPU of the node at once, `counter` in one GPU's memory: the counter must end at
     /// threads × `per_thread`, summed over the GPUs. PTX: `atom.relaxed.sys.add.u32` (`.gpu`
     /// for device scope; the old value it returns is not used).
-    pub unsafe fn peer_count(counter: *mut u32, per_thread: u32, scope: u32) {
-        let scope = scope_of(scope);
+    pub unsafe fn peer_count(counter: *mut u32, per_thread: u32, scope: Scope) {
         for _ in 0..per_thread {
             // SAFETY: `counter` is a live word every grid reaches, only accessed atomically.
             unsafe { fetch_add(counter, 1, scope, Order::Relaxed) };
@@ -46,8 +34,8 @@ kernel! {
 }
 
 kernel! {
-    /// Every thread takes the [`Mutex`] at `state` (at system scope for a `scope` code of 2 or
-    /// more, as [`scope_of`] reads it; at device scope otherwise) by itself
+    /// Every thread takes the [`Mutex`] at `state` (at system scope for [`Scope::System`], at
+    /// device scope otherwise) by itself
     /// ([`Mutex::lock_thread`]: no warp cohort, so every acquisition and release goes through
     /// the lock word, across the GPUs), adds 1 to the plain counter
     /// `data` — an ordinary load and store, which only the lock protects — and releases it,
@@ -57,9 +45,11 @@ kernel! {
     /// counter ends exact only if each release makes the holder's store visible to the next
     /// holder on the other GPU: what `st.release.sys` promises and `st.release.gpu` does not.
     /// A thread whose wait timed out stops; the host reads the state's `timeouts`.
-    pub unsafe fn peer_lock(state: *mut MutexState, data: *mut u32, per_thread: u32, scope: u32) {
+    pub unsafe fn peer_lock(
+        state: *mut MutexState, data: *mut u32, per_thread: u32, scope: Scope,
+    ) {
         // SAFETY (both): the kernel's contract, passed on.
-        match scope_of(scope) {
+        match scope {
             Scope::System => unsafe { add_locked::<SystemScope>(state, data, per_thread) },
             _ => unsafe { add_locked::<DeviceScope>(state, data, per_thread) },
         }
@@ -101,12 +91,12 @@ kernel! {
         slots: *mut u32,
         first_block: u32,
         rounds: u32,
-        scope: u32,
+        scope: Scope,
         stale: *mut u32,
     ) {
         let me = first_block + block_rank_in_grid();
         // SAFETY: `state` is a live, reset state every grid reaches; one handle per thread.
-        let mut barrier = unsafe { MultiGridBarrier::from_ptr(state, scope_of(scope), me) };
+        let mut barrier = unsafe { MultiGridBarrier::from_ptr(state, scope, me) };
         // SAFETY: written by the host before the launches.
         let blocks = unsafe { (&raw const (*state).blocks).read() }.max(1);
         let partner = (me + blocks / 2) % blocks;
