@@ -4,7 +4,7 @@
 
 mod common;
 
-use gpu::grid::{GROUPS_AUTO, GROUPS_NONE};
+use gpu::grid::{Arrival, PollSleep};
 use gridsync::barrier::{BarrierOptions, Variant, run, xpx_cpu};
 use gridsync::runtime::grid::check_coresident;
 use gridsync::runtime::launch::LaunchMode;
@@ -14,20 +14,20 @@ use std::time::Duration;
 /// `rounds` barriers at `blocks × threads`; every block checks every other block's phase after
 /// each one. Returns the errors counted.
 fn phases(target: &Target, blocks: u32, threads: u32, rounds: u32, mode: LaunchMode) -> u32 {
-    phases_in_groups(target, blocks, threads, rounds, mode, GROUPS_AUTO)
+    phases_in_groups(target, blocks, threads, rounds, mode, Arrival::Auto)
 }
 
-/// [`phases`] with the barrier's arrival in groups of `group_blocks`.
+/// [`phases`] with the barrier's blocks arriving as `arrival` says.
 fn phases_in_groups(
     target: &Target,
     blocks: u32,
     threads: u32,
     rounds: u32,
     mode: LaunchMode,
-    group_blocks: u32,
+    arrival: Arrival,
 ) -> u32 {
     let mut barrier = DeviceGridBarrier::new(target).unwrap();
-    barrier.set_group_blocks(group_blocks);
+    barrier.set_arrival(arrival);
     let slots = target.zeros::<u32>(blocks as usize).unwrap();
     let errors = target.zeros::<u32>(1).unwrap();
     let cfg = LaunchConfig::linear(blocks, threads);
@@ -54,8 +54,8 @@ fn phases_in_groups(
 fn sleeping_between_polls_still_lets_no_block_through_early_on_the_simulator() {
     let target = Target::Sim;
     let mut barrier = DeviceGridBarrier::new(&target).unwrap();
-    barrier.set_poll_sleep_ns(50);
-    barrier.set_group_blocks(2);
+    barrier.set_poll_sleep(PollSleep::Ns(50));
+    barrier.set_arrival(Arrival::Groups(2));
     let slots = target.zeros::<u32>(5).unwrap();
     let errors = target.zeros::<u32>(1).unwrap();
     // SAFETY: one phase slot per block, one error word, the barrier's live state.
@@ -77,10 +77,15 @@ fn sleeping_between_polls_still_lets_no_block_through_early_on_the_simulator() {
 #[test]
 fn no_block_passes_early_at_odd_shapes_on_the_simulator() {
     for (blocks, threads) in [(3, 45), (7, 33), (1, 1), (16, 17)] {
-        for groups in [GROUPS_AUTO, GROUPS_NONE, 2, 3] {
+        for groups in [
+            Arrival::Auto,
+            Arrival::OneLevel,
+            Arrival::Groups(2),
+            Arrival::Groups(3),
+        ] {
             let errors =
                 phases_in_groups(&Target::Sim, blocks, threads, 25, LaunchMode::Plain, groups);
-            assert_eq!(errors, 0, "{blocks}×{threads} in groups of {groups}");
+            assert_eq!(errors, 0, "{blocks}×{threads} arriving {groups:?}");
         }
     }
 }
@@ -272,12 +277,14 @@ fn gpu_no_block_passes_early_at_every_grid() {
     .unwrap();
     for (blocks, threads) in [(3, 45), (7, 33), (sms, 128), (limit, 128)] {
         for mode in [LaunchMode::Plain, LaunchMode::Cooperative] {
-            for groups in [GROUPS_AUTO, GROUPS_NONE, 5, 16] {
+            for groups in [
+                Arrival::Auto,
+                Arrival::OneLevel,
+                Arrival::Groups(5),
+                Arrival::Groups(16),
+            ] {
                 let errors = phases_in_groups(&target, blocks, threads, 500, mode, groups);
-                assert_eq!(
-                    errors, 0,
-                    "{blocks}×{threads} {mode:?} in groups of {groups}"
-                );
+                assert_eq!(errors, 0, "{blocks}×{threads} {mode:?} arriving {groups:?}");
             }
         }
     }
@@ -434,4 +441,51 @@ fn a_length_or_a_count_past_the_limit_is_refused() {
         let e = run(&Target::Sim, &o, |_, _| {}).unwrap_err();
         assert!(matches!(e, Error::InvalidInput(_)), "{e}");
     }
+}
+
+#[test]
+fn arrival_and_poll_sleep_round_trip_through_the_states_words() {
+    use gpu::grid::{
+        DEFAULT_GROUP_BLOCKS, DEFAULT_POLL_SLEEP_NS, MAX_GROUPS, TWO_LEVEL_FROM_BLOCKS,
+    };
+    for a in [
+        Arrival::Auto,
+        Arrival::OneLevel,
+        Arrival::Groups(2),
+        Arrival::Groups(64),
+    ] {
+        assert_eq!(Arrival::from_word(a.to_word()), a);
+    }
+    // A group of one block or none is one level.
+    assert_eq!(Arrival::Groups(1).to_word(), Arrival::OneLevel.to_word());
+    assert_eq!(Arrival::Groups(0).to_word(), Arrival::OneLevel.to_word());
+    let auto = Arrival::Auto;
+    assert_eq!(auto.group_size(TWO_LEVEL_FROM_BLOCKS - 1), None);
+    assert_eq!(
+        auto.group_size(TWO_LEVEL_FROM_BLOCKS),
+        Some(DEFAULT_GROUP_BLOCKS)
+    );
+    let too_many = DEFAULT_GROUP_BLOCKS * (MAX_GROUPS as u32 + 1);
+    assert_eq!(
+        auto.group_size(too_many),
+        None,
+        "more than MAX_GROUPS groups"
+    );
+    assert_eq!(Arrival::OneLevel.group_size(5000), None);
+    assert_eq!(Arrival::Groups(5).group_size(16), Some(5));
+    assert_eq!(
+        Arrival::Groups(16).group_size(16),
+        None,
+        "one group is one level"
+    );
+    for p in [PollSleep::Auto, PollSleep::Ns(0), PollSleep::Ns(100)] {
+        assert_eq!(PollSleep::from_word(p.to_word()), p);
+    }
+    assert_eq!(PollSleep::Ns(u32::MAX).to_word(), u32::MAX - 1);
+    assert_eq!(PollSleep::Auto.ns(TWO_LEVEL_FROM_BLOCKS - 1), 0);
+    assert_eq!(
+        PollSleep::Auto.ns(TWO_LEVEL_FROM_BLOCKS),
+        DEFAULT_POLL_SLEEP_NS
+    );
+    assert_eq!(PollSleep::Ns(7).ns(5000), 7);
 }

@@ -16,6 +16,7 @@ use crate::runtime::grid::check_coresident;
 use crate::runtime::launch::{LaunchMode, Target, launch_on_stream};
 use crate::runtime::timer::Timer;
 use gpu::LaunchConfig;
+use gpu::grid::{Arrival, DEFAULT_GROUP_BLOCKS, PollSleep};
 use serde::Serialize;
 
 /// Threads per block of the benchmark's grids (the CUDA references use the same).
@@ -51,8 +52,8 @@ pub struct BarrierCost {
 pub struct GroupCost {
     /// Blocks of the grid.
     pub blocks: u32,
-    /// Blocks per group asked for ([`gpu::grid::GROUPS_NONE`]: one level).
-    pub group_blocks: u32,
+    /// Blocks per group asked for (`None`: one level).
+    pub group_blocks: Option<u32>,
     /// Blocks per group the barrier used: `None` for one level (asked for, or more groups than
     /// [`gpu::grid::MAX_GROUPS`]).
     pub effective_group_blocks: Option<u32>,
@@ -64,17 +65,17 @@ pub struct GroupCost {
 
 /// The layouts the benchmark tries at each grid: group sizes without sleeping, then sleeps
 /// between polls with groups of [`gpu::grid::DEFAULT_GROUP_BLOCKS`].
-pub const LAYOUTS: [(u32, u32); 10] = [
-    (gpu::grid::GROUPS_NONE, 0),
-    (4, 0),
-    (8, 0),
-    (16, 0),
-    (32, 0),
-    (64, 0),
-    (gpu::grid::DEFAULT_GROUP_BLOCKS, 20),
-    (gpu::grid::DEFAULT_GROUP_BLOCKS, 50),
-    (gpu::grid::DEFAULT_GROUP_BLOCKS, 100),
-    (gpu::grid::DEFAULT_GROUP_BLOCKS, 200),
+pub const LAYOUTS: [(Arrival, u32); 10] = [
+    (Arrival::OneLevel, 0),
+    (Arrival::Groups(4), 0),
+    (Arrival::Groups(8), 0),
+    (Arrival::Groups(16), 0),
+    (Arrival::Groups(32), 0),
+    (Arrival::Groups(64), 0),
+    (Arrival::Groups(DEFAULT_GROUP_BLOCKS), 20),
+    (Arrival::Groups(DEFAULT_GROUP_BLOCKS), 50),
+    (Arrival::Groups(DEFAULT_GROUP_BLOCKS), 100),
+    (Arrival::Groups(DEFAULT_GROUP_BLOCKS), 200),
 ];
 
 /// The benchmark.
@@ -238,9 +239,9 @@ pub fn run(
     let mut groups = Vec::new();
     for &blocks in &group_grids {
         let cfg = LaunchConfig::linear(blocks, THREADS);
-        for &(g, sleep) in &LAYOUTS {
-            barrier.set_group_blocks(g);
-            barrier.set_poll_sleep_ns(sleep);
+        for &(arrival, sleep) in &LAYOUTS {
+            barrier.set_arrival(arrival);
+            barrier.set_poll_sleep(PollSleep::Ns(sleep));
             let us = time_bare(
                 (gpu, target),
                 &barrier,
@@ -251,16 +252,19 @@ pub fn run(
             )?;
             groups.push(GroupCost {
                 blocks,
-                group_blocks: g,
-                effective_group_blocks: gpu::grid::group_size(g, blocks),
+                group_blocks: match arrival {
+                    Arrival::Groups(g) => Some(g),
+                    _ => None,
+                },
+                effective_group_blocks: arrival.group_size(blocks),
                 poll_sleep_ns: sleep,
                 us,
             });
             progress(groups.len() as u32 + shapes.len() as u32, steps);
         }
     }
-    barrier.set_group_blocks(gpu::grid::GROUPS_AUTO);
-    barrier.set_poll_sleep_ns(gpu::grid::POLL_SLEEP_AUTO);
+    barrier.set_arrival(Arrival::Auto);
+    barrier.set_poll_sleep(PollSleep::Auto);
     Ok(BarrierBench {
         device: gpu.info().name.clone(),
         rounds,

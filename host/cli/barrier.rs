@@ -239,10 +239,10 @@ fn print_bench(b: &BarrierBench) {
          between polls):"
     );
     for g in &b.groups {
-        let layout = match g.effective_group_blocks {
-            Some(size) => size.to_string(),
-            None if g.group_blocks == gridsync::gpu::grid::GROUPS_NONE => "one".to_string(),
-            None => format!("one (asked {}: too many groups)", g.group_blocks),
+        let layout = match (g.effective_group_blocks, g.group_blocks) {
+            (Some(size), _) => size.to_string(),
+            (None, None) => "one".to_string(),
+            (None, Some(asked)) => format!("one (asked {asked}: too many groups)"),
         };
         println!(
             "    {:>5} blocks, groups of {:>4}, sleep {:>3} ns: {:.3} µs",

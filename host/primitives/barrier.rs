@@ -13,9 +13,7 @@ use crate::runtime::grid::{check_coresident, check_coresident_in};
 use crate::runtime::launch::{KernelArgs, LaunchMode, Target};
 use crate::runtime::module::Module;
 use gpu::LaunchConfig;
-use gpu::grid::{
-    DEFAULT_TIMEOUT_NS, GROUPS_AUTO, GridBarrierState, GroupWord, MAX_GROUPS, POLL_SLEEP_AUTO,
-};
+use gpu::grid::{Arrival, DEFAULT_TIMEOUT_NS, GridBarrierState, GroupWord, MAX_GROUPS, PollSleep};
 use std::time::Duration;
 
 // SAFETY: `#[repr(C, align(128))]` of u32/u64 fields with every padding byte an explicit field
@@ -61,8 +59,8 @@ unsafe impl Plain for GridBarrierState {}
 pub struct DeviceGridBarrier {
     state: Buffer<GridBarrierState>,
     timeout_ns: u64,
-    group_blocks: u32,
-    poll_sleep_ns: u32,
+    arrival: Arrival,
+    poll_sleep: PollSleep,
 }
 
 impl DeviceGridBarrier {
@@ -94,8 +92,8 @@ impl DeviceGridBarrier {
         Ok(DeviceGridBarrier {
             state: target.upload(&[GridBarrierState::new(timeout_ns)])?,
             timeout_ns,
-            group_blocks: GROUPS_AUTO,
-            poll_sleep_ns: POLL_SLEEP_AUTO,
+            arrival: Arrival::Auto,
+            poll_sleep: PollSleep::Auto,
         })
     }
 
@@ -131,8 +129,8 @@ impl DeviceGridBarrier {
     /// A driver error.
     pub fn reset(&self, target: &Target) -> Result<()> {
         let mut fresh = GridBarrierState::new(self.timeout_ns);
-        fresh.group_blocks = self.group_blocks;
-        fresh.poll_sleep_ns = self.poll_sleep_ns;
+        fresh.group_blocks = self.arrival.to_word();
+        fresh.poll_sleep_ns = self.poll_sleep.to_word();
         let Target::Gpu(gpu) = target else {
             return target.write(&self.state, &[fresh]);
         };
@@ -148,12 +146,12 @@ impl DeviceGridBarrier {
             ),
             (
                 std::mem::offset_of!(GridBarrierState, group_blocks),
-                self.group_blocks,
+                self.arrival.to_word(),
                 "group_blocks",
             ),
             (
                 std::mem::offset_of!(GridBarrierState, poll_sleep_ns),
-                self.poll_sleep_ns,
+                self.poll_sleep.to_word(),
                 "poll_sleep_ns",
             ),
             (
@@ -184,19 +182,19 @@ impl DeviceGridBarrier {
         check(code, || "cuMemsetD2D32Async(barrier groups)".into())
     }
 
-    /// Blocks per group of the two-level arrival for the next launches:
-    /// [`gpu::grid::GROUPS_AUTO`] (the default: the device chooses by the grid's size),
-    /// [`gpu::grid::GROUPS_NONE`] (one level), or a count. A count that would make more than
-    /// [`gpu::grid::MAX_GROUPS`] groups, or one group, arrives on one level
-    /// ([`gpu::grid::group_size`] says which). For measuring; the default is the measured best.
-    pub fn set_group_blocks(&mut self, group_blocks: u32) {
-        self.group_blocks = group_blocks;
+    /// How the blocks arrive, for the next launches: [`Arrival::Auto`] (the default: the
+    /// device chooses by the grid's size), [`Arrival::OneLevel`], or [`Arrival::Groups`] — a
+    /// group size that would make more than [`MAX_GROUPS`] groups, or one group, arrives on one
+    /// level ([`Arrival::group_size`] says which). For measuring; the default is the measured
+    /// best.
+    pub fn set_arrival(&mut self, arrival: Arrival) {
+        self.arrival = arrival;
     }
 
-    /// Nanoseconds a waiting block sleeps between polls, for the next launches:
-    /// [`gpu::grid::POLL_SLEEP_AUTO`] (the default) or a count. For measuring.
-    pub fn set_poll_sleep_ns(&mut self, poll_sleep_ns: u32) {
-        self.poll_sleep_ns = poll_sleep_ns;
+    /// How long a waiting block sleeps between polls, for the next launches:
+    /// [`PollSleep::Auto`] (the default) or [`PollSleep::Ns`]. For measuring.
+    pub fn set_poll_sleep(&mut self, poll_sleep: PollSleep) {
+        self.poll_sleep = poll_sleep;
     }
 
     /// Waits for the kernels using the barrier and checks that no block gave up waiting.

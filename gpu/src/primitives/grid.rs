@@ -39,11 +39,69 @@ const POLLS_PER_CHECK: u32 = 32;
 /// The most groups of the two-level barrier: one 128-byte line each.
 pub const MAX_GROUPS: usize = 256;
 
-/// [`GridBarrierState::group_blocks`]: let the device choose (one level up to
-/// [`TWO_LEVEL_FROM_BLOCKS`] blocks, groups of [`DEFAULT_GROUP_BLOCKS`] above).
-pub const GROUPS_AUTO: u32 = 0;
-/// [`GridBarrierState::group_blocks`]: one level, every block on the one arrival word.
-pub const GROUPS_NONE: u32 = u32::MAX;
+/// How the blocks of a grid arrive at a [`GridBarrier`] — the state holds it as a word
+/// ([`GridBarrierState::group_blocks`], [`Arrival::to_word`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arrival {
+    /// The device chooses by the grid's size: one level below [`TWO_LEVEL_FROM_BLOCKS`]
+    /// blocks, groups of [`DEFAULT_GROUP_BLOCKS`] from there. The default.
+    Auto,
+    /// One level: every block adds to the grid's word.
+    OneLevel,
+    /// In groups of this many blocks — one level where that is one block, the whole grid or
+    /// more than [`MAX_GROUPS`] groups.
+    Groups(u32),
+}
+
+/// [`Arrival::Auto`]'s word.
+const ARRIVAL_AUTO: u32 = 0;
+/// [`Arrival::OneLevel`]'s word.
+const ARRIVAL_ONE_LEVEL: u32 = u32::MAX;
+
+impl Arrival {
+    /// The state's word for it: 0 for [`Arrival::Auto`], `u32::MAX` for one level, else the
+    /// blocks per group (a group of at most one block is one level).
+    pub const fn to_word(self) -> u32 {
+        match self {
+            Arrival::Auto => ARRIVAL_AUTO,
+            Arrival::OneLevel | Arrival::Groups(0 | 1) => ARRIVAL_ONE_LEVEL,
+            Arrival::Groups(g) => g,
+        }
+    }
+
+    /// The arrival a state's word holds.
+    #[inline(always)]
+    pub const fn from_word(word: u32) -> Arrival {
+        match word {
+            ARRIVAL_AUTO => Arrival::Auto,
+            ARRIVAL_ONE_LEVEL => Arrival::OneLevel,
+            g => Arrival::Groups(g),
+        }
+    }
+
+    /// The blocks per group it gives at `blocks` blocks: `None` for one level.
+    #[inline(always)]
+    pub const fn group_size(self, blocks: u32) -> Option<u32> {
+        group_size_of(self.to_word(), blocks)
+    }
+}
+
+/// [`Arrival::group_size`] of a state's word: what the device computes once per launch,
+/// straight from the word.
+#[inline(always)]
+const fn group_size_of(word: u32, blocks: u32) -> Option<u32> {
+    let g = match word {
+        ARRIVAL_AUTO if blocks >= TWO_LEVEL_FROM_BLOCKS => DEFAULT_GROUP_BLOCKS,
+        ARRIVAL_AUTO | ARRIVAL_ONE_LEVEL => return None,
+        g => g,
+    };
+    if g <= 1 || g >= blocks || blocks.div_ceil(g) as usize > MAX_GROUPS {
+        None
+    } else {
+        Some(g)
+    }
+}
+
 /// From this many blocks the automatic choice arrives in groups: below it one level is as fast
 /// or faster (one arrival on the critical path instead of two; H200, 528 blocks: 1.66 µs one
 /// level, 1.70 in groups of 64); above it the one word's queue of arrivals costs more than the
@@ -54,23 +112,62 @@ pub const TWO_LEVEL_FROM_BLOCKS: u32 = 1024;
 /// blocks; smaller groups there would be more than [`MAX_GROUPS`]).
 pub const DEFAULT_GROUP_BLOCKS: u32 = 64;
 
-/// [`GridBarrierState::poll_sleep_ns`]: let the device choose (no sleep below
-/// [`TWO_LEVEL_FROM_BLOCKS`] blocks, [`DEFAULT_POLL_SLEEP_NS`] from there, groups or not).
-pub const POLL_SLEEP_AUTO: u32 = u32::MAX;
-/// The sleep between polls of a large grid when the device chooses: with thousands of blocks
-/// polling one line, back-to-back polls slow the arrivals they wait for (measured at 2112
-/// blocks on an H200: 3.31 µs a barrier polling back to back, 2.48 µs sleeping 100 ns).
-pub const DEFAULT_POLL_SLEEP_NS: u32 = 100;
+/// How long a waiting block sleeps between polls of the arrival word — the state holds it as a
+/// word ([`GridBarrierState::poll_sleep_ns`], [`PollSleep::to_word`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PollSleep {
+    /// The device chooses by the grid's size: no sleep below [`TWO_LEVEL_FROM_BLOCKS`] blocks,
+    /// [`DEFAULT_POLL_SLEEP_NS`] from there. The default.
+    Auto,
+    /// This many nanoseconds (0: poll back to back).
+    Ns(u32),
+}
 
-/// The sleep between polls that `poll_sleep_ns` asks for at `blocks` blocks.
+/// [`PollSleep::Auto`]'s word.
+const POLL_SLEEP_AUTO: u32 = u32::MAX;
+
+impl PollSleep {
+    /// The state's word for it: `u32::MAX` for [`PollSleep::Auto`], else the nanoseconds (at
+    /// most `u32::MAX − 1`).
+    pub const fn to_word(self) -> u32 {
+        match self {
+            PollSleep::Auto => POLL_SLEEP_AUTO,
+            PollSleep::Ns(ns) if ns == POLL_SLEEP_AUTO => ns - 1,
+            PollSleep::Ns(ns) => ns,
+        }
+    }
+
+    /// The sleep a state's word holds.
+    #[inline(always)]
+    pub const fn from_word(word: u32) -> PollSleep {
+        match word {
+            POLL_SLEEP_AUTO => PollSleep::Auto,
+            ns => PollSleep::Ns(ns),
+        }
+    }
+
+    /// The nanoseconds it gives at `blocks` blocks.
+    #[inline(always)]
+    pub const fn ns(self, blocks: u32) -> u32 {
+        poll_sleep_of(self.to_word(), blocks)
+    }
+}
+
+/// [`PollSleep::ns`] of a state's word: what the device computes once per launch, straight
+/// from the word.
 #[inline(always)]
-pub const fn poll_sleep(poll_sleep_ns: u32, blocks: u32) -> u32 {
-    match poll_sleep_ns {
+const fn poll_sleep_of(word: u32, blocks: u32) -> u32 {
+    match word {
         POLL_SLEEP_AUTO if blocks >= TWO_LEVEL_FROM_BLOCKS => DEFAULT_POLL_SLEEP_NS,
         POLL_SLEEP_AUTO => 0,
         ns => ns,
     }
 }
+
+/// The sleep between polls of a large grid when the device chooses: with thousands of blocks
+/// polling one line, back-to-back polls slow the arrivals they wait for (measured at 2112
+/// blocks on an H200: 3.31 µs a barrier polling back to back, 2.48 µs sleeping 100 ns).
+pub const DEFAULT_POLL_SLEEP_NS: u32 = 100;
 
 /// One group's arrival word, alone on its 128-byte line.
 #[repr(C, align(128))]
@@ -94,13 +191,11 @@ pub struct GridBarrierState {
     /// Low 31 bits: blocks (or groups) that have arrived at the current barrier; bit 31
     /// ([`GENERATION_BIT`]): the barrier's generation. Zero before a launch.
     pub arrived: u32,
-    /// Blocks per group of the two-level arrival: [`GROUPS_AUTO`], [`GROUPS_NONE`], or a count
-    /// (at most [`MAX_GROUPS`] groups result, else one level is used).
+    /// How the blocks arrive, as [`Arrival::to_word`] writes it.
     pub group_blocks: u32,
     /// Nanoseconds a block may wait before giving up.
     pub timeout_ns: u64,
-    /// Nanoseconds a waiting thread 0 sleeps between polls: [`POLL_SLEEP_AUTO`] (the device
-    /// chooses by the grid's size) or a count (0: poll back to back).
+    /// How long a waiting thread 0 sleeps between polls, as [`PollSleep::to_word`] writes it.
     pub poll_sleep_ns: u32,
     _pad: [u32; 27],
     /// Blocks that gave up. Non-zero after a launch means the launch failed.
@@ -117,9 +212,9 @@ impl GridBarrierState {
     pub const fn new(timeout_ns: u64) -> GridBarrierState {
         GridBarrierState {
             arrived: 0,
-            group_blocks: GROUPS_AUTO,
+            group_blocks: Arrival::Auto.to_word(),
             timeout_ns,
-            poll_sleep_ns: POLL_SLEEP_AUTO,
+            poll_sleep_ns: PollSleep::Auto.to_word(),
             _pad: [0; 27],
             timeouts: 0,
             _pad2: [0; 31],
@@ -134,21 +229,6 @@ impl GridBarrierState {
 impl Default for GridBarrierState {
     fn default() -> GridBarrierState {
         GridBarrierState::new(DEFAULT_TIMEOUT_NS)
-    }
-}
-
-/// The blocks per group that `group_blocks` asks for at `blocks` blocks: `None` for one level.
-#[inline(always)]
-pub const fn group_size(group_blocks: u32, blocks: u32) -> Option<u32> {
-    let g = match group_blocks {
-        GROUPS_AUTO if blocks >= TWO_LEVEL_FROM_BLOCKS => DEFAULT_GROUP_BLOCKS,
-        GROUPS_AUTO | GROUPS_NONE => return None,
-        g => g,
-    };
-    if g <= 1 || g >= blocks || blocks.div_ceil(g) as usize > MAX_GROUPS {
-        None
-    } else {
-        Some(g)
     }
 }
 
@@ -286,11 +366,11 @@ impl GridBarrier {
         let blocks = blocks_per_grid();
         GridBarrier {
             state,
-            group: group_size(group_blocks, blocks).unwrap_or(0),
+            group: group_size_of(group_blocks, blocks).unwrap_or(0),
             passed: 0,
             start: start & GENERATION_BIT,
             failed: false,
-            sleep_ns: poll_sleep(sleep_ns, blocks),
+            sleep_ns: poll_sleep_of(sleep_ns, blocks),
         }
     }
 
