@@ -269,7 +269,7 @@ macro_rules! cell_kernels {
                     // position past the sorted arrays — starts and ranks that do not belong
                     // together — is skipped rather than written.
                     unsafe {
-                        let p = *start.add(*cell.add(i) as usize) as usize + *rank.add(i) as usize;
+                        let p = (*start.add(*cell.add(i) as usize) + *rank.add(i)) as usize;
                         if p >= n as usize {
                             continue;
                         }
@@ -334,7 +334,7 @@ macro_rules! cell_kernels {
                     // (below `n`); atom `i`'s range is this thread's alone, and writes stay inside
                     // it whatever the search finds.
                     unsafe {
-                        let p = ldg(start.add(ldg(cell.add(i)) as usize)) as usize + ldg(rank.add(i)) as usize;
+                        let p = (ldg(start.add(ldg(cell.add(i)) as usize)) + ldg(rank.add(i))) as usize;
                         if p >= n as usize {
                             continue;
                         }

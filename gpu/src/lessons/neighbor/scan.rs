@@ -29,11 +29,11 @@ kernel! {
     /// tiles, looped over by the grid).
     ///
     /// Each thread sums a run of consecutive counts, the block scans the runs' sums, and each
-    /// thread writes its run's prefixes: [`SCAN_ITEMS`] counts each in blocks of
-    /// [`THREADS_PER_BLOCK`] threads, longer runs in smaller blocks — the tile stays whole
-    /// whatever the launch, as the other two phases assume. Dynamic shared memory:
-    /// [`block_scan_shared_bytes::<u64>`](crate::block_scan::block_scan_shared_bytes) of the
-    /// block's threads. `counts` and `out` hold `len` values each and do not overlap;
+    /// thread writes its run's prefixes: [`SCAN_ITEMS`] counts each, held in registers, in
+    /// blocks of [`THREADS_PER_BLOCK`] threads; longer runs, read twice, in smaller blocks — the
+    /// tile stays whole whatever the launch, as the other two phases assume. Dynamic shared
+    /// memory: [`block_scan_shared_bytes::<u64>`](crate::block_scan::block_scan_shared_bytes)
+    /// of the block's threads. `counts` and `out` hold `len` values each and do not overlap;
     /// `tile_sums` holds one per tile.
     pub unsafe fn scan_tiles(counts: *const u32, len: u32, out: *mut u32, tile_sums: *mut u64) {
         let len = len as usize;
@@ -42,24 +42,16 @@ kernel! {
         let mut t = block_idx_x() as usize;
         while t * tile < len {
             let end = ((t + 1) * tile).min(len);
-            let first = (t * tile + thread_idx_x() as usize * items).min(end);
-            let mine = first..(first + items).min(end);
-            let mut sum = 0u64;
-            for i in mine.clone() {
-                // SAFETY: `i < len`.
-                sum += unsafe { *counts.add(i) } as u64;
-            }
-            // SAFETY: the launch gave the scratch; every thread of the block is here.
-            let (mut before, total) = unsafe { block_exclusive_sum(sum) };
-            for i in mine {
-                // SAFETY: `i < len`; each thread writes its own run, which `counts` does not
-                // overlap.
-                unsafe {
-                    let v = *counts.add(i);
-                    *out.add(i) = before as u32;
-                    before += v as u64;
+            let first = t * tile + thread_idx_x() as usize * items;
+            // SAFETY: `counts` and `out` as the kernel's contract; every thread of the block
+            // takes the same branch (`items` is the block's) and calls the block scan once.
+            let total = unsafe {
+                if items == SCAN_ITEMS as usize {
+                    scan_run_in_registers(counts, out, first, end)
+                } else {
+                    scan_run(counts, out, first.min(end)..(first + items).min(end))
                 }
-            }
+            };
             if thread_idx_x() == 0 {
                 // SAFETY: `t` is below the number of tiles.
                 unsafe { *tile_sums.add(t) = total };
@@ -69,6 +61,64 @@ kernel! {
             t += grid_dim_x() as usize;
         }
     }
+}
+
+/// One thread's [`SCAN_ITEMS`] counts from `first` (those below `end`), read once into
+/// registers: their exclusive prefix sums over the block into `out`. Returns the block's total.
+///
+/// # Safety
+/// Every thread of the block calls it (the block scan); `counts` and `out` hold `end` values;
+/// the launch gave the block scan's scratch.
+#[inline(always)]
+unsafe fn scan_run_in_registers(
+    counts: *const u32,
+    out: *mut u32,
+    first: usize,
+    end: usize,
+) -> u64 {
+    let mut mine = [0u32; SCAN_ITEMS as usize];
+    let mut sum = 0u64;
+    for (k, v) in mine.iter_mut().enumerate() {
+        if first + k < end {
+            // SAFETY: in bounds.
+            *v = unsafe { *counts.add(first + k) };
+            sum += *v as u64;
+        }
+    }
+    // SAFETY: the caller's contract.
+    let (mut before, total) = unsafe { block_exclusive_sum(sum) };
+    for (k, v) in mine.iter().enumerate() {
+        if first + k < end {
+            // SAFETY: in bounds; each thread writes its own items.
+            unsafe { *out.add(first + k) = before as u32 };
+            before += *v as u64;
+        }
+    }
+    total
+}
+
+/// [`scan_run_in_registers`] for a run of any length, `run`: summed, then read again to write.
+///
+/// # Safety
+/// As [`scan_run_in_registers`]; `counts` and `out` do not overlap.
+#[inline(always)]
+unsafe fn scan_run(counts: *const u32, out: *mut u32, run: core::ops::Range<usize>) -> u64 {
+    let mut sum = 0u64;
+    for i in run.clone() {
+        // SAFETY: `i` is below the caller's end.
+        sum += unsafe { *counts.add(i) } as u64;
+    }
+    // SAFETY: the caller's contract.
+    let (mut before, total) = unsafe { block_exclusive_sum(sum) };
+    for i in run {
+        // SAFETY: in bounds; each thread writes its own run, which `counts` does not overlap.
+        unsafe {
+            let v = *counts.add(i);
+            *out.add(i) = before as u32;
+            before += v as u64;
+        }
+    }
+    total
 }
 
 kernel! {
