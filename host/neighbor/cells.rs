@@ -9,7 +9,7 @@
 //! kernels, the CPU reference and the host's cost estimate follow one rule.
 
 use super::points::Atoms;
-use super::reference::{Coords, MAX_ATOMS, Real};
+use super::reference::{Coords, Real, check_atom_count};
 use crate::inputs::par_map_ranges;
 use crate::runtime::error::{Error, Result};
 use gpu::lessons::neighbor::{CellGrid, Coord, wrap};
@@ -58,7 +58,7 @@ pub fn cells_per_axis(extent: [f64; 3], dims: usize, cutoff: f64, atoms: u64) ->
 /// ([`cells_per_axis`]); `periodic` when the cells at either end of an axis are neighbors.
 ///
 /// # Errors
-/// [`Error::TooLarge`] past [`MAX_ATOMS`] atoms: the kernels index atoms in `u32`.
+/// [`Error::TooLarge`] past [`MAX_ATOMS`](super::reference::MAX_ATOMS) atoms: the kernels index atoms in `u32`.
 pub fn grid_over(
     origin: [f64; 3],
     extent: [f64; 3],
@@ -67,14 +67,7 @@ pub fn grid_over(
     atoms: u64,
     periodic: bool,
 ) -> Result<CellGrid<f64>> {
-    if atoms > MAX_ATOMS as u64 {
-        return Err(Error::past_index_limit(
-            format!("{atoms} atoms"),
-            "atoms",
-            atoms,
-            MAX_ATOMS as u64,
-        ));
-    }
+    check_atom_count(atoms)?;
     let cells = cells_per_axis(extent, dims, cutoff, atoms);
     // One cell needs no arithmetic: 0 maps every point to it.
     let inv = |a: usize| {
@@ -96,7 +89,7 @@ pub fn grid_over(
 /// the periodic box of sides `periodic` (corner at the origin).
 ///
 /// # Errors
-/// [`Error::TooLarge`] past [`MAX_ATOMS`] atoms; [`Error::InvalidInput`] if a coordinate is
+/// [`Error::TooLarge`] past [`MAX_ATOMS`](super::reference::MAX_ATOMS) atoms; [`Error::InvalidInput`] if a coordinate is
 /// not finite.
 pub fn grid_for<T: Real>(
     c: &Coords<'_, T>,
@@ -297,6 +290,7 @@ fn cost(atoms: &Atoms, grid: &CellGrid<f64>) -> (u64, u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::neighbor::reference::MAX_ATOMS;
 
     fn grid(x: &[f32], y: &[f32], periodic: Option<[f64; 3]>) -> CellGrid<f32> {
         let c = Coords { x, y, z: None };

@@ -12,12 +12,22 @@ mod entries;
 mod real;
 
 pub(crate) use entries::{EntryBudget, crowd_entries, extent_sq, too_many};
-pub use entries::{MAX_ENTRIES, check_entries};
+pub use entries::{MAX_ENTRIES, check_entries, check_entry_count};
 
 /// The most atoms a neighbor list holds, on the CPU and on the GPU: atoms are indexed in `u32`,
 /// and `u32::MAX` is left free — an unwritten slot of the padded lists holds it, and the cell
 /// starts and CSR offsets hold one value more than there are atoms.
 pub const MAX_ATOMS: usize = u32::MAX as usize - 1;
+
+/// Refuses more than [`MAX_ATOMS`] atoms.
+///
+/// # Errors
+/// [`Error::TooLarge`] naming the count and the limit.
+pub fn check_atom_count(atoms: u64) -> Result<()> {
+    Error::check_index_limit(atoms, MAX_ATOMS as u64, "atoms", || {
+        format!("{atoms} atoms")
+    })
+}
 pub use real::Real;
 
 use super::list::NeighborList;
@@ -72,14 +82,7 @@ impl<T: Real> Coords<'_, T> {
                 self.z.map(<[T]>::len)
             )));
         }
-        if n > MAX_ATOMS {
-            return Err(Error::past_index_limit(
-                format!("{n} atoms"),
-                "atoms",
-                n as u64,
-                MAX_ATOMS as u64,
-            ));
-        }
+        check_atom_count(n as u64)?;
         if let Some(i) = (0..n).find(|&i| self.point(i).iter().any(|v| !v.is_finite())) {
             let [x, y, z] = self.point(i);
             return Err(Error::InvalidInput(format!(

@@ -106,15 +106,27 @@ pub enum Room {
 }
 
 impl Error {
-    /// [`Error::TooLarge`] for `count` items of `what` past `limit`, the most a kernel's 32-bit
-    /// indices name: `option` says what was asked for.
-    pub fn past_index_limit(option: String, what: &'static str, count: u64, limit: u64) -> Error {
-        Error::TooLarge {
-            option,
+    /// `Ok` where `count` items of `what` are at most `limit`, the most a kernel's 32-bit
+    /// indices name; else [`Error::TooLarge`] naming `option` (what was asked for, made only
+    /// then) and the limit.
+    ///
+    /// # Errors
+    /// [`Error::TooLarge`] past the limit.
+    pub fn check_index_limit(
+        count: u64,
+        limit: u64,
+        what: &'static str,
+        option: impl FnOnce() -> String,
+    ) -> Result<()> {
+        if count <= limit {
+            return Ok(());
+        }
+        Err(Error::TooLarge {
+            option: option(),
             needed: count,
             room: Room::Indices(what),
             available: limit,
-        }
+        })
     }
 }
 

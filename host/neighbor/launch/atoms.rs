@@ -2,9 +2,9 @@
 
 use super::precision::Precision;
 use crate::neighbor::points::Atoms;
-use crate::neighbor::reference::{Cutoff, MAX_ATOMS, Real};
+use crate::neighbor::reference::{Cutoff, Real, check_atom_count};
 use crate::runtime::buffer::{Buffer, Plain};
-use crate::runtime::error::{Error, Result};
+use crate::runtime::error::Result;
 use crate::runtime::grid::SIM_BLOCKS;
 use crate::runtime::launch::{KernelParam, Target};
 use crate::runtime::memory::{Footprint, check_fits};
@@ -31,18 +31,12 @@ impl<T: Precision> DeviceAtoms<T> {
     /// Copies `atoms` to `target`, rounded to `T`.
     ///
     /// # Errors
-    /// [`Error::TooLarge`] above [`MAX_ATOMS`] or past the target's free memory; an allocation
-    /// or copy error.
+    /// [`Error::TooLarge`](crate::Error::TooLarge) above
+    /// [`MAX_ATOMS`](crate::neighbor::reference::MAX_ATOMS) or past the target's free memory;
+    /// an allocation or copy error.
     pub fn upload(target: &Target, atoms: &Atoms) -> Result<DeviceAtoms<T>> {
         let n = atoms.len();
-        if n > MAX_ATOMS {
-            return Err(Error::past_index_limit(
-                format!("{n} atoms"),
-                "atoms",
-                n as u64,
-                MAX_ATOMS as u64,
-            ));
-        }
+        check_atom_count(n as u64)?;
         let each = atoms.dims() as u64 * size_of::<T>() as u64;
         check_fits(
             target,

@@ -3,7 +3,7 @@
 use super::atoms::{DeviceAtoms, per_item};
 use super::precision::Precision;
 use crate::neighbor::list::NeighborList;
-use crate::neighbor::reference::MAX_ENTRIES;
+use crate::neighbor::reference::check_entry_count;
 use crate::runtime::buffer::Buffer;
 use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
@@ -103,14 +103,7 @@ impl Padded {
             .iter()
             .map(|&c| (c as usize).min(self.mn) as u64)
             .sum();
-        if total > MAX_ENTRIES {
-            return Err(Error::past_index_limit(
-                "the neighbor list".into(),
-                "entries",
-                total,
-                MAX_ENTRIES,
-            ));
-        }
+        check_entry_count(total)?;
         let mut offsets = Vec::with_capacity(atoms + 1);
         let mut indices = Vec::with_capacity(total as usize);
         offsets.push(0u32);

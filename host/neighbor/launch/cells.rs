@@ -8,7 +8,7 @@ use super::precision::Precision;
 use super::scan::Scan;
 use crate::neighbor::cells::CellPlan;
 use crate::neighbor::list::NeighborList;
-use crate::neighbor::reference::MAX_ENTRIES;
+use crate::neighbor::reference::check_entry_count;
 use crate::runtime::buffer::Buffer;
 use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
@@ -230,14 +230,7 @@ impl<'a, T: Precision> CellList<'a, T> {
 
     /// The indices buffer, grown to hold `total` entries.
     fn indices_for(&mut self, total: u64) -> Result<*mut u32> {
-        if total > MAX_ENTRIES {
-            return Err(Error::past_index_limit(
-                "the neighbor list".into(),
-                "entries",
-                total,
-                MAX_ENTRIES,
-            ));
-        }
+        check_entry_count(total)?;
         let total = total as usize;
         if self.indices.as_ref().is_none_or(|b| b.len() < total) {
             self.indices = None;

@@ -98,13 +98,7 @@ impl Scan {
 
 /// Refuses a scan longer than the kernels' `u32` length.
 fn check_len(len: usize) -> Result<()> {
-    if len > MAX_SCAN_LEN {
-        return Err(Error::past_index_limit(
-            format!("a scan of {len} counts"),
-            "counts",
-            len as u64,
-            MAX_SCAN_LEN as u64,
-        ));
-    }
-    Ok(())
+    Error::check_index_limit(len as u64, MAX_SCAN_LEN as u64, "counts", || {
+        format!("a scan of {len} counts")
+    })
 }

@@ -9,6 +9,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// The most entries a list may have: its offsets are `u32`.
 pub const MAX_ENTRIES: u64 = u32::MAX as u64;
 
+/// Refuses a list of more than [`MAX_ENTRIES`] entries before it is built.
+///
+/// # Errors
+/// [`Error::TooLarge`] naming the count and the limit.
+pub fn check_entry_count(entries: u64) -> Result<()> {
+    Error::check_index_limit(entries, MAX_ENTRIES, "entries", || {
+        "the neighbor list".into()
+    })
+}
+
 /// The squared diagonal of the bounding box of atoms `atoms`, in `f64` (0 for none).
 pub(crate) fn extent_sq<T: Real>(c: &Coords<'_, T>, atoms: Range<usize>) -> f64 {
     let mut lo = [f64::INFINITY; 3];
