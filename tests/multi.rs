@@ -283,7 +283,7 @@ fn the_cli_checks_every_operation_on_simulated_devices() {
     );
     assert!(!o.status.success());
     assert!(
-        String::from_utf8_lossy(&o.stderr).contains("GRIDSYNC_COPIERS=many"),
+        String::from_utf8_lossy(&o.stderr).contains("GRIDSYNC_COPIERS many"),
         "{}",
         String::from_utf8_lossy(&o.stderr)
     );

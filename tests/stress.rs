@@ -9,7 +9,7 @@ use gridsync::stress::{Op, StressOptions, run};
 #[test]
 fn a_short_run_on_simulated_devices_checks_every_operation() {
     let opts = StressOptions {
-        seconds: 6.0,
+        seconds: 12.0,
         devices: DeviceList::Ordinals(vec![0, 1]),
         workers_per_device: 2,
         simulate: true,
@@ -26,6 +26,12 @@ fn a_short_run_on_simulated_devices_checks_every_operation() {
         "two devices run the system-scope operation"
     );
     assert!(r.per_op.iter().map(|t| t.done).sum::<u64>() == r.operations);
+    // Every operation ran, and the system-scope one across the two devices.
+    let ran = |name: &str| r.per_op.iter().any(|t| t.op == name && t.done > 0);
+    for op in Op::ALL {
+        assert!(ran(op.name()), "{} never ran in {:?}", op.name(), r.per_op);
+    }
+    assert!(ran("system-scope"), "{:?}", r.per_op);
     assert!(
         r.memory.is_empty(),
         "simulators have no device memory to measure"

@@ -220,9 +220,10 @@ fn run_in<T: Precision>(
 const HOST_BYTES_PER_ATOM: u64 = 16 + 16 + 56;
 
 /// Refuses, before anything is generated or allocated, a size the host or the GPU cannot hold:
-/// per atom, the coordinates and the cell list's working arrays on the GPU, and the padded
-/// lists (`max_neighbors` slots and a count, at least what the CSR list takes) there and on the
-/// host, where the CPU's list, the GPU's and the padded one are compared.
+/// per atom, the coordinates and the cell list's working arrays on the GPU, and both lists —
+/// the CSR one and the padded one (`max_neighbors` slots and a count, at least what the CSR list
+/// takes), held at once — there and on the host, where the CPU's list, the GPU's and the padded
+/// one are compared.
 fn check_sizes<T>(target: &Target, opts: &NeighborBenchOptions) -> Result<()> {
     let coords = 2 * size_of::<T>() as u64;
     let list = (opts.max_neighbors as u64)
@@ -232,7 +233,7 @@ fn check_sizes<T>(target: &Target, opts: &NeighborBenchOptions) -> Result<()> {
         let list = list?;
         let device = working?
             .checked_add(n.checked_mul(coords)?)?
-            .checked_add(n.checked_mul(list)?)?;
+            .checked_add(n.checked_mul(list)?.checked_mul(lists.min(2))?)?;
         let host = n.checked_mul(HOST_BYTES_PER_ATOM.checked_add(lists.checked_mul(list)?)?)?;
         Some(Footprint { host, device })
     };

@@ -60,14 +60,16 @@ pub struct MultiArgs {
 
 /// `--copiers`, else the `GRIDSYNC_COPIERS` variable, else none (the library's default).
 fn copiers(option: Option<usize>) -> Result<Option<usize>> {
-    if option.is_some() {
-        return Ok(option);
-    }
-    match std::env::var("GRIDSYNC_COPIERS") {
-        Ok(v) => v.trim().parse().map(Some).map_err(|_| {
-            gridsync::Error::InvalidInput(format!("GRIDSYNC_COPIERS={v}: a number of host threads"))
-        }),
-        Err(_) => Ok(None),
+    let (given, what) = match (option, std::env::var("GRIDSYNC_COPIERS")) {
+        (Some(n), _) => (n.to_string(), "--copiers"),
+        (None, Ok(v)) => (v, "GRIDSYNC_COPIERS"),
+        (None, Err(_)) => return Ok(None),
+    };
+    match given.trim().parse::<usize>() {
+        Ok(n) if n > 0 => Ok(Some(n)),
+        _ => Err(gridsync::Error::InvalidInput(format!(
+            "{what} {given}: a number of host threads, at least 1"
+        ))),
     }
 }
 

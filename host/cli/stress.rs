@@ -118,13 +118,11 @@ pub fn print_report(r: &StressReport) {
         );
     }
     for f in &r.first_failures {
-        println!(
-            "  FAILED {} (device {}, replay: --ops {} --replay {}): {}",
-            f.op,
-            f.device.map_or("-".into(), |d| d.to_string()),
-            f.op,
-            f.seed,
-            f.error
-        );
+        let replay = match (f.op.parse::<Op>(), f.device) {
+            (Ok(_), Some(d)) => format!("--device {d} --ops {} --replay {}", f.op, f.seed),
+            (Ok(_), None) => format!("--simulate --ops {} --replay {}", f.op, f.seed),
+            (Err(_), _) => format!("seed {}", f.seed),
+        };
+        println!("  FAILED {} ({replay}): {}", f.op, f.error);
     }
 }

@@ -6,9 +6,12 @@
 //! it is not (or the devices are simulated), says why and falls back. Any other NCCL failure is
 //! an error that names the call, never a silent fallback. A collective is waited for with a
 //! bound, polling NCCL's asynchronous errors ([`NcclComms`]' timeout): a rank that fails or
-//! never joins ends the wait with an error, and the communicators are aborted. Both paths give the same numbers: integer sums and min/max exactly, and
-//! `f64` sums of `N` partials to within `(N − 1)·2⁻⁵³·Σ|partialᵢ|` (NCCL's ring may add them in
-//! another order than device order).
+//! never joins ends the wait with an error, and the communicators are aborted (the wait for the
+//! aborted work is bounded too).
+//!
+//! Both paths give the same numbers: integer sums and min/max exactly, and `f64` sums of `N`
+//! partials to within `(N − 1)·2⁻⁵³·Σ|partialᵢ|` (NCCL's ring may add them in another order than
+//! device order).
 
 use super::DeviceSet;
 use crate::runtime::buffer::{Buffer, Plain};
@@ -197,40 +200,64 @@ impl NcclComms {
     /// NCCL's asynchronous error of every communicator (`ncclCommGetAsyncError`), until all
     /// streams are done, a rank reports an error, or the timeout passes.
     fn wait(&self, set: &DeviceSet) -> Result<()> {
-        let start = Instant::now();
-        loop {
-            let mut running = false;
-            for (t, &comm) in set.targets().iter().zip(&self.comms) {
-                let Target::Gpu(g) = t else { continue };
-                let device = g.info().ordinal;
-                g.make_current()?;
-                // SAFETY: the stream is this device's, alive as long as `set`.
-                match unsafe { cu::cuStreamQuery(g.stream().as_raw()) } {
-                    cu::CUresult::CUDA_SUCCESS => {}
-                    cu::CUresult::CUDA_ERROR_NOT_READY => running = true,
-                    code => check(code, || format!("cuStreamQuery(device {device})"))?,
-                }
-                if let Some(code) = async_error(comm)? {
-                    return Err(Error::Nccl {
-                        call: "ncclAllReduce".into(),
-                        why: format!("device {device} reported {code}"),
-                    });
-                }
-            }
-            if !running {
-                return Ok(());
-            }
-            if start.elapsed() > self.timeout {
-                return Err(Error::Nccl {
+        let idle = drain(set, self.timeout, |d, device| {
+            match async_error(self.comms[d])? {
+                Some(code) => Err(Error::Nccl {
                     call: "ncclAllReduce".into(),
-                    why: format!(
-                        "not finished after {:.1} s: a device's stream is stuck, or a rank \
-                         never joined",
-                        self.timeout.as_secs_f64()
-                    ),
-                });
+                    why: format!("device {device} reported {code}"),
+                }),
+                None => Ok(()),
             }
+        })?;
+        if idle {
+            return Ok(());
+        }
+        Err(Error::Nccl {
+            call: "ncclAllReduce".into(),
+            why: format!(
+                "not finished after {:.1} s: a device's stream is stuck, or a rank never joined",
+                self.timeout.as_secs_f64()
+            ),
+        })
+    }
+}
+
+/// Polls every GPU's stream of `set` until all are idle (`Ok(true)`), `check(index, ordinal)`
+/// fails, or `timeout` passes (`Ok(false)`): spinning for the first millisecond, where a
+/// combine of a few values ends, then sleeping between looks.
+fn drain(
+    set: &DeviceSet,
+    timeout: Duration,
+    mut check_device: impl FnMut(usize, u32) -> Result<()>,
+) -> Result<bool> {
+    const SPIN: Duration = Duration::from_millis(1);
+    const SLEEP: Duration = Duration::from_micros(50);
+    let start = Instant::now();
+    loop {
+        let mut running = false;
+        for (d, t) in set.targets().iter().enumerate() {
+            let Target::Gpu(g) = t else { continue };
+            let device = g.info().ordinal;
+            g.make_current()?;
+            // SAFETY: the stream is this device's, alive as long as `set`.
+            match unsafe { cu::cuStreamQuery(g.stream().as_raw()) } {
+                cu::CUresult::CUDA_SUCCESS => {}
+                cu::CUresult::CUDA_ERROR_NOT_READY => running = true,
+                code => check(code, || format!("cuStreamQuery(device {device})"))?,
+            }
+            check_device(d, device)?;
+        }
+        if !running {
+            return Ok(true);
+        }
+        let waited = start.elapsed();
+        if waited > timeout {
+            return Ok(false);
+        }
+        if waited < SPIN {
             std::thread::yield_now();
+        } else {
+            std::thread::sleep(SLEEP);
         }
     }
 }
@@ -442,8 +469,19 @@ fn all_reduce<T: Partial>(
     // it runs: abort then, so that no stream waits for ever, and refuse later combines.
     if let Err(e) = queued.and(ended).and_then(|()| comms.wait(set)) {
         comms.abort();
-        super::together::settle(set);
-        return Err(e);
+        // An aborted collective ends; a stream stuck in other work does not, and waiting for it
+        // would hang: the wait after the abort is bounded too, and says so when it runs out.
+        return match drain(set, comms.timeout, |_, _| Ok(())) {
+            Ok(true) => Err(e),
+            _ => Err(Error::Nccl {
+                call: "ncclCommAbort".into(),
+                why: format!(
+                    "after {e}: a device's stream is still busy {:.1} s after the abort (its \
+                     work is stuck; freeing the buffers it uses will wait for it)",
+                    comms.timeout.as_secs_f64()
+                ),
+            }),
+        };
     }
     // Every rank's collective is over (the wait saw every stream idle).
     set.targets()[0].download(results[0])

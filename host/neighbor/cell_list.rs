@@ -34,9 +34,8 @@ const BYTES_PER_ATOM: u64 = 4 * 6 + 8 + 3 * 8;
 ///
 /// # Errors
 /// [`Coords::validate`]'s errors; [`Error::TooLarge`] if the host lacks memory for the working
-/// arrays or the list; [`Error::InvalidInput`] naming the entry count when the list would pass
-/// [`MAX_ENTRIES`] — refused as soon as a cell's atoms alone are too many, or once the count
-/// pass passes it.
+/// arrays or the list, or naming the entry count when the list would pass [`MAX_ENTRIES`] —
+/// refused as soon as a cell's atoms alone are too many, or once the count pass passes it.
 pub fn cell_list<T: Real + Coord>(c: &Coords<'_, T>, cut: &Cutoff<T>) -> Result<NeighborList> {
     c.validate(cut)?;
     let cutoff = cut.cutoff_sq.to_f64().sqrt();
@@ -69,7 +68,7 @@ pub fn cell_list<T: Real + Coord>(c: &Coords<'_, T>, cut: &Cutoff<T>) -> Result<
         budget.add(pending);
     });
     if budget.used() > MAX_ENTRIES {
-        return Err(too_many(&format!("at least {}", budget.used())));
+        return Err(too_many(budget.used()));
     }
     let total = budget.used();
     check_entries(n, total, 2)?;
@@ -209,7 +208,7 @@ impl<T: Real + Coord> Bins<T> {
         .into_iter()
         .fold(0, u64::saturating_add);
         if bound > MAX_ENTRIES {
-            return Err(too_many(&format!("at least {bound}")));
+            return Err(too_many(bound));
         }
         Ok(())
     }

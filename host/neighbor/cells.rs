@@ -356,6 +356,52 @@ mod tests {
     }
 
     #[test]
+    fn runs_around_are_the_cells_next_to_each_cell_each_once() {
+        // The rule, independently: along each axis the cells at most one away (modulo the
+        // axis in a periodic box), every cell where the axis has fewer than three.
+        let near = |k: u32, c: u32, n: u32, periodic: bool| {
+            let d = k.abs_diff(c);
+            n < 3 || d <= 1 || (periodic && n - d <= 1)
+        };
+        for periodic in [false, true] {
+            for n in 1..=6u32 {
+                for nz in [1u32, 4] {
+                    let g = CellGrid::<f64> {
+                        origin: [0.0; 3],
+                        inv_size: [1.0; 3],
+                        cells: [n, n + 1, nz],
+                        periodic: periodic as u32,
+                    };
+                    let all = |a: usize| 0..g.cells[a];
+                    for c in all(2)
+                        .flat_map(|z| all(1).flat_map(move |y| all(0).map(move |x| [x, y, z])))
+                    {
+                        let mut runs = [[0u32; 2]; 18];
+                        let len = runs_around(&g, c, &mut runs);
+                        let mut got: Vec<u32> =
+                            runs[..len].iter().flat_map(|r| r[0]..=r[1]).collect();
+                        got.sort_unstable();
+                        let mut want: Vec<u32> = Vec::new();
+                        for z in all(2).filter(|&z| near(z, c[2], g.cells[2], periodic)) {
+                            for y in all(1).filter(|&y| near(y, c[1], g.cells[1], periodic)) {
+                                for x in all(0).filter(|&x| near(x, c[0], g.cells[0], periodic)) {
+                                    want.push(g.key([x, y, z]) as u32);
+                                }
+                            }
+                        }
+                        want.sort_unstable();
+                        assert_eq!(
+                            got, want,
+                            "cell {c:?} of {:?}, periodic {periodic}",
+                            g.cells
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
     fn huge_counts_keep_every_key_in_u32() {
         // 3-D, past 2³¹ atoms: the cell cap of two per atom alone would pass u32.
         for atoms in [1u64 << 31, 3_000_000_000, MAX_ATOMS as u64] {

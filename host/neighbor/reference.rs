@@ -72,7 +72,8 @@ impl<T: Real> Coords<'_, T> {
     /// are `u32`), finite coordinates and, for a periodic box, [`validate_periodic`].
     ///
     /// # Errors
-    /// [`Error::InvalidInput`] naming the problem and, for a coordinate, the atom.
+    /// [`Error::TooLarge`] past [`MAX_ATOMS`]; [`Error::InvalidInput`] naming any other problem
+    /// and, for a coordinate, the atom.
     pub fn validate(&self, cutoff: &Cutoff<T>) -> Result<()> {
         let n = self.len();
         if self.y.len() != n || self.z.is_some_and(|z| z.len() != n) {
@@ -229,7 +230,7 @@ pub fn half_pairs<T: Real>(c: &Coords<'_, T>, cut: &Cutoff<T>) -> Result<Neighbo
         }
         // Checked per row, so a crowd is refused within seconds, not after the whole pass.
         if total > MAX_ENTRIES {
-            return Err(too_many(&format!("at least {total}")));
+            return Err(too_many(total));
         }
     }
     check_entries(n, total, 1)?;

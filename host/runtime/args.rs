@@ -9,7 +9,8 @@ use std::ffi::c_void;
 ///
 /// # Safety
 /// The type is plain data whose layout is identical on `x86_64` and `nvptx64`: numbers, raw
-/// pointers, and `#[repr(C)]` structs of them. No references and nothing with interior
+/// pointers, fieldless `#[repr(u32)]` enums (safe host code makes only their variants), and
+/// `#[repr(C)]` structs of them. No references and nothing with interior
 /// mutability (`Cell`, `&T`): the simulator hands copies of the arguments to many host threads
 /// at once, which is sound only for values whose sharing nothing in the type system guards —
 /// what a raw pointer then reaches is the kernel's contract.

@@ -72,7 +72,9 @@ impl<T: Plain> Drop for Buffer<T> {
         {
             // The allocation's own context is made current for the free — whichever thread
             // drops the buffer, and whatever context (of another device, or none) is current
-            // there — and the caller's is restored after.
+            // there — and the caller's is restored after. Should the push fail (it cannot while
+            // the buffer holds the context), the free still goes ahead: with unified addressing
+            // the driver finds the allocation's context from the address.
             // SAFETY: `ptr` came from `cuMemAlloc_v2` in `context`, which this buffer keeps
             // alive, and is freed once. An error cannot be reported from `drop`; a push that
             // failed is not popped.
@@ -327,5 +329,35 @@ mod tests {
         let again = Target::open(0, false).unwrap();
         assert!(matches!(again, Target::Gpu(_)));
         assert_eq!(owner(ptr), Err(cu::CUresult::CUDA_ERROR_INVALID_VALUE));
+
+        // Every device's buffer, dropped while the next device's context is current (its own
+        // where the machine has one device): freed in its own context, which is current again
+        // after it only for the drop.
+        let count = crate::runtime::device::init_driver().unwrap();
+        let gpus: Vec<Target> = (0..count)
+            .map(|d| Target::open(d, false).unwrap())
+            .collect();
+        for (d, t) in gpus.iter().enumerate() {
+            let Target::Gpu(next) = &gpus[(d + 1) % gpus.len()] else {
+                unreachable!()
+            };
+            let buf = t.zeros::<u32>(1 << 16).unwrap();
+            let ptr = buf.ptr() as cu::CUdeviceptr;
+            next.make_current().unwrap();
+            drop(buf);
+            assert_eq!(
+                owner(ptr),
+                Err(cu::CUresult::CUDA_ERROR_INVALID_VALUE),
+                "device {d}"
+            );
+            let mut current = std::ptr::null_mut();
+            // SAFETY: a valid out-pointer.
+            unsafe { cu::cuCtxGetCurrent(&mut current) };
+            assert_eq!(
+                current,
+                next.raw_context(),
+                "the caller's context is current again"
+            );
+        }
     }
 }

@@ -221,8 +221,8 @@ impl fmt::Display for Error {
                     Room::Indices(what) => {
                         return write!(
                             f,
-                            "{option} is too large: {needed} {what}, and the kernels' 32-bit \
-                             indices name at most {available}"
+                            "{option} is too large: {needed} {what}, more than the {available} \
+                             that 32-bit indices can name"
                         );
                     }
                 };

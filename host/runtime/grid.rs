@@ -225,5 +225,10 @@ pub fn full_gpu_blocks(
     if per_sm == 0 {
         return Err(Error::InvalidInput("0 blocks per SM".into()));
     }
-    Ok(info.sm_count * per_sm)
+    info.sm_count.checked_mul(per_sm).ok_or_else(|| {
+        Error::InvalidInput(format!(
+            "{per_sm} blocks per SM × {} SMs: too many blocks",
+            info.sm_count
+        ))
+    })
 }

@@ -32,9 +32,9 @@ pub fn runs_on(arch: &str, cc: (u32, u32)) -> bool {
     }
 }
 
-/// The newest build a device of compute capability `cc` can run: the highest architecture not
-/// above it (the driver compiles PTX for newer devices). `None` below sm_70, which lacks the
-/// independent thread scheduling the lock kernels rely on.
+/// The newest build a device of compute capability `cc` can run ([`best_in`]; the driver
+/// compiles PTX for newer devices). `None` below sm_70, which lacks the independent thread
+/// scheduling the lock kernels rely on.
 pub fn best_for(cc: (u32, u32)) -> Option<(&'static str, &'static str)> {
     best_in(BUILDS, cc)
 }

@@ -2,7 +2,8 @@
 //! own, run gridsync's calls — reductions, histograms, the count through the staged upload,
 //! normalization, the mutex, the warp-leader lock and the ticket lock, a grid barrier (plain and
 //! cooperative launches), neighbor lists — on random inputs of random sizes (0, 1 and odd
-//! sizes included) for a bounded time, each result checked against the CPU; where the set has
+//! sizes included) for a bounded time, each result checked against the CPU (every worker goes
+//! round the operations from its own place, so a few rounds run each); where the set has
 //! several devices, one more thread runs a counter, a `Mutex<SystemScope>` and a
 //! `MultiGridBarrier` across all of them at system scope. It reports the operations done, the
 //! failures (which must be none, each with the seed that replays it) and every device's free
@@ -55,7 +56,7 @@ pub struct StressOptions {
     pub devices: DeviceList,
     /// Host threads per device, each with its own stream.
     pub workers_per_device: usize,
-    /// The operations drawn from (uniformly).
+    /// The operations: each worker goes round them, starting from its own place.
     pub ops: Vec<Op>,
     /// The seed every operation's seed comes from.
     pub seed: u64,
@@ -101,7 +102,8 @@ pub struct Failure {
     pub op: String,
     /// The device (`None` for the cross-device operation or a simulator).
     pub device: Option<u32>,
-    /// The operation's seed: `gridsync stress --ops OP --replay SEED` runs it again.
+    /// The operation's seed: `gridsync stress --device D --ops OP --replay SEED` runs it again
+    /// (the system-scope operation is replayed by a run of its devices with its seed).
     pub seed: u64,
     /// What went wrong.
     pub error: String,
@@ -248,11 +250,13 @@ pub fn run(opts: &StressOptions, mut progress: impl FnMut(Progress)) -> Result<S
     });
     let workers = ordinals.len() * opts.workers_per_device + system_scope.is_none() as usize;
 
+    let device_workers = ordinals.len() * opts.workers_per_device;
     let joined: Result<()> = std::thread::scope(|s| {
         let mut handles = Vec::new();
         for (d, &ordinal) in ordinals.iter().enumerate() {
             for w in 0..opts.workers_per_device {
                 let worker = d * opts.workers_per_device + w;
+                let first_op = worker * opts.ops.len().div_ceil(device_workers);
                 let tallies = &tallies;
                 handles.push(crate::multi::spawn_in(s, move || {
                     let list = DeviceList::Ordinals(vec![ordinal.unwrap_or(d as u32)]);
@@ -262,8 +266,10 @@ pub fn run(opts: &StressOptions, mut progress: impl FnMut(Progress)) -> Result<S
                     while Instant::now() < deadline {
                         k += 1;
                         let seed = op_seed(opts.seed, worker, k);
-                        let op = opts.ops[(seed % opts.ops.len() as u64) as usize];
-                        let outcome = ops::run(op, &set, limits, seed);
+                        // Each worker goes round the operations from its own place, so that
+                        // a few rounds of all workers run every one; the inputs are random.
+                        let op = opts.ops[(first_op + k as usize) % opts.ops.len()];
+                        let outcome = caught(|| ops::run(op, &set, limits, seed));
                         tallies.record(op.name(), ordinal, seed, outcome);
                     }
                     Ok(())
@@ -279,7 +285,7 @@ pub fn run(opts: &StressOptions, mut progress: impl FnMut(Progress)) -> Result<S
                 while Instant::now() < deadline {
                     k += 1;
                     let seed = op_seed(opts.seed, usize::MAX >> 24, k);
-                    let outcome = system::run(&set, seed);
+                    let outcome = caught(|| system::run(&set, seed));
                     tallies.record(system::NAME, None, seed, outcome);
                 }
                 Ok(())
@@ -334,6 +340,19 @@ pub fn run(opts: &StressOptions, mut progress: impl FnMut(Progress)) -> Result<S
         first_failures: tallies.first.into_inner().unwrap_or_default(),
         memory,
         system_scope,
+    })
+}
+
+/// `op`'s outcome, a panic in it included (a bug the run must report with its seed, not end
+/// on).
+fn caught(op: impl FnOnce() -> Result<String>) -> Result<String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(op)).unwrap_or_else(|p| {
+        let why = p
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        Err(Error::Mismatch(format!("panicked: {why}")))
     })
 }
 
@@ -416,6 +435,16 @@ mod tests {
         assert_eq!(t.failures.load(Ordering::Relaxed), 1);
         let first = t.first.lock().unwrap();
         assert_eq!((first.len(), first[0].seed), (1, 8));
+    }
+
+    #[test]
+    fn a_panicking_operation_is_a_failure_not_the_end_of_the_run() {
+        let e = caught(|| panic!("index out of bounds")).unwrap_err();
+        assert!(
+            e.to_string().contains("panicked: index out of bounds"),
+            "{e}"
+        );
+        assert_eq!(caught(|| Ok("fine".into())).unwrap(), "fine");
     }
 
     #[test]

@@ -9,13 +9,14 @@ use crate::inputs::{splitmix64, uniform_f32};
 use crate::locks::{self, Shape};
 use crate::multi::{self, DeviceSet};
 use crate::neighbor::cell_list::cell_list;
-use crate::neighbor::reference::{Coords, Cutoff};
-use crate::neighbor::{build, generate};
+use crate::neighbor::reference::{Coords, Cutoff, Real, half_pairs};
+use crate::neighbor::{NeighborList, REFERENCE_ALL_PAIRS_MAX, build, generate};
 use crate::normalize::{normalize, normalize_cpu};
 use crate::primitives::lock::MutexBounds;
 use crate::reduce::{self, Accumulate};
 use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
+use gpu::lessons::neighbor::Coord;
 use serde::Serialize;
 use std::time::Duration;
 
@@ -355,8 +356,7 @@ fn neighbor(t: &Target, d: &mut Draw, limits: Limits) -> Result<String> {
         build::<f32>(t, &atoms, cutoff, periodic)?
     };
     let want = if double {
-        let cut = Cutoff::<f64>::new(cutoff, periodic)?;
-        cell_list(&atoms.coords(), &cut)?
+        reference(&atoms.coords(), cutoff, periodic)?
     } else {
         let (x, y, z) = atoms.rounded::<f32>();
         let c = Coords {
@@ -364,7 +364,7 @@ fn neighbor(t: &Target, d: &mut Draw, limits: Limits) -> Result<String> {
             y: &y,
             z: z.as_deref(),
         };
-        cell_list(&c, &Cutoff::<f32>::new(cutoff, periodic)?)?
+        reference(&c, cutoff, periodic)?
     };
     if let Some(diff) = want.first_difference(&got) {
         return Err(mismatch(format!(
@@ -374,6 +374,21 @@ fn neighbor(t: &Target, d: &mut Draw, limits: Limits) -> Result<String> {
         )));
     }
     Ok(format!("{n} atoms, {dims}-D, {} entries", got.pairs()))
+}
+
+/// The CPU's list: the brute-force loop where it is quick — it shares nothing with the cells —
+/// else the CPU cell list (which the property tests hold to the loop).
+fn reference<T: Real + Coord>(
+    c: &Coords<'_, T>,
+    cutoff: f64,
+    periodic: Option<[f64; 3]>,
+) -> Result<NeighborList> {
+    let cut = Cutoff::<T>::new(cutoff, periodic)?;
+    if c.len() <= REFERENCE_ALL_PAIRS_MAX {
+        half_pairs(c, &cut)
+    } else {
+        cell_list(c, &cut)
+    }
 }
 
 #[cfg(test)]

@@ -49,7 +49,7 @@ pub(crate) fn crowd_entries<T: Real>(k: u64, diag_sq: f64, cut: &Cutoff<T>) -> u
 /// than [`MAX_ENTRIES`] entries.
 pub(super) fn refuse_crowds<T: Real>(k: u64, diag_sq: f64, cut: &Cutoff<T>) -> Result<()> {
     match crowd_entries(k, diag_sq, cut) {
-        e if e > MAX_ENTRIES => Err(too_many(&format!("at least {e}"))),
+        e if e > MAX_ENTRIES => Err(too_many(e)),
         _ => Ok(()),
     }
 }
@@ -59,12 +59,10 @@ pub(super) fn refuse_crowds<T: Real>(k: u64, diag_sq: f64, cut: &Cutoff<T>) -> R
 /// working order, then copy it).
 ///
 /// # Errors
-/// [`Error::InvalidInput`] naming the count past [`MAX_ENTRIES`]; [`Error::TooLarge`] naming
-/// it when the host lacks the memory.
+/// [`Error::TooLarge`] naming the count past [`MAX_ENTRIES`], or when the host lacks the
+/// memory.
 pub fn check_entries(atoms: usize, total: u64, copies: u64) -> Result<()> {
-    if total > MAX_ENTRIES {
-        return Err(too_many(&total.to_string()));
-    }
+    check_entry_count(total)?;
     let bytes = (total + atoms as u64 + 1).saturating_mul(4 * copies);
     crate::runtime::memory::check_host(
         &format!("a neighbor list of {atoms} atoms and {total} entries"),
@@ -72,12 +70,17 @@ pub fn check_entries(atoms: usize, total: u64, copies: u64) -> Result<()> {
     )
 }
 
-/// The error for a list past [`MAX_ENTRIES`]; `what` is the count as known ("at least 5e9").
-pub(crate) fn too_many(what: &str) -> Error {
-    Error::InvalidInput(format!(
-        "the neighbor list would have {what} entries, more than the {MAX_ENTRIES} its u32 \
-         offsets can index: lower the cutoff or spread the atoms"
-    ))
+/// The error for a list found, while counting, to pass [`MAX_ENTRIES`]: `at_least` entries,
+/// a lower bound where the count stopped early.
+pub(crate) fn too_many(at_least: u64) -> Error {
+    Error::TooLarge {
+        option: format!(
+            "the neighbor list (at least {at_least} entries: lower the cutoff or spread the atoms)"
+        ),
+        needed: at_least,
+        room: crate::runtime::error::Room::Indices("entries"),
+        available: MAX_ENTRIES,
+    }
 }
 
 /// Counts entries from many threads and says when they pass [`MAX_ENTRIES`], so a count pass

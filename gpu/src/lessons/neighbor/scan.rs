@@ -162,7 +162,7 @@ kernel! {
 
 kernel! {
     /// PHASE 3 of the scan: adds to every `out[i]` (`i < len`) the offset of its tile, from
-    /// the scanned `tile_sums`. Any grid; blocks of [`THREADS_PER_BLOCK`].
+    /// the scanned `tile_sums`. Any grid, any block size.
     pub unsafe fn scan_add(out: *mut u32, len: u32, tile_sums: *const u64) {
         for i in grid_stride(len as usize) {
             // SAFETY: in bounds; each element is this thread's alone.
