@@ -137,6 +137,9 @@ pub(crate) struct Limits {
     pub atoms: usize,
     /// Blocks of the lock and barrier grids.
     pub blocks: u32,
+    /// Threads per block of the lock grids: on the simulator every waiting thread is an OS
+    /// thread the holder competes with for the host's cores.
+    pub threads: u32,
     /// How long a lock or barrier may wait before it gives up (far above any real wait, even
     /// with other streams' kernels on the GPU).
     pub timeout: Duration,
@@ -149,12 +152,14 @@ impl Limits {
                 len: 1 << 22,
                 atoms: 50_000,
                 blocks: 2 * g.info().sm_count,
+                threads: 256,
                 timeout: Duration::from_secs(10),
             },
             Target::Sim => Limits {
                 len: 1 << 12,
                 atoms: 400,
-                blocks: 4,
+                blocks: 2,
+                threads: 64,
                 timeout: Duration::from_secs(10),
             },
         }
@@ -285,7 +290,11 @@ fn normalize_op(t: &Target, d: &mut Draw, limits: Limits) -> Result<String> {
 }
 
 fn lock(t: &Target, d: &mut Draw, limits: Limits, variant: locks::Variant) -> Result<String> {
-    let threads = [32, 33, 64, 96, 128, 256][d.range(0, 5) as usize];
+    let choices: Vec<u32> = [32, 33, 64, 96, 128, 256]
+        .into_iter()
+        .filter(|&t| t <= limits.threads)
+        .collect();
+    let threads = choices[d.range(0, choices.len() as u64 - 1) as usize];
     let blocks = d.range(1, limits.blocks as u64) as u32;
     // The ticket lock hands over one ticket at a time: fewer critical sections keep it short.
     let most = if variant == locks::Variant::Ticket {
