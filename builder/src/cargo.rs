@@ -99,9 +99,20 @@ impl Job<'_> {
         flags.join("\x1f")
     }
 
+    /// The file the build emits: named after the device crate's manifest too, so that two
+    /// crates (two checkouts of one, say) building into one target directory never read each
+    /// other's PTX — cargo skips a crate it finds fresh, and then writes no file.
+    pub fn ptx_path(&self) -> PathBuf {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::hash::DefaultHasher::new();
+        self.manifest.hash(&mut h);
+        self.target_dir
+            .join(format!("{}-{:016x}.ptx", self.name, h.finish()))
+    }
+
     /// Builds, and returns the PTX file and the source files the build read.
     pub fn run(&self) -> Result<(PathBuf, Vec<PathBuf>), Error> {
-        let ptx = self.target_dir.join(format!("{}.ptx", self.name));
+        let ptx = self.ptx_path();
         let (profile, config) = self.profile();
         let first = self.cargo(&ptx, profile, &config)?;
         let dep_info = if ptx.is_file() {

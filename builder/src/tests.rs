@@ -118,6 +118,24 @@ fn rustflags_follow_the_architecture_and_its_isa() {
 }
 
 #[test]
+fn two_device_crates_in_one_target_directory_emit_different_files() {
+    let job = |manifest| cargo::Job {
+        manifest,
+        target_dir: Path::new("t/sm_90"),
+        name: "kernels",
+        arch: "sm_90",
+        release: true,
+        features: &[],
+        rustflags: &[],
+    };
+    let a = job(Path::new("/one/kernels/Cargo.toml")).ptx_path();
+    let b = job(Path::new("/two/kernels/Cargo.toml")).ptx_path();
+    assert_ne!(a, b);
+    assert_eq!(a, job(Path::new("/one/kernels/Cargo.toml")).ptx_path());
+    assert!(a.starts_with("t/sm_90") && a.extension() == Some("ptx".as_ref()));
+}
+
+#[test]
 fn the_outer_builds_flags_stay_out_and_the_users_environment_goes_in() {
     use std::ffi::OsStr;
     let leaks = |k: &str| cargo::leaks(OsStr::new(k));

@@ -10,7 +10,7 @@ use crate::locks::{self, Shape};
 use crate::multi::{self, DeviceSet};
 use crate::neighbor::cell_list::cell_list;
 use crate::neighbor::reference::{Coords, Cutoff, Real, half_pairs};
-use crate::neighbor::{NeighborList, REFERENCE_ALL_PAIRS_MAX, build, generate};
+use crate::neighbor::{Atoms, NeighborList, REFERENCE_ALL_PAIRS_MAX, build, generate};
 use crate::normalize::{normalize, normalize_cpu};
 use crate::primitives::lock::MutexBounds;
 use crate::reduce::{self, Accumulate};
@@ -350,15 +350,42 @@ fn grid_barrier(t: &Target, d: &mut Draw, limits: Limits) -> Result<String> {
     ))
 }
 
-fn neighbor(t: &Target, d: &mut Draw, limits: Limits) -> Result<String> {
+/// A neighbor operation's input: the atoms, the cutoff, the periodic box if any, and whether
+/// the kernels run in `f64`.
+struct NeighborInput {
+    atoms: Atoms,
+    cutoff: f64,
+    periodic: Option<[f64; 3]>,
+    double: bool,
+}
+
+fn neighbor_input(d: &mut Draw, limits: Limits) -> Result<NeighborInput> {
     let n = d.len(limits.atoms);
     let dims = if d.coin() { 3 } else { 2 };
     let atoms = generate::random(n, dims, d.seed())?;
-    let side = generate::random_box_side(n.max(1), dims);
+    // The generator's points lie below its side in f64, but rounded to f32 one may land on it,
+    // which a periodic box of that side refuses (its atoms lie in [0, side) in the kernels'
+    // precision): the box is the next f32 above it, holding every point in both precisions.
+    let side = ((generate::random_box_side(n.max(1), dims) as f32).next_up()) as f64;
     // The random generator's spacing gives about six neighbors at its cutoff; vary it.
     let cutoff = generate::DEFAULT_CUTOFF * [0.5, 1.0, 1.5][d.range(0, 2) as usize];
     let periodic = (d.coin() && side > 2.0 * cutoff * 1.01).then_some([side; 3]);
-    let double = d.coin();
+    Ok(NeighborInput {
+        atoms,
+        cutoff,
+        periodic,
+        double: d.coin(),
+    })
+}
+
+fn neighbor(t: &Target, d: &mut Draw, limits: Limits) -> Result<String> {
+    let NeighborInput {
+        atoms,
+        cutoff,
+        periodic,
+        double,
+    } = neighbor_input(d, limits)?;
+    let (n, dims) = (atoms.len(), atoms.dims());
     let got = if double {
         build::<f64>(t, &atoms, cutoff, periodic)?
     } else {
@@ -403,6 +430,30 @@ fn reference<T: Real + Coord>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn random_points_lie_inside_the_periodic_box_in_both_precisions() {
+        // An H100 run drew, with this seed, 3301 or more random points whose rounding to f32
+        // put one on the box's side: refused by the box — the run's input was wrong, not the
+        // code under test.
+        let gpu = Limits {
+            len: 1 << 22,
+            atoms: 50_000,
+            blocks: 264,
+            threads: 256,
+            timeout: Duration::from_secs(10),
+        };
+        let input = neighbor_input(&mut Draw::new(17107824941283823696), gpu).unwrap();
+        let side = input.periodic.expect("the seed draws a periodic box")[0];
+        let (x, y, z) = input.atoms.rounded::<f32>();
+        for axis in [&x[..], &y[..], z.as_deref().unwrap_or(&[])] {
+            assert!(axis.iter().all(|&v| (0.0..side as f32).contains(&v)));
+        }
+        let a = &input.atoms;
+        for axis in [a.x(), a.y(), a.z().unwrap_or(&[])] {
+            assert!(axis.iter().all(|&v| (0.0..side).contains(&v)));
+        }
+    }
 
     #[test]
     fn draws_cover_the_edges_and_stay_in_range() {
