@@ -190,6 +190,7 @@ fn sim_indices_cover_3d_grids() {
             grid: (2, 3, 1).into(),
             block: (4, 2, 2).into(),
             shared_bytes: 0,
+            cluster: gpu::Dim3::ONE,
         },
         || {
             use gpu::index::*;

@@ -40,13 +40,20 @@ pub fn check(arch: &str) -> Result<(), Error> {
 }
 
 /// The PTX ISA feature to force for `arch`, if any: `ptx70` for the sm_7x generation, whose
-/// own minimum ISA (6.x) predates the scoped atomics and fences (PTX 7.0, CUDA 11); for newer
-/// architectures none — rustc's NVPTX backend then takes the architecture's own minimum ISA,
-/// which is what loads on the oldest driver that knows the architecture.
+/// own minimum ISA (6.x) predates the scoped atomics and fences (PTX 7.0, CUDA 11); `ptx80` for
+/// sm_9x, whose own minimum (7.8) predates `mbarrier.arrive.expect_tx`, the bulk asynchronous
+/// copies that complete on an `mbarrier` and `fence.mbarrier_init` (PTX 8.0, CUDA 12.0); for
+/// the others none — rustc's NVPTX backend then takes the architecture's own minimum ISA
+/// (sm_80: 7.0; sm_100 and later: past 8.0), which is what loads on the oldest driver that
+/// knows the architecture.
 pub fn forced_isa(arch: &str) -> Option<&'static str> {
     let digits = arch.strip_prefix("sm_")?.trim_end_matches(['a', 'f']);
     let n: u32 = digits.parse().ok()?;
-    (n < 80).then_some("ptx70")
+    match n {
+        ..80 => Some("ptx70"),
+        90..100 => Some("ptx80"),
+        _ => None,
+    }
 }
 
 /// Whether the compiler (`rustc`, as the nested build will run it) knows `arch` as a

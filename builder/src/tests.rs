@@ -63,11 +63,13 @@ fn any_well_formed_architecture_is_taken() {
     ] {
         arch::check(a).unwrap();
     }
-    // The sm_7x generation is built with PTX 7.0 (scoped atomics); newer ones take their own
-    // minimum.
+    // The sm_7x generation is built with PTX 7.0 (scoped atomics), sm_9x with 8.0 (transaction
+    // counts, bulk copies); the others take their own minimum.
     assert_eq!(arch::forced_isa("sm_70"), Some("ptx70"));
     assert_eq!(arch::forced_isa("sm_75"), Some("ptx70"));
-    assert_eq!(arch::forced_isa("sm_90"), None);
+    assert_eq!(arch::forced_isa("sm_80"), None);
+    assert_eq!(arch::forced_isa("sm_90"), Some("ptx80"));
+    assert_eq!(arch::forced_isa("sm_90a"), Some("ptx80"));
     assert_eq!(arch::forced_isa("sm_120a"), None);
     let listing = "Available CPUs for this target:\n    sm_100\n    sm_100a\n    sm_60\n    \
                    sm_70    - This is the default target CPU\n    sm_90a\n";
@@ -106,14 +108,18 @@ fn rustflags_follow_the_architecture_and_its_isa() {
         job("sm_70", &[]),
         "-Ctarget-cpu=sm_70\x1f-Ctarget-feature=+ptx70"
     );
-    assert_eq!(job("sm_90", &[]), "-Ctarget-cpu=sm_90");
+    assert_eq!(
+        job("sm_90", &[]),
+        "-Ctarget-cpu=sm_90\x1f-Ctarget-feature=+ptx80"
+    );
+    assert_eq!(job("sm_80", &[]), "-Ctarget-cpu=sm_80");
     let extra = [
-        "-Ctarget-feature=+ptx80".to_string(),
+        "-Ctarget-feature=+ptx81".to_string(),
         "--cfg=hopper".to_string(),
     ];
     assert_eq!(
         job("sm_90", &extra),
-        "-Ctarget-cpu=sm_90\x1f-Ctarget-feature=+ptx80\x1f--cfg=hopper"
+        "-Ctarget-cpu=sm_90\x1f-Ctarget-feature=+ptx80\x1f-Ctarget-feature=+ptx81\x1f--cfg=hopper"
     );
 }
 

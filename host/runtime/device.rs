@@ -181,8 +181,20 @@ impl Gpu {
         let context = Arc::new(
             cust::context::Context::new(device).map_err(cust_err("cuDevicePrimaryCtxRetain"))?,
         );
-        let names = gpu::Kernel::ALL.iter().map(|k| k.name());
-        let functions = Functions::load(GRIDSYNC_MODULE, arch, ptx_text, names)?;
+        // The kernels of this build: those of a newer architecture's only (Hopper's) are not in
+        // an older build's PTX.
+        let built = crate::runtime::ptx::arch_capability(arch).map_or(0, |(m, n)| m * 10 + n);
+        let names = gpu::Kernel::ALL
+            .iter()
+            .filter(|k| k.min_arch() <= built)
+            .map(|k| k.name());
+        let functions = Functions::load(
+            GRIDSYNC_MODULE,
+            crate::runtime::ptx::BUILDS,
+            arch,
+            ptx_text,
+            names,
+        )?;
         let stream = Stream::new()?;
         Ok(Gpu {
             functions,

@@ -304,6 +304,9 @@ pub(crate) unsafe fn launch_on<A: KernelArgs>(
     mode: LaunchMode,
 ) -> Result<()> {
     check_shape(gpu, name, cfg)?;
+    if cfg.is_clustered() {
+        crate::runtime::cluster::check_cluster(gpu, name, cfg)?;
+    }
     if mode == LaunchMode::Cooperative && !gpu.info().cooperative_launch {
         return Err(Error::Unsupported(format!(
             "cooperative launch of {name}: {} does not support cooperative launches",
@@ -311,7 +314,7 @@ pub(crate) unsafe fn launch_on<A: KernelArgs>(
         )));
     }
     gpu.make_current()?;
-    let f = functions.get(name)?;
+    let f = functions.get_on(name, gpu)?;
     if cfg.shared_bytes > gpu.info().shared_bytes_per_block {
         // Past 48 KiB a kernel must opt in to more dynamic shared memory.
         let attr = cu::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
@@ -325,6 +328,19 @@ pub(crate) unsafe fn launch_on<A: KernelArgs>(
     let stream = stream.as_raw();
     args.with_params(|params| {
         let params = params.as_mut_ptr();
+        if cfg.is_clustered() {
+            // SAFETY: as below; the shape was checked above.
+            return unsafe {
+                crate::runtime::cluster::launch_clustered(
+                    f,
+                    name,
+                    cfg,
+                    stream,
+                    params,
+                    mode == LaunchMode::Cooperative,
+                )
+            };
+        }
         // SAFETY: `f` and the stream are live; `params` holds one pointer per kernel parameter,
         // in order, each to a value of the parameter's type (the tuple's types are the kernel's,
         // checked by the simulator branch of `launch!`); the caller vouches for the pointers the

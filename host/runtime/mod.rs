@@ -1,10 +1,11 @@
 //! The runtime every topic stands on: a GPU and its context ([`device::Gpu`]), where kernels run
 //! ([`launch::Target`], [`launch!`](crate::launch!)), device buffers, pinned host memory,
-//! streams, events and timers, CUDA graphs, the choice of PTX build, grid sizing, summaries of
+//! streams, events and timers, CUDA graphs, thread block cluster launches, the choice of PTX build, grid sizing, summaries of
 //! measurements, and the one error type.
 
 pub mod args;
 pub mod buffer;
+pub mod cluster;
 pub mod device;
 pub mod error;
 pub mod graph;

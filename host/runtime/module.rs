@@ -68,6 +68,9 @@ unsafe impl Sync for RawFunction {}
 /// the module that owns them.
 pub(crate) struct Functions {
     name: &'static str,
+    /// Every build of the module, to tell a kernel that is missing from the loaded build
+    /// because it needs a newer GPU from one that does not exist.
+    builds: &'static [(&'static str, &'static str)],
     table: HashMap<String, RawFunction, BuildHasherDefault<Fnv>>,
     _module: cust::module::Module,
 }
@@ -76,6 +79,7 @@ impl Functions {
     /// Loads `ptx` in the current context and looks up every `names` in it.
     pub(crate) fn load<'a>(
         name: &'static str,
+        builds: &'static [(&'static str, &'static str)],
         arch: &str,
         ptx: &str,
         names: impl IntoIterator<Item = &'a str>,
@@ -92,6 +96,7 @@ impl Functions {
         }
         Ok(Functions {
             name,
+            builds,
             table,
             _module: module,
         })
@@ -109,6 +114,33 @@ impl Functions {
                 kernel: kernel.to_string(),
                 module: self.name.to_string(),
             })
+    }
+
+    /// [`Functions::get`], where a kernel missing from the build loaded for `gpu` but present
+    /// in a build for a newer architecture is [`Error::Unsupported`], naming the architecture
+    /// it needs and the GPU's compute capability.
+    ///
+    /// # Errors
+    /// As above, and [`Error::MissingKernel`] for a kernel no build has.
+    pub(crate) fn get_on(&self, kernel: &str, gpu: &Gpu) -> Result<cu::CUfunction> {
+        self.get(kernel).map_err(|missing| {
+            let needs = self
+                .builds
+                .iter()
+                .find(|(_, text)| ptx::entries(text).any(|e| e == kernel));
+            match needs {
+                Some((arch, _)) => {
+                    let info = gpu.info();
+                    let (major, minor) = info.compute_capability;
+                    Error::Unsupported(format!(
+                        "kernel {kernel} of module {} exists only in builds from {arch}; GPU {} \
+                         ({}) is compute capability {major}.{minor}",
+                        self.name, info.ordinal, info.name
+                    ))
+                }
+                None => missing,
+            }
+        })
     }
 }
 
@@ -165,7 +197,7 @@ impl Module {
         let context =
             cust::context::Context::new(device).map_err(cust_err("cuDevicePrimaryCtxRetain"))?;
         gpu.make_current()?;
-        let functions = Functions::load(ptx.name, arch, text, ptx::entries(text))?;
+        let functions = Functions::load(ptx.name, ptx.builds, arch, text, ptx::entries(text))?;
         Ok(Module {
             name: ptx.name,
             loaded: Some(Loaded {

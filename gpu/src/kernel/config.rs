@@ -12,6 +12,9 @@ pub struct Dim3 {
 }
 
 impl Dim3 {
+    /// `(1, 1, 1)`: one block per cluster, the shape of a launch that names no cluster.
+    pub const ONE: Dim3 = Dim3 { x: 1, y: 1, z: 1 };
+
     /// `(x, 1, 1)`.
     pub const fn x(x: u32) -> Dim3 {
         Dim3 { x, y: 1, z: 1 }
@@ -40,7 +43,8 @@ impl From<(u32, u32, u32)> for Dim3 {
     }
 }
 
-/// The shape of one launch: `<<<grid, block, shared_bytes>>>`.
+/// The shape of one launch: `<<<grid, block, shared_bytes>>>`, and the blocks of each thread
+/// block cluster.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct LaunchConfig {
     /// Blocks in the grid.
@@ -49,6 +53,11 @@ pub struct LaunchConfig {
     pub block: Dim3,
     /// Bytes of dynamic shared memory per block.
     pub shared_bytes: u32,
+    /// Blocks in each thread block cluster (sm_90 and later): [`Dim3::ONE`] for a launch
+    /// without clusters. Each extent divides the grid's; a cluster's blocks are scheduled
+    /// together on one GPC, share the cluster barrier and can reach each other's shared memory
+    /// ([`crate::cluster`]). CUDA: `cudaLaunchAttributeClusterDimension`, `__cluster_dims__`.
+    pub cluster: Dim3,
 }
 
 impl LaunchConfig {
@@ -58,7 +67,18 @@ impl LaunchConfig {
             grid: Dim3::x(grid),
             block: Dim3::x(block),
             shared_bytes: 0,
+            cluster: Dim3::ONE,
         }
+    }
+
+    /// The same launch in thread block clusters of `cluster` blocks.
+    pub const fn with_cluster(self, cluster: Dim3) -> LaunchConfig {
+        LaunchConfig { cluster, ..self }
+    }
+
+    /// Whether the launch names clusters of more than one block.
+    pub const fn is_clustered(&self) -> bool {
+        self.cluster.count() > 1
     }
 
     /// The same launch with `bytes` of dynamic shared memory per block.

@@ -1,10 +1,13 @@
 //! The one list of kernels: every `kernel!` in this crate is named here once.
 //!
 //! The host looks kernels up in the PTX by these names, and the PTX tests check both ways that
-//! this list and the `.entry` points of every PTX build are the same set.
+//! this list and the `.entry` points of every PTX build are the same set — the kernels marked
+//! `@ sm_90` in the builds from sm_90 only.
 
 macro_rules! kernel_list {
-    ($($variant:ident => $name:ident),* $(,)?) => {
+    (@arch) => { 70 };
+    (@arch sm_90) => { 90 };
+    ($($variant:ident => $name:ident $(@ $arch:ident)?),* $(,)?) => {
         /// Every kernel in the device crate.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         pub enum Kernel {
@@ -22,6 +25,15 @@ macro_rules! kernel_list {
             pub const fn name(self) -> &'static str {
                 match self {
                     $(Kernel::$variant => stringify!($name),)*
+                }
+            }
+
+            /// The oldest architecture whose PTX has the kernel, as `major * 10 + minor`: 70
+            /// for most, 90 for those on Hopper's primitives (clusters, `mbarrier`
+            /// transaction counts, bulk copies), which only the sm_90 build holds.
+            pub const fn min_arch(self) -> u32 {
+                match self {
+                    $(Kernel::$variant => kernel_list!(@arch $($arch)?),)*
                 }
             }
         }
@@ -140,4 +152,11 @@ kernel_list! {
     ScanTiles => scan_tiles,
     ScanTileSums => scan_tile_sums,
     ScanAdd => scan_add,
+    MbarrierPhases => mbarrier_phases @ sm_90,
+    BulkPipelineCopy => bulk_pipeline_copy @ sm_90,
+    CpAsyncTransform => cp_async_transform @ sm_90,
+    BulkStore => bulk_store @ sm_90,
+    ClusterCheck => cluster_check @ sm_90,
+    MbarrierRemote => mbarrier_remote @ sm_90,
+    MbarrierWrongParity => mbarrier_wrong_parity @ sm_90,
 }

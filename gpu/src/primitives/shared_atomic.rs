@@ -54,6 +54,19 @@ impl SharedU32 {
         }
     }
 
+    /// The shared-window address itself.
+    #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90"))]
+    #[inline(always)]
+    pub(crate) fn shared_addr(self) -> u32 {
+        self.addr
+    }
+
+    /// The host pointer the simulator's shared-window address is.
+    #[cfg(not(target_arch = "nvptx64"))]
+    pub(crate) fn host_ptr(self) -> *mut u32 {
+        self.addr
+    }
+
     /// The address `i` words further (32-bit arithmetic on the device; no check).
     #[inline(always)]
     pub fn offset(self, i: u32) -> SharedU32 {

@@ -19,6 +19,48 @@ pub struct Ids {
     pub block_dim: [u32; 3],
     /// `gridDim`.
     pub grid_dim: [u32; 3],
+    /// The launch's cluster shape (`%cluster_nctaid`): `[1, 1, 1]` without clusters.
+    pub cluster_dim: [u32; 3],
+}
+
+impl Ids {
+    /// `%cluster_ctaid`: this block's position in its cluster.
+    pub fn cluster_ctaid(&self) -> [u32; 3] {
+        std::array::from_fn(|a| self.block[a] % self.cluster_dim[a])
+    }
+
+    /// `%clusterid`: this block's cluster's position in the grid of clusters.
+    pub fn cluster_id(&self) -> [u32; 3] {
+        std::array::from_fn(|a| self.block[a] / self.cluster_dim[a])
+    }
+
+    /// `%nclusterid`: clusters in the grid, per axis.
+    pub fn cluster_count(&self) -> [u32; 3] {
+        std::array::from_fn(|a| self.grid_dim[a] / self.cluster_dim[a])
+    }
+
+    /// `%cluster_ctarank`: this block's rank in its cluster, x fastest.
+    pub fn cluster_rank(&self) -> u32 {
+        let [x, y, z] = self.cluster_ctaid();
+        let [cx, cy, _] = self.cluster_dim;
+        x + y * cx + z * cx * cy
+    }
+
+    /// The linear index of this block's cluster, x fastest.
+    pub fn cluster_linear(&self) -> u32 {
+        let [x, y, z] = self.cluster_id();
+        let [nx, ny, _] = self.cluster_count();
+        x + y * nx + z * nx * ny
+    }
+
+    /// The linear block index (x fastest) of the block of rank `rank` in this block's cluster.
+    pub fn block_of_rank(&self, rank: u32) -> u32 {
+        let [cx, cy, _] = self.cluster_dim;
+        let local = [rank % cx, (rank / cx) % cy, rank / (cx * cy)];
+        let id = self.cluster_id();
+        let b: [u32; 3] = std::array::from_fn(|a| id[a] * self.cluster_dim[a] + local[a]);
+        b[0] + b[1] * self.grid_dim[0] + b[2] * self.grid_dim[0] * self.grid_dim[1]
+    }
 }
 
 /// What one lane sees of a warp operation: every lane's value, and which lanes are running.
@@ -98,6 +140,7 @@ impl ThreadCtx {
                 block: [block % gx, (block / gx) % gy, block / (gx * gy)],
                 block_dim: [cfg.block.x, cfg.block.y, cfg.block.z],
                 grid_dim: [cfg.grid.x, cfg.grid.y, cfg.grid.z],
+                cluster_dim: [cfg.cluster.x, cfg.cluster.y, cfg.cluster.z],
             },
             launch,
             block,
@@ -149,6 +192,42 @@ pub(crate) fn shared_base() -> *mut u8 {
 
 pub(crate) fn shared_len() -> u32 {
     with_launch(|_, _, block| block.shared_bytes)
+}
+
+/// `barrier.cluster.arrive`: the calling thread arrives at its cluster's barrier.
+pub(crate) fn cluster_arrive() {
+    with_launch(|c, launch, _| launch.clusters[c.ids.cluster_linear() as usize].arrive())
+}
+
+/// `barrier.cluster.wait`: waits for the phase the calling thread arrived at.
+pub(crate) fn cluster_wait() {
+    with_launch(|c, launch, _| launch.clusters[c.ids.cluster_linear() as usize].wait(launch))
+}
+
+/// `mapa`: the address in the shared memory of the block of `rank` in this block's cluster
+/// that is at `p`'s offset in this block's.
+///
+/// # Panics
+/// If `p` is not in this block's shared memory, or `rank` is not a rank of the cluster: on the
+/// GPU the result would be undefined.
+pub(crate) fn map_shared(p: *const u8, rank: u32) -> *mut u8 {
+    with_launch(|c, launch, block| {
+        let size = c.ids.cluster_dim.iter().product::<u32>();
+        assert!(
+            rank < size,
+            "mapa to rank {rank} of a cluster of {size} blocks (undefined on the GPU)"
+        );
+        let base = UnsafeCell::raw_get(block.shared.as_ptr()) as usize;
+        let offset = (p as usize).wrapping_sub(base);
+        assert!(
+            offset <= block.shared_bytes as usize,
+            "mapa of an address outside this block's shared memory (undefined on the GPU)"
+        );
+        let other = &launch.blocks[c.ids.block_of_rank(rank) as usize];
+        UnsafeCell::raw_get(other.shared.as_ptr())
+            .cast::<u8>()
+            .wrapping_add(offset)
+    })
 }
 
 /// The rendezvous behind every warp operation: each running lane of the warp deposits `value`,
@@ -203,5 +282,6 @@ pub(super) fn run_thread<F: Fn() + Sync>(launch: &Launch, ctx: ThreadCtx, kernel
     warp.live.fetch_and(!(1 << ctx.lane), Ordering::Relaxed);
     warp.barrier.leave();
     block.barrier.leave();
+    launch.clusters[ctx.ids.cluster_linear() as usize].leave();
     CTX.set(None);
 }

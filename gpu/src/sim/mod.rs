@@ -6,6 +6,11 @@
 //! - indices: each thread's `threadIdx`, `blockIdx`, `blockDim`, `gridDim`;
 //! - per-block dynamic shared memory, zeroed, 16-byte aligned;
 //! - `sync_threads` as a real barrier over the block's running threads;
+//! - thread block clusters: the split cluster barrier over the cluster's running threads, and
+//!   `mapa` into a sibling block's shared memory (every block runs at once anyway);
+//! - `mbarrier`s as atomic words in shared memory with their phase, pending count and
+//!   transaction count, and asynchronous copies performed at once, completing their bytes on
+//!   the `mbarrier` they name (see [`crate::mbarrier`], [`crate::async_copy`]);
 //! - warp operations as a rendezvous of the warp's running lanes (see [`crate::warp`]);
 //! - atomics as `core::sync::atomic` operations, fences as `core::sync::atomic::fence`.
 //!
@@ -15,13 +20,18 @@
 //! [`MAX_THREADS`] threads: enough for every test shape, and every source's demo shape.
 
 mod barrier;
+mod cluster;
 mod context;
+pub(crate) mod mbarrier;
 
 pub use context::{Ids, WarpView, ids, lane, warp_exchange};
-pub(crate) use context::{block_barrier, host_clock_ns, shared_base, shared_len};
+pub(crate) use context::{
+    block_barrier, cluster_arrive, cluster_wait, host_clock_ns, map_shared, shared_base, shared_len,
+};
 
 use crate::LaunchConfig;
 use barrier::SimBarrier;
+use cluster::SplitBarrier;
 use context::{BlockState, ThreadCtx};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -31,8 +41,11 @@ use std::time::Duration;
 pub const MAX_THREADS: u64 = 4096;
 /// The most threads one block may have (CUDA's limit).
 pub const MAX_BLOCK_THREADS: u64 = 1024;
-/// The most dynamic shared memory a block may ask for without opting in (CUDA's default limit).
-pub const MAX_SHARED_BYTES: u32 = 48 * 1024;
+/// The most dynamic shared memory a block may have: an H100's or H200's opt-in limit (227 KiB).
+/// On the GPU a launch past 48 KiB must opt in, which the host's launch does.
+pub const MAX_SHARED_BYTES: u32 = 227 * 1024;
+/// The most blocks in a cluster: the H100's non-portable limit (8 is the portable one).
+pub const MAX_CLUSTER_BLOCKS: u64 = 16;
 /// How long a thread may wait at a barrier before the launch is declared deadlocked.
 pub const WAIT_LIMIT: Duration = Duration::from_secs(20);
 /// Stack of each simulated thread: kernels are small, and thousands of threads must fit.
@@ -87,6 +100,7 @@ pub(crate) struct Launch {
     cfg: LaunchConfig,
     start: SimBarrier,
     blocks: Vec<BlockState>,
+    clusters: Vec<SplitBarrier>,
     aborted: AtomicBool,
     error: Mutex<Option<SimError>>,
 }
@@ -110,8 +124,9 @@ impl Launch {
 /// Checks a launch shape as the driver would, plus the simulator's own size limit.
 ///
 /// # Errors
-/// [`SimError::Config`] for an empty grid or block, a block over 1024 threads or shared memory
-/// over [`MAX_SHARED_BYTES`]; [`SimError::TooManyThreads`] past [`MAX_THREADS`].
+/// [`SimError::Config`] for an empty grid or block, a block over 1024 threads, shared memory
+/// over [`MAX_SHARED_BYTES`], a cluster whose extents do not divide the grid's or of more than
+/// [`MAX_CLUSTER_BLOCKS`] blocks; [`SimError::TooManyThreads`] past [`MAX_THREADS`].
 pub fn check_config(cfg: &LaunchConfig) -> Result<(), SimError> {
     if cfg.grid.count() == 0 || cfg.block.count() == 0 {
         return Err(SimError::Config(format!(
@@ -129,6 +144,17 @@ pub fn check_config(cfg: &LaunchConfig) -> Result<(), SimError> {
         return Err(SimError::Config(format!(
             "{} bytes of dynamic shared memory per block; the limit is {MAX_SHARED_BYTES}",
             cfg.shared_bytes
+        )));
+    }
+    let (g, c) = (cfg.grid, cfg.cluster);
+    if c.count() == 0 || g.x % c.x != 0 || g.y % c.y != 0 || g.z % c.z != 0 {
+        return Err(SimError::Config(format!(
+            "cluster {c:?} must be non-empty and divide the grid {g:?} in every axis"
+        )));
+    }
+    if c.count() > MAX_CLUSTER_BLOCKS {
+        return Err(SimError::Config(format!(
+            "a cluster has at most {MAX_CLUSTER_BLOCKS} blocks; asked for {c:?}"
         )));
     }
     if cfg.threads() > MAX_THREADS {
@@ -159,6 +185,9 @@ pub fn launch<F: Fn() + Sync>(cfg: &LaunchConfig, kernel: F) -> Result<(), SimEr
         start: SimBarrier::new(total),
         blocks: (0..cfg.grid.count())
             .map(|_| BlockState::new(cfg))
+            .collect(),
+        clusters: (0..cfg.grid.count() / cfg.cluster.count())
+            .map(|_| SplitBarrier::new((cfg.cluster.count() * cfg.block.count()) as u32))
             .collect(),
         aborted: AtomicBool::new(false),
         error: Mutex::new(None),

@@ -1,0 +1,601 @@
+//! `mbarrier`: a split-phase barrier object in shared memory (sm_90).
+//!
+//! [`sync_threads`](crate::sync::sync_threads) makes every thread of the block arrive and wait
+//! in one instruction. An `mbarrier` splits the two: a thread **arrives** (and gets a token for
+//! the phase it arrived at), goes on with work that does not need the others, and **waits** on
+//! the token later — by then the phase has often completed and the wait costs nothing. It also
+//! counts what a barrier instruction cannot: any number of expected arrivals (not only "the whole
+//! block"), and a **transaction count** of bytes that asynchronous copies complete
+//! ([`crate::async_copy`]), so a phase ends only when its data has landed.
+//!
+//! # The state machine
+//!
+//! An `mbarrier` is 8 bytes of shared memory, 8-byte aligned, set up by [`MBarrier::init`] with
+//! the number of arrivals each phase expects. A phase completes when every expected arrival
+//! has happened *and* the transaction count is back at zero; then the next phase begins, with
+//! the same expected count. Phases alternate parity 0, 1, 0, … — which is all a waiter can tell
+//! them apart by: waiting on the parity of a phase two phases ago looks like waiting on the
+//! current one, and hangs (the lesson in `lessons::mbarrier` shows it, bounded).
+//!
+//! # Waiting by token or by parity
+//!
+//! A thread that arrives gets a [`Phase`] token and waits with [`MBarrier::wait`], which takes
+//! the token by value: a token can be waited on once. A thread that waits without arriving (a
+//! consumer waiting for a producer's data) keeps a [`Parity`] per barrier, starting at
+//! [`Parity::FIRST`]; [`MBarrier::wait_parity`] waits for the phase of that parity and then
+//! moves it to the next phase, so a loop over a ring of stages cannot wait on a stale phase.
+//! Both waits are bounded: past the timeout they return [`WaitError::TimedOut`] instead of
+//! hanging the GPU.
+//!
+//! CUDA: `cuda::barrier<thread_scope_block>` (`arrive`, `wait(token)`), `cuda::ptx::mbarrier_*`,
+//! `__mbarrier_*`. PTX: `mbarrier.init`, `mbarrier.arrive`, `mbarrier.arrive_drop`,
+//! `mbarrier.expect_tx`, `mbarrier.complete_tx`, `mbarrier.test_wait`, `mbarrier.try_wait`
+//! (`.parity`), `fence.mbarrier_init`.
+//!
+//! # Safety, for every method
+//!
+//! - the `MBarrier` was made from an 8-byte-aligned word of this block's shared memory, inside
+//!   what the launch gave, and nothing else uses those 8 bytes while it is a barrier (between
+//!   `init` and `inval`);
+//! - `init` happened before any other operation, and is visible to the thread (a
+//!   `sync_threads` after it, or [`fence_mbarrier_init`] and a cluster barrier for other
+//!   blocks of the cluster);
+//! - no phase receives more arrivals than it expects (undefined on the GPU; the simulator
+//!   panics).
+//!
+//! In the simulator the 8 bytes hold the same state in a layout of the simulator's own
+//! (`sim::mbarrier`), updated by compare-and-swap.
+
+use crate::time::globaltimer_ns;
+
+/// How long [`MBarrier::wait`] and [`MBarrier::wait_parity`] wait when the kernel does not
+/// say: far above any real phase (microseconds), below the simulator's 20 s deadlock limit.
+pub const DEFAULT_TIMEOUT_NS: u64 = 1_000_000_000;
+
+/// The most arrivals a phase may expect, and the largest transaction count: 2²⁰ − 1.
+pub const MAX_COUNT: u32 = (1 << 20) - 1;
+
+/// Who the arrival releases to and the wait acquires from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BarrierScope {
+    /// The threads of this block (PTX `.cta`): the usual case.
+    Block,
+    /// The threads of this block's cluster (PTX `.cluster`): when threads of other blocks read
+    /// what was written before the arrival, or wrote what is read after the wait.
+    Cluster,
+}
+
+/// A wait that gave up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WaitError {
+    /// The phase did not complete within the timeout: an arrival or a copy's bytes never came
+    /// (a thread that exited without arriving, an `expect_tx` larger than what was copied, a
+    /// wait on the wrong parity).
+    TimedOut,
+}
+
+/// The token of one arrival: which phase it arrived at. Waited on once, by value.
+///
+/// PTX: the 64-bit state `mbarrier.arrive` returns.
+#[derive(Debug, PartialEq, Eq)]
+#[must_use = "an arrival's token is what the wait for its phase needs"]
+pub struct Phase {
+    state: u64,
+}
+
+/// The parity of the next phase a thread waits for without arriving; see
+/// [`MBarrier::wait_parity`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Parity(u32);
+
+impl Parity {
+    /// The parity of a barrier's first phase, just after `init`.
+    pub const FIRST: Parity = Parity(0);
+
+    /// The parity of the `n`-th phase after `init` (counting from 0): for a ring of stages,
+    /// where a stage's `round`-th fill is its barrier's `round`-th phase.
+    pub const fn of_phase(n: u32) -> Parity {
+        Parity(n & 1)
+    }
+
+    /// The parity bit, 0 or 1 (what `try_wait.parity` takes).
+    pub const fn bit(self) -> u32 {
+        self.0
+    }
+
+    /// The parity of the phase after this one.
+    #[must_use]
+    pub const fn next(self) -> Parity {
+        Parity(self.0 ^ 1)
+    }
+}
+
+/// An `mbarrier` in this block's shared memory, addressed in the shared state space.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MBarrier {
+    #[cfg(target_arch = "nvptx64")]
+    addr: u32,
+    #[cfg(not(target_arch = "nvptx64"))]
+    addr: *mut u64,
+}
+
+/// `asm!` with the scope chosen by a constant `BarrierScope`: one instruction after folding.
+#[cfg(target_arch = "nvptx64")]
+macro_rules! scoped_asm {
+    ($scope:expr, $cta:literal, $cluster:literal, $($args:tt)*) => {
+        match $scope {
+            BarrierScope::Block => core::arch::asm!($cta, $($args)*),
+            BarrierScope::Cluster => core::arch::asm!($cluster, $($args)*),
+        }
+    };
+}
+
+impl MBarrier {
+    /// The barrier at `p`. PTX: `cvta.to.shared.u64`.
+    ///
+    /// # Safety
+    /// `p` is an 8-byte-aligned word of this block's shared memory.
+    #[inline(always)]
+    pub unsafe fn from_generic(p: *mut u64) -> MBarrier {
+        #[cfg(target_arch = "nvptx64")]
+        {
+            let addr: u32;
+            // SAFETY: address arithmetic only; the caller says `p` is in the shared window.
+            unsafe {
+                core::arch::asm!(
+                    "{{ .reg .u64 s; cvta.to.shared.u64 s, {1}; cvt.u32.u64 {0}, s; }}",
+                    out(reg32) addr, in(reg64) p, options(nostack, pure, nomem)
+                )
+            };
+            MBarrier { addr }
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            MBarrier { addr: p }
+        }
+    }
+
+    /// The shared-window address (what `cp.async.bulk` names the barrier by).
+    #[cfg(target_arch = "nvptx64")]
+    #[inline(always)]
+    pub(crate) fn shared_addr(self) -> u32 {
+        self.addr
+    }
+
+    /// The simulator's word.
+    #[cfg(not(target_arch = "nvptx64"))]
+    pub(crate) fn host_ptr(self) -> *mut u64 {
+        self.addr
+    }
+
+    /// Sets the barrier up: phase 0, `count` arrivals expected per phase, no transactions.
+    /// One thread initializes; the others may use it after a `sync_threads`.
+    ///
+    /// Scope: block (a plain write). CUDA: `init(&bar, count)`. PTX: `mbarrier.init.shared::cta.b64`.
+    ///
+    /// # Safety
+    /// The module's contract; `1 <= count <= MAX_COUNT`; no thread uses the barrier meanwhile.
+    #[inline(always)]
+    pub unsafe fn init(self, count: u32) {
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: the caller upholds the contract above.
+        unsafe {
+            core::arch::asm!(
+                "mbarrier.init.shared::cta.b64 [{0}], {1};",
+                in(reg32) self.addr, in(reg32) count, options(nostack)
+            )
+        };
+        #[cfg(not(target_arch = "nvptx64"))]
+        // SAFETY: the caller upholds the contract above.
+        unsafe {
+            crate::sim::mbarrier::init(self.addr, count)
+        };
+    }
+
+    /// Ends the barrier's life: its 8 bytes may be used for other data after it.
+    ///
+    /// PTX: `mbarrier.inval.shared::cta.b64`.
+    ///
+    /// # Safety
+    /// The module's contract; no thread uses the barrier after it (until a new `init`).
+    #[inline(always)]
+    pub unsafe fn inval(self) {
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: the caller upholds the contract above.
+        unsafe {
+            core::arch::asm!("mbarrier.inval.shared::cta.b64 [{0}];", in(reg32) self.addr, options(nostack))
+        };
+        #[cfg(not(target_arch = "nvptx64"))]
+        // SAFETY: the caller upholds the contract above.
+        unsafe {
+            crate::sim::mbarrier::inval(self.addr)
+        };
+    }
+
+    /// One arrival: the calling thread's writes before it are released, at `scope`, to the
+    /// threads that wait for this phase. Returns the phase's token.
+    ///
+    /// Scope: `scope`. Ordering: release. CUDA: `bar.arrive()`.
+    /// PTX: `mbarrier.arrive.release.{cta,cluster}.shared::cta.b64`.
+    ///
+    /// # Safety
+    /// The module's contract.
+    #[inline(always)]
+    pub unsafe fn arrive(self, scope: BarrierScope) -> Phase {
+        // SAFETY: forwarded to the caller.
+        unsafe { self.arrive_count(1, scope) }
+    }
+
+    /// `count` arrivals at once (a warp's leader arriving for its 32 lanes, say).
+    ///
+    /// Scope: `scope`. Ordering: release. CUDA: `bar.arrive(count)`.
+    /// PTX: `mbarrier.arrive.release.{cta,cluster}.shared::cta.b64 state, [bar], count`.
+    ///
+    /// # Safety
+    /// The module's contract; `1 <= count <= MAX_COUNT`.
+    #[inline(always)]
+    pub unsafe fn arrive_count(self, count: u32, scope: BarrierScope) -> Phase {
+        #[cfg(target_arch = "nvptx64")]
+        {
+            let state: u64;
+            // SAFETY: the caller upholds the contract above.
+            unsafe {
+                scoped_asm!(
+                    scope,
+                    "mbarrier.arrive.release.cta.shared::cta.b64 {0}, [{1}], {2};",
+                    "mbarrier.arrive.release.cluster.shared::cta.b64 {0}, [{1}], {2};",
+                    out(reg64) state, in(reg32) self.addr, in(reg32) count, options(nostack)
+                )
+            };
+            Phase { state }
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            let _ = scope;
+            // SAFETY: the caller upholds the contract above.
+            let state = unsafe { crate::sim::mbarrier::arrive(self.addr, count, 0, 0) };
+            Phase { state }
+        }
+    }
+
+    /// Arrives and leaves: this phase gets the arrival, and every later phase expects one
+    /// arrival fewer. For a thread that exits or stops taking part early.
+    ///
+    /// Scope: `scope`. Ordering: release. CUDA: `bar.arrive_and_drop()`.
+    /// PTX: `mbarrier.arrive_drop.release.{cta,cluster}.shared::cta.b64`.
+    ///
+    /// # Safety
+    /// The module's contract.
+    #[inline(always)]
+    pub unsafe fn arrive_drop(self, scope: BarrierScope) -> Phase {
+        #[cfg(target_arch = "nvptx64")]
+        {
+            let state: u64;
+            // SAFETY: the caller upholds the contract above.
+            unsafe {
+                scoped_asm!(
+                    scope,
+                    "mbarrier.arrive_drop.release.cta.shared::cta.b64 {0}, [{1}];",
+                    "mbarrier.arrive_drop.release.cluster.shared::cta.b64 {0}, [{1}];",
+                    out(reg64) state, in(reg32) self.addr, options(nostack)
+                )
+            };
+            Phase { state }
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            let _ = scope;
+            // SAFETY: the caller upholds the contract above.
+            let state = unsafe { crate::sim::mbarrier::arrive(self.addr, 1, 1, 0) };
+            Phase { state }
+        }
+    }
+
+    /// Expects `bytes` more of asynchronous copies in the current phase, then arrives: the
+    /// phase completes when its arrivals are in *and* the copies have delivered the bytes. What
+    /// the thread that issues a bulk copy calls.
+    ///
+    /// Scope: `scope`. Ordering: release. CUDA: `cuda::device::barrier_arrive_tx(bar, 1, bytes)`.
+    /// PTX: `mbarrier.arrive.expect_tx.release.{cta,cluster}.shared::cta.b64`.
+    ///
+    /// # Safety
+    /// The module's contract; `bytes <= MAX_COUNT`, and exactly that many bytes of copies
+    /// complete on this barrier in this phase (fewer: the phase never completes).
+    #[inline(always)]
+    pub unsafe fn arrive_expect_tx(self, bytes: u32, scope: BarrierScope) -> Phase {
+        #[cfg(target_arch = "nvptx64")]
+        {
+            let state: u64;
+            // SAFETY: the caller upholds the contract above.
+            unsafe {
+                scoped_asm!(
+                    scope,
+                    "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 {0}, [{1}], {2};",
+                    "mbarrier.arrive.expect_tx.release.cluster.shared::cta.b64 {0}, [{1}], {2};",
+                    out(reg64) state, in(reg32) self.addr, in(reg32) bytes, options(nostack)
+                )
+            };
+            Phase { state }
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            let _ = scope;
+            // SAFETY: the caller upholds the contract above.
+            let state = unsafe { crate::sim::mbarrier::arrive(self.addr, 1, 0, bytes) };
+            Phase { state }
+        }
+    }
+
+    /// Expects `bytes` more of asynchronous copies in the current phase, without arriving.
+    ///
+    /// Scope: block. Ordering: relaxed. CUDA: `cuda::device::barrier_expect_tx(bar, bytes)`.
+    /// PTX: `mbarrier.expect_tx.relaxed.cta.shared::cta.b64`.
+    ///
+    /// # Safety
+    /// As [`MBarrier::arrive_expect_tx`], and the phase has an arrival still pending.
+    #[inline(always)]
+    pub unsafe fn expect_tx(self, bytes: u32) {
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: the caller upholds the contract above.
+        unsafe {
+            core::arch::asm!(
+                "mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [{0}], {1};",
+                in(reg32) self.addr, in(reg32) bytes, options(nostack)
+            )
+        };
+        #[cfg(not(target_arch = "nvptx64"))]
+        // SAFETY: the caller upholds the contract above.
+        unsafe {
+            crate::sim::mbarrier::transact(self.addr, bytes as i64)
+        };
+    }
+
+    /// Counts `bytes` as delivered, as a finished copy would: for data a thread produced
+    /// itself into a phase that expects bytes.
+    ///
+    /// Scope: block. Ordering: relaxed. PTX: `mbarrier.complete_tx.relaxed.cta.shared::cta.b64`.
+    ///
+    /// # Safety
+    /// The module's contract; `bytes <= MAX_COUNT`.
+    #[inline(always)]
+    pub unsafe fn complete_tx(self, bytes: u32) {
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: the caller upholds the contract above.
+        unsafe {
+            core::arch::asm!(
+                "mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [{0}], {1};",
+                in(reg32) self.addr, in(reg32) bytes, options(nostack)
+            )
+        };
+        #[cfg(not(target_arch = "nvptx64"))]
+        // SAFETY: the caller upholds the contract above.
+        unsafe {
+            crate::sim::mbarrier::transact(self.addr, -(bytes as i64))
+        };
+    }
+
+    /// Whether the phase of `phase` has completed, without waiting; when it has, the writes
+    /// released to it are visible.
+    ///
+    /// Scope: `scope`. Ordering: acquire when it returns true.
+    /// PTX: `mbarrier.test_wait.acquire.{cta,cluster}.shared::cta.b64`.
+    ///
+    /// # Safety
+    /// The module's contract; `phase` came from this barrier.
+    #[inline(always)]
+    pub unsafe fn test_wait(self, phase: &Phase, scope: BarrierScope) -> bool {
+        #[cfg(target_arch = "nvptx64")]
+        {
+            let done: u32;
+            // SAFETY: the caller upholds the contract above.
+            unsafe {
+                scoped_asm!(
+                    scope,
+                    "{{ .reg .pred p; mbarrier.test_wait.acquire.cta.shared::cta.b64 p, [{1}], {2}; selp.u32 {0}, 1, 0, p; }}",
+                    "{{ .reg .pred p; mbarrier.test_wait.acquire.cluster.shared::cta.b64 p, [{1}], {2}; selp.u32 {0}, 1, 0, p; }}",
+                    out(reg32) done, in(reg32) self.addr, in(reg64) phase.state, options(nostack)
+                )
+            };
+            done != 0
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            let _ = scope;
+            // SAFETY: the caller upholds the contract above.
+            unsafe { crate::sim::mbarrier::phase_done(self.addr, phase.state) }
+        }
+    }
+
+    /// Whether the phase of parity `parity` (0 or 1) has completed, after the hardware has
+    /// waited a while for it: the thin instruction under [`MBarrier::wait_parity`], for a
+    /// kernel that tracks the parity itself.
+    ///
+    /// Scope: `scope`. Ordering: acquire when it returns true.
+    /// PTX: `mbarrier.try_wait.parity.acquire.{cta,cluster}.shared::cta.b64`.
+    ///
+    /// # Safety
+    /// The module's contract.
+    #[inline(always)]
+    pub unsafe fn try_wait_parity(self, parity: u32, scope: BarrierScope) -> bool {
+        #[cfg(target_arch = "nvptx64")]
+        {
+            let done: u32;
+            // SAFETY: the caller upholds the contract above.
+            unsafe {
+                scoped_asm!(
+                    scope,
+                    "{{ .reg .pred p; mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [{1}], {2}; selp.u32 {0}, 1, 0, p; }}",
+                    "{{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [{1}], {2}; selp.u32 {0}, 1, 0, p; }}",
+                    out(reg32) done, in(reg32) self.addr, in(reg32) parity, options(nostack)
+                )
+            };
+            done != 0
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            let _ = scope;
+            // SAFETY: the caller upholds the contract above.
+            let done = unsafe {
+                crate::sim::mbarrier::phase_done(
+                    self.addr,
+                    if parity & 1 == 1 {
+                        crate::sim::mbarrier::PARITY_BIT
+                    } else {
+                        0
+                    },
+                )
+            };
+            if !done {
+                // The hardware suspends the thread a while before it answers false.
+                crate::time::nanosleep(0);
+            }
+            done
+        }
+    }
+
+    /// Waits, at most `timeout_ns`, for the phase of the token `phase` to complete; then what
+    /// was released to it is visible.
+    ///
+    /// Scope: `scope`. Ordering: acquire. CUDA: `bar.wait(std::move(token))`.
+    /// PTX: a loop of `mbarrier.try_wait.acquire.{cta,cluster}.shared::cta.b64` and
+    /// `%globaltimer` reads.
+    ///
+    /// # Errors
+    /// [`WaitError::TimedOut`] past `timeout_ns` ([`DEFAULT_TIMEOUT_NS`] is a good bound).
+    ///
+    /// # Safety
+    /// The module's contract; `phase` came from this barrier.
+    #[inline(always)]
+    pub unsafe fn wait(
+        self,
+        phase: Phase,
+        scope: BarrierScope,
+        timeout_ns: u64,
+    ) -> Result<(), WaitError> {
+        // SAFETY: forwarded to the caller.
+        bounded(timeout_ns, || unsafe { self.try_wait(&phase, scope) })
+    }
+
+    /// Waits, at most `timeout_ns`, for the phase of parity `parity` to complete, then moves
+    /// `parity` to the next phase. For threads that wait without arriving: a consumer of a
+    /// stage that a producer fills, each keeping one [`Parity`] per barrier from
+    /// [`Parity::FIRST`].
+    ///
+    /// Scope: `scope`. Ordering: acquire. CUDA: `bar.wait_parity(parity)`.
+    /// PTX: a loop of `mbarrier.try_wait.parity.acquire.{cta,cluster}.shared::cta.b64`.
+    ///
+    /// # Errors
+    /// [`WaitError::TimedOut`] past `timeout_ns`; `parity` is then left as it was.
+    ///
+    /// # Safety
+    /// The module's contract.
+    #[inline(always)]
+    pub unsafe fn wait_parity(
+        self,
+        parity: &mut Parity,
+        scope: BarrierScope,
+        timeout_ns: u64,
+    ) -> Result<(), WaitError> {
+        let bit = parity.bit();
+        // SAFETY: forwarded to the caller.
+        bounded(timeout_ns, || unsafe { self.try_wait_parity(bit, scope) })?;
+        *parity = parity.next();
+        Ok(())
+    }
+
+    /// `mbarrier.try_wait` with a token.
+    ///
+    /// # Safety
+    /// As [`MBarrier::test_wait`].
+    #[inline(always)]
+    unsafe fn try_wait(self, phase: &Phase, scope: BarrierScope) -> bool {
+        #[cfg(target_arch = "nvptx64")]
+        {
+            let done: u32;
+            // SAFETY: the caller upholds the contract above.
+            unsafe {
+                scoped_asm!(
+                    scope,
+                    "{{ .reg .pred p; mbarrier.try_wait.acquire.cta.shared::cta.b64 p, [{1}], {2}; selp.u32 {0}, 1, 0, p; }}",
+                    "{{ .reg .pred p; mbarrier.try_wait.acquire.cluster.shared::cta.b64 p, [{1}], {2}; selp.u32 {0}, 1, 0, p; }}",
+                    out(reg32) done, in(reg32) self.addr, in(reg64) phase.state, options(nostack)
+                )
+            };
+            done != 0
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            // SAFETY: forwarded to the caller.
+            let done = unsafe { self.test_wait(phase, scope) };
+            if !done {
+                crate::time::nanosleep(0);
+            }
+            done
+        }
+    }
+
+    /// One arrival at the barrier at this barrier's offset in the shared memory of the block of
+    /// rank `rank` of this cluster: how a consumer in one block tells a producer in another
+    /// that a stage is free. No token: the arriving thread cannot wait on a remote barrier.
+    ///
+    /// Scope: cluster. Ordering: release.
+    /// PTX: `mapa.shared::cluster.u32` + `mbarrier.arrive.release.cluster.shared::cluster.b64 _`.
+    ///
+    /// # Safety
+    /// The module's contract for the sibling's barrier; `rank < cluster_block_count()`, and
+    /// the sibling is running.
+    #[inline(always)]
+    pub unsafe fn arrive_remote(self, rank: u32) {
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: the caller upholds the contract above.
+        unsafe {
+            core::arch::asm!(
+                "{{ .reg .b32 r; mapa.shared::cluster.u32 r, {0}, {1}; mbarrier.arrive.release.cluster.shared::cluster.b64 _, [r]; }}",
+                in(reg32) self.addr, in(reg32) rank, options(nostack)
+            )
+        };
+        #[cfg(not(target_arch = "nvptx64"))]
+        // SAFETY: the caller upholds the contract above.
+        unsafe {
+            let remote = crate::sim::map_shared(self.addr.cast(), rank).cast::<u64>();
+            crate::sim::mbarrier::arrive(remote, 1, 0, 0);
+        }
+    }
+}
+
+/// Polls `done` until it says so or `timeout_ns` have passed on the global timer.
+#[inline(always)]
+fn bounded(timeout_ns: u64, mut done: impl FnMut() -> bool) -> Result<(), WaitError> {
+    if done() {
+        return Ok(());
+    }
+    let start = globaltimer_ns();
+    loop {
+        if done() {
+            return Ok(());
+        }
+        if globaltimer_ns().wrapping_sub(start) > timeout_ns {
+            return Err(WaitError::TimedOut);
+        }
+    }
+}
+
+/// Makes this thread's `mbarrier` initializations visible to the other blocks of the cluster
+/// and to the asynchronous proxy (the copy engine) before a cluster barrier: the barrier's
+/// own release does not cover them.
+///
+/// Scope: cluster. Ordering: release. CUDA: `cuda::ptx::fence_mbarrier_init`.
+/// PTX: `fence.mbarrier_init.release.cluster`.
+///
+/// Needed only when a barrier is used from other blocks (a remote arrival, a multicast copy);
+/// within one block `sync_threads` after `init` is enough.
+#[inline(always)]
+pub fn fence_mbarrier_init() {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: a fence only orders this thread's operations.
+    unsafe {
+        core::arch::asm!("fence.mbarrier_init.release.cluster;", options(nostack));
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    core::sync::atomic::fence(core::sync::atomic::Ordering::Release);
+}

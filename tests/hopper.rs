@@ -1,0 +1,459 @@
+//! Hopper's primitives — `mbarrier`s, asynchronous copies, clusters and distributed shared
+//! memory — against CPU models, on the simulator and on the GPU (sm_90).
+
+mod common;
+
+use gpu::checks::hopper::{BARRIER_BYTES, CLUSTER_CHECK_FIELDS, errors};
+use gpu::sim::SimError;
+use gridsync::{Error, LaunchConfig, Target, launch};
+use rand::Rng;
+
+/// A bound far above any real wait, for the checks that must not time out.
+const TIMEOUT_NS: u64 = 2_000_000_000;
+
+fn mbarrier_phases(target: &Target, blocks: u32, block: u32, rounds: u32, warp_arrivals: bool) {
+    let n = (blocks * block) as usize;
+    let out = target.zeros::<u32>(n).unwrap();
+    let err = target.zeros::<u32>(1).unwrap();
+    let cfg = LaunchConfig::linear(blocks, block).with_shared_bytes(BARRIER_BYTES + 4 * block);
+    // SAFETY: a word of output per thread, the shared memory the kernel asks for.
+    unsafe {
+        launch!(
+            target,
+            gpu::checks::hopper::mbarrier_phases,
+            cfg,
+            (
+                out.ptr(),
+                rounds,
+                warp_arrivals as u32,
+                TIMEOUT_NS,
+                err.ptr()
+            )
+        )
+        .unwrap()
+    };
+    assert_eq!(target.download(&err).unwrap(), [0], "a wait timed out");
+    let got = target.download(&out).unwrap();
+    for (g, have) in got.iter().enumerate() {
+        let t = g as u32 % block;
+        let right = (t + 1) % block;
+        let want = (0..rounds).fold(0u32, |s, r| s.wrapping_add((r + 1) * 1000 + right));
+        assert_eq!(
+            *have, want,
+            "thread {g} of {blocks}×{block}, {rounds} rounds"
+        );
+    }
+}
+
+#[test]
+fn mbarrier_phases_sim() {
+    for warp_arrivals in [false, true] {
+        mbarrier_phases(&Target::Sim, 1, 1, 3, warp_arrivals);
+        mbarrier_phases(&Target::Sim, 1, 33, 4, warp_arrivals);
+        mbarrier_phases(&Target::Sim, 2, 96, 3, warp_arrivals);
+    }
+}
+
+/// Copies `len` random bytes through the bulk-copy pipeline and returns the error word.
+fn pipeline_copy(
+    target: &Target,
+    len: usize,
+    offset: usize,
+    grid: u32,
+    block: u32,
+    stage_bytes: u32,
+    stages: u32,
+) -> u32 {
+    let mut rng = common::rng();
+    // Words, so that the source is 16-byte aligned (and `offset` bytes past it when asked).
+    let words = (len + offset).div_ceil(4).max(1);
+    let src_words = common::random_u32(&mut rng, words);
+    let src = target.upload(&src_words).unwrap();
+    let dst = target.zeros::<u8>(len.max(1)).unwrap();
+    let err = target.zeros::<u32>(1).unwrap();
+    let cfg =
+        LaunchConfig::linear(grid, block).with_shared_bytes(BARRIER_BYTES + stages * stage_bytes);
+    // SAFETY: `src` holds `offset + len` bytes, `dst` `len`; the shared memory is the kernel's.
+    unsafe {
+        let from = src.ptr().cast::<u8>().add(offset).cast_const();
+        launch!(
+            target,
+            gpu::checks::hopper::bulk_pipeline_copy,
+            cfg,
+            (
+                from,
+                dst.ptr(),
+                len as u64,
+                stage_bytes,
+                stages,
+                TIMEOUT_NS,
+                err.ptr()
+            )
+        )
+        .unwrap()
+    };
+    let e = target.download(&err).unwrap()[0];
+    if e == 0 {
+        let bytes: Vec<u8> = src_words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let got = target.download(&dst).unwrap();
+        assert_eq!(
+            &got[..len],
+            &bytes[offset..offset + len],
+            "{len} bytes, {stages} stages of {stage_bytes}, {grid}×{block}"
+        );
+    }
+    e
+}
+
+#[test]
+fn bulk_pipeline_copies_every_size_sim() {
+    for (len, stages, stage_bytes) in [
+        (0, 1, 64),
+        (1, 1, 64),
+        (15, 2, 64),
+        (16, 2, 64),
+        (17, 3, 64),
+        (1000, 1, 128),
+        (4099, 3, 256),
+    ] {
+        assert_eq!(
+            pipeline_copy(&Target::Sim, len, 0, 2, 64, stage_bytes, stages),
+            0
+        );
+    }
+    assert_eq!(pipeline_copy(&Target::Sim, 777, 0, 1, 96, 32, 8), 0);
+}
+
+#[test]
+fn a_misaligned_bulk_copy_is_refused_and_nobody_hangs_sim() {
+    let e = pipeline_copy(&Target::Sim, 100, 4, 1, 64, 64, 2);
+    assert_eq!(e, errors::MISALIGNED);
+}
+
+fn cp_async_transform(target: &Target, len: usize, grid: u32, block: u32) {
+    let mut rng = common::rng();
+    // Padded to whole 16-byte pieces: the zero-filling copy of the tail is a 16-byte access.
+    let input = common::random_u32(&mut rng, len.div_ceil(4).max(1) * 4);
+    let src = target.upload(&input).unwrap();
+    let dst = target.upload(&vec![0xdead_beef_u32; len.max(1)]).unwrap();
+    let err = target.zeros::<u32>(1).unwrap();
+    let cfg = LaunchConfig::linear(grid, block).with_shared_bytes(BARRIER_BYTES + 32 * block);
+    // SAFETY: `src` and `dst` hold `len` words; the shared memory is the kernel's.
+    unsafe {
+        launch!(
+            target,
+            gpu::checks::hopper::cp_async_transform,
+            cfg,
+            (
+                src.ptr().cast_const(),
+                dst.ptr(),
+                len as u64,
+                TIMEOUT_NS,
+                err.ptr()
+            )
+        )
+        .unwrap()
+    };
+    assert_eq!(target.download(&err).unwrap(), [0], "a wait timed out");
+    let got = target.download(&dst).unwrap();
+    for i in 0..len {
+        assert_eq!(
+            got[i],
+            input[i].wrapping_mul(3).wrapping_add(1),
+            "word {i} of {len}, {grid}×{block}"
+        );
+    }
+    if len == 0 {
+        assert_eq!(got[0], 0xdead_beef, "nothing past the end is written");
+    }
+}
+
+#[test]
+fn cp_async_transform_sim() {
+    for (len, grid, block) in [
+        (0, 1, 32),
+        (1, 1, 32),
+        (5, 2, 32),
+        (127, 1, 32),
+        (128, 3, 32),
+        (1000, 3, 64),
+    ] {
+        cp_async_transform(&Target::Sim, len, grid, block);
+    }
+}
+
+fn bulk_store(target: &Target, blocks: u32, block: u32, words: u32) {
+    let dst = target.zeros::<u32>((blocks * words) as usize).unwrap();
+    let err = target.zeros::<u32>(1).unwrap();
+    let cfg = LaunchConfig::linear(blocks, block).with_shared_bytes(4 * words);
+    // SAFETY: `words` words of output per block, as many of shared memory.
+    unsafe {
+        launch!(
+            target,
+            gpu::checks::hopper::bulk_store,
+            cfg,
+            (dst.ptr(), words, err.ptr())
+        )
+        .unwrap()
+    };
+    assert_eq!(target.download(&err).unwrap(), [0]);
+    let got = target.download(&dst).unwrap();
+    for (k, v) in got.iter().enumerate() {
+        let (b, i) = (k as u32 / words, k as u32 % words);
+        assert_eq!(*v, b * 1_000_000 + i, "word {k}");
+    }
+}
+
+#[test]
+fn bulk_store_sim() {
+    bulk_store(&Target::Sim, 1, 32, 4);
+    bulk_store(&Target::Sim, 3, 64, 100);
+}
+
+fn cluster_check(target: &Target, grid: u32, cluster: u32, block: u32) {
+    let out = target
+        .zeros::<u32>(grid as usize * CLUSTER_CHECK_FIELDS)
+        .unwrap();
+    let cfg = LaunchConfig::linear(grid, block)
+        .with_shared_bytes(16)
+        .with_cluster(cluster.into());
+    // SAFETY: a row per block; 16 bytes of shared memory.
+    unsafe {
+        launch!(
+            target,
+            gpu::checks::hopper::cluster_check,
+            cfg,
+            (out.ptr(),)
+        )
+        .unwrap()
+    };
+    let got = target.download(&out).unwrap();
+    for b in 0..grid {
+        let row = &got[b as usize * CLUSTER_CHECK_FIELDS..][..CLUSTER_CHECK_FIELDS];
+        let (rank, first) = (b % cluster, b - b % cluster);
+        let value = |r: u32| 100 + first + r;
+        let sum: u32 = (0..cluster).map(value).sum();
+        let want = [
+            rank,
+            cluster,
+            rank + 1000 * cluster,
+            b / cluster,
+            grid / cluster,
+            value((rank + 1) % cluster),
+            cluster * block,
+            sum - value(rank),
+        ];
+        assert_eq!(
+            row,
+            want,
+            "block {b} of {grid} in clusters of {cluster} on the {}",
+            target.describe()
+        );
+    }
+}
+
+#[test]
+fn clusters_see_their_shape_and_each_others_shared_memory_sim() {
+    for (grid, cluster, block) in [
+        (1, 1, 32),
+        (6, 1, 8),
+        (6, 2, 8),
+        (6, 3, 33),
+        (8, 8, 4),
+        (16, 16, 2),
+    ] {
+        cluster_check(&Target::Sim, grid, cluster, block);
+    }
+}
+
+fn mbarrier_remote(target: &Target, grid: u32, cluster: u32, block: u32) {
+    let out = target.zeros::<u32>((grid / cluster) as usize).unwrap();
+    let err = target.zeros::<u32>(1).unwrap();
+    let cfg = LaunchConfig::linear(grid, block)
+        .with_shared_bytes(16)
+        .with_cluster(cluster.into());
+    // SAFETY: a word per cluster; 16 bytes of shared memory.
+    unsafe {
+        launch!(
+            target,
+            gpu::checks::hopper::mbarrier_remote,
+            cfg,
+            (out.ptr(), TIMEOUT_NS, err.ptr())
+        )
+        .unwrap()
+    };
+    assert_eq!(target.download(&err).unwrap(), [0], "rank 0 timed out");
+    assert!(target.download(&out).unwrap().iter().all(|&v| v == 1));
+}
+
+#[test]
+fn remote_arrivals_complete_a_siblings_phase_sim() {
+    mbarrier_remote(&Target::Sim, 4, 2, 32);
+    mbarrier_remote(&Target::Sim, 6, 3, 7);
+}
+
+fn wrong_parity(target: &Target) -> u32 {
+    let err = target.zeros::<u32>(1).unwrap();
+    let cfg = LaunchConfig::linear(1, 1).with_shared_bytes(16);
+    // SAFETY: one thread, one word of output, 16 bytes of shared memory.
+    unsafe {
+        launch!(
+            target,
+            gpu::checks::hopper::mbarrier_wrong_parity,
+            cfg,
+            (50_000_000u64, err.ptr())
+        )
+        .unwrap()
+    };
+    target.download(&err).unwrap()[0]
+}
+
+#[test]
+fn waiting_on_the_wrong_parity_times_out_instead_of_hanging_sim() {
+    assert_eq!(wrong_parity(&Target::Sim), errors::TIMED_OUT);
+}
+
+#[test]
+fn the_simulator_refuses_clusters_that_do_not_tile_the_grid() {
+    let err =
+        gpu::sim::launch(&LaunchConfig::linear(5, 1).with_cluster(2.into()), || {}).unwrap_err();
+    assert!(
+        matches!(err, SimError::Config(ref why) if why.contains("divide")),
+        "{err}"
+    );
+    let err =
+        gpu::sim::launch(&LaunchConfig::linear(32, 1).with_cluster(32.into()), || {}).unwrap_err();
+    assert!(
+        matches!(err, SimError::Config(ref why) if why.contains("at most 16")),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_cluster_wait_without_an_arrival_is_reported() {
+    let cfg = LaunchConfig::linear(2, 2).with_cluster(2.into());
+    let err = gpu::sim::launch(&cfg, gpu::cluster::cluster_wait).unwrap_err();
+    assert!(
+        matches!(err, SimError::Panicked(ref why) if why.contains("without a barrier.cluster.arrive")),
+        "{err}"
+    );
+}
+
+#[test]
+fn threads_that_exit_stop_counting_at_the_cluster_barrier() {
+    // Rank 1's threads exit without arriving: they stop counting, as on the GPU, so the
+    // others pass.
+    let cfg = LaunchConfig::linear(2, 2).with_cluster(2.into());
+    gpu::sim::launch(&cfg, || {
+        if gpu::cluster::cluster_block_rank() == 0 {
+            gpu::cluster::cluster_sync();
+        }
+    })
+    .unwrap();
+}
+
+#[test]
+fn a_random_split_of_arrivals_and_waits_completes_every_phase_sim() {
+    // Threads arrive, do a random amount of independent work, then wait: the split barrier
+    // never lets a thread pass a phase some thread of the cluster has not arrived at.
+    let mut rng = common::rng();
+    let delays: Vec<u32> = (0..64).map(|_| rng.random_range(0..200)).collect();
+    let counter = std::sync::atomic::AtomicU32::new(0);
+    let cfg = LaunchConfig::linear(4, 16).with_cluster(4.into());
+    gpu::sim::launch(&cfg, || {
+        let g = gpu::index::global_id_x();
+        for phase in 0..3u32 {
+            counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            gpu::cluster::cluster_arrive();
+            std::thread::sleep(std::time::Duration::from_micros(delays[g] as u64));
+            gpu::cluster::cluster_wait();
+            let seen = counter.load(std::sync::atomic::Ordering::Relaxed);
+            assert!(
+                seen >= 64 * (phase + 1),
+                "a thread passed phase {phase} after {seen} arrivals"
+            );
+            gpu::cluster::cluster_arrive();
+            gpu::cluster::cluster_wait();
+        }
+    })
+    .unwrap();
+}
+
+#[test]
+#[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
+fn hopper_primitives_gpu() {
+    let gpu = common::gpu();
+    let Target::Gpu(g) = &gpu else { unreachable!() };
+    if g.info().compute_capability.0 < 9 {
+        // Refused with the compute capability named, never a launch failure.
+        let out = gpu.zeros::<u32>(2 * CLUSTER_CHECK_FIELDS).unwrap();
+        let cfg = LaunchConfig::linear(2, 32)
+            .with_shared_bytes(16)
+            .with_cluster(2.into());
+        // SAFETY: as in `cluster_check`.
+        let e = unsafe { launch!(gpu, gpu::checks::hopper::cluster_check, cfg, (out.ptr(),)) }
+            .unwrap_err();
+        assert!(
+            matches!(e, Error::Unsupported(ref why) if why.contains("9.0")),
+            "{e}"
+        );
+        return;
+    }
+    for warp_arrivals in [false, true] {
+        mbarrier_phases(&gpu, 132, 256, 50, warp_arrivals);
+        mbarrier_phases(&gpu, 7, 33, 9, warp_arrivals);
+    }
+    for (len, grid, stages, stage_bytes) in [
+        (0, 1, 1, 1024),
+        (17, 1, 2, 1024),
+        (1 << 20, 132, 4, 8192),
+        (12_345_679, 264, 3, 16384),
+    ] {
+        assert_eq!(
+            pipeline_copy(&gpu, len, 0, grid, 160, stage_bytes, stages),
+            0
+        );
+    }
+    assert_eq!(
+        pipeline_copy(&gpu, 4096, 8, 4, 64, 1024, 2),
+        errors::MISALIGNED
+    );
+    for (len, grid, block) in [(0, 1, 32), (5, 2, 32), (1_000_003, 132, 256)] {
+        cp_async_transform(&gpu, len, grid, block);
+    }
+    bulk_store(&gpu, 132, 128, 4096);
+    for (grid, cluster, block) in [
+        (132, 1, 64),
+        (132, 2, 128),
+        (129, 3, 96),
+        (128, 8, 256),
+        (128, 16, 64),
+    ] {
+        cluster_check(&gpu, grid, cluster, block);
+    }
+    let cfg = LaunchConfig::linear(8, 256)
+        .with_shared_bytes(16)
+        .with_cluster(8.into());
+    let clusters = g.max_active_clusters("cluster_check", &cfg).unwrap();
+    let sms = g.info().sm_count;
+    assert!(
+        clusters >= 1 && clusters * 8 <= 32 * sms,
+        "{clusters} clusters of 8 on {sms} SMs"
+    );
+    eprintln!("max active clusters of 8 × 256 threads: {clusters} ({sms} SMs)");
+    mbarrier_remote(&gpu, 132, 2, 128);
+    mbarrier_remote(&gpu, 64, 8, 256);
+    assert_eq!(wrong_parity(&gpu), errors::TIMED_OUT);
+    // A cluster that does not tile the grid is refused before the driver sees it.
+    let out = gpu.zeros::<u32>(5 * CLUSTER_CHECK_FIELDS).unwrap();
+    let cfg = LaunchConfig::linear(5, 32)
+        .with_shared_bytes(16)
+        .with_cluster(2.into());
+    // SAFETY: as in `cluster_check`.
+    let e =
+        unsafe { launch!(gpu, gpu::checks::hopper::cluster_check, cfg, (out.ptr(),)) }.unwrap_err();
+    assert!(
+        matches!(e, Error::InvalidInput(ref why) if why.contains("divide")),
+        "{e}"
+    );
+}

@@ -1,0 +1,181 @@
+//! The PTX of Hopper's primitives: the sm_90 build is PTX ISA 8.0 and holds each `mbarrier`,
+//! asynchronous-copy and cluster instruction in the kernels that use it — with the scope and
+//! ordering their docs name — and nowhere else; the older builds hold none of them.
+
+use gridsync::runtime::ptx::BUILDS;
+
+/// The text of kernel `name` in `ptx`.
+fn kernel_body<'a>(ptx: &'a str, name: &str) -> &'a str {
+    let start = ptx
+        .find(&format!(".entry {name}("))
+        .unwrap_or_else(|| panic!("no kernel {name}"));
+    let rest = &ptx[start..];
+    let end = rest[1..]
+        .find(".entry ")
+        .map(|e| e + 1)
+        .unwrap_or(rest.len());
+    &rest[..end]
+}
+
+fn build(arch: &str) -> &'static str {
+    BUILDS
+        .iter()
+        .find(|(a, _)| *a == arch)
+        .map(|(_, p)| *p)
+        .unwrap_or_else(|| panic!("no {arch} build"))
+}
+
+/// What each Hopper check kernel must contain.
+const PINS: &[(&str, &[&str])] = &[
+    (
+        "mbarrier_phases",
+        &[
+            "mbarrier.init.shared::cta.b64",
+            "mbarrier.arrive.release.cta.shared::cta.b64",
+            "mbarrier.try_wait.acquire.cta.shared::cta.b64",
+            "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64",
+            "%globaltimer",
+        ],
+    ),
+    (
+        "bulk_pipeline_copy",
+        &[
+            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes",
+            "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64",
+            "mbarrier.complete_tx.relaxed.cta.shared::cta.b64",
+            "fence.proxy.async.shared::cta",
+            "cvta.to.global.u64",
+        ],
+    ),
+    (
+        "cp_async_transform",
+        &[
+            "cp.async.cg.shared.global",
+            "cp.async.commit_group",
+            "cp.async.wait_group 1",
+            "cp.async.wait_all",
+            "cp.async.mbarrier.arrive.noinc.shared::cta.b64",
+        ],
+    ),
+    (
+        "bulk_store",
+        &[
+            "cp.async.bulk.global.shared::cta.bulk_group",
+            "cp.async.bulk.commit_group",
+            "cp.async.bulk.wait_group 0",
+            "fence.proxy.async.shared::cta",
+        ],
+    ),
+    (
+        "cluster_check",
+        &[
+            "%cluster_ctarank",
+            "%cluster_nctarank",
+            "%clusterid.x",
+            "%nclusterid.x",
+            "barrier.cluster.arrive.release",
+            "barrier.cluster.wait.acquire",
+            "mapa.u64",
+            "mapa.shared::cluster.u32",
+            "red.relaxed.cluster.shared::cluster.add.u32",
+            "ld.shared::cluster.u32",
+            "fence.acq_rel.cluster",
+        ],
+    ),
+    (
+        "mbarrier_remote",
+        &[
+            "fence.mbarrier_init.release.cluster",
+            "mbarrier.arrive.release.cluster.shared::cluster.b64 _",
+            "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64",
+        ],
+    ),
+    (
+        "mbarrier_wrong_parity",
+        &[
+            "mbarrier.try_wait.parity.acquire.cta",
+            "mbarrier.inval.shared::cta.b64",
+        ],
+    ),
+];
+
+/// Instructions that belong to Hopper's kernels only.
+const HOPPER_ONLY: &[&str] = &[
+    "mbarrier.",
+    "cp.async",
+    "barrier.cluster",
+    "mapa.",
+    "fence.proxy.async",
+    "fence.mbarrier_init",
+    "shared::cluster",
+    "%cluster",
+];
+
+#[test]
+fn the_sm90_build_is_ptx_8_0_and_the_older_ones_7_0() {
+    assert!(
+        build("sm_90").contains(".version 8.0"),
+        "sm_90 needs PTX 8.0 for expect_tx and bulk copies"
+    );
+    assert!(build("sm_80").contains(".version 7.0"));
+    assert!(build("sm_70").contains(".version 7.0"));
+}
+
+#[test]
+fn hopper_kernels_emit_their_instructions() {
+    let ptx = build("sm_90");
+    for (kernel, wanted) in PINS {
+        let body = kernel_body(ptx, kernel);
+        for w in *wanted {
+            assert!(body.contains(w), "{kernel}: no `{w}` in its sm_90 PTX");
+        }
+    }
+}
+
+#[test]
+fn hopper_instructions_appear_nowhere_else() {
+    for (arch, ptx) in BUILDS {
+        let mut rest = *ptx;
+        while let Some(start) = rest.find(".entry ") {
+            let after = &rest[start + 7..];
+            let name = after.split('(').next().unwrap_or_default();
+            let body = kernel_body(rest, name);
+            let ours = PINS.iter().any(|(k, _)| *k == name);
+            if !ours {
+                for insn in HOPPER_ONLY {
+                    assert!(!body.contains(insn), "{arch}: {name} holds `{insn}`");
+                }
+            }
+            rest = &after[1..];
+        }
+        if *arch != "sm_90" {
+            for insn in HOPPER_ONLY {
+                assert!(
+                    !ptx.contains(insn),
+                    "{arch}: `{insn}` in a pre-Hopper build"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn waits_are_bounded_and_arrivals_release() {
+    let ptx = build("sm_90");
+    for kernel in [
+        "mbarrier_phases",
+        "bulk_pipeline_copy",
+        "cp_async_transform",
+        "mbarrier_remote",
+    ] {
+        let body = kernel_body(ptx, kernel);
+        assert!(
+            body.contains("%globaltimer"),
+            "{kernel}: an mbarrier wait without a deadline"
+        );
+        assert!(
+            !body.contains("mbarrier.arrive.relaxed"),
+            "{kernel}: a relaxed arrival"
+        );
+    }
+}
