@@ -131,6 +131,9 @@ enum BenchCommand {
     /// Bandwidth of the histogram kernels on 5.6 MB and 1 GiB of text and 1 GiB of random
     /// bytes, against the copy.
     Histogram(cli::histogram::BenchArgs),
+    /// Bandwidth of the 65 536-bin kernels (global atomics, bin ranges, clusters of 2–16) on
+    /// 10⁹ uniform and 10⁹ token-like 16-bit values, against the copy.
+    HistogramU16(cli::histogram::wide::Bench16Args),
     /// Time and bandwidth of the reduction kernels at 10⁸ and 10⁹ floats, against the copy.
     Reduce(cli::reduce::BenchArgs),
     /// Atomic operations per second: shared vs global, contended vs spread, block/device/system.
@@ -291,6 +294,9 @@ fn run(cli: &Cli) -> Result<()> {
                 BenchCommand::Dot(args) => cli::dot::bench_command(&target, args, cli.json),
                 BenchCommand::Histogram(args) => {
                     cli::histogram::bench_command(&target, args, cli.json)
+                }
+                BenchCommand::HistogramU16(args) => {
+                    cli::histogram::wide::bench_command(&target, args, cli.json)
                 }
                 BenchCommand::Reduce(args) => cli::reduce::bench_command(&target, args, cli.json),
                 BenchCommand::Atomics(args) => cli::atomics::bench_command(&target, args, cli.json),

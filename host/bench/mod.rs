@@ -11,6 +11,7 @@ pub mod count_above;
 pub mod dot;
 pub mod fill;
 pub mod histogram;
+pub mod histogram_u16;
 pub mod launch;
 pub mod locks;
 pub mod multi;

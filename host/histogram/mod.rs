@@ -17,7 +17,11 @@
 //! [`HistKernel::SharedRows`] is the sweep's instrument (4.4 without its contended flush); it is
 //! checked like the others but not part of the progression.
 //!
-//! For other projects: [`histogram`], [`histogram_ascii`] and [`histogram_of_buffer`].
+//! 16-bit values (65 536 bins: token ids, 16-bit samples) are [`wide`]'s: global atomics,
+//! privatized bin ranges, and a histogram per thread block cluster in distributed shared memory.
+//!
+//! For other projects: [`histogram`], [`histogram_ascii`], [`histogram_of_buffer`],
+//! [`histogram_u16`] and [`histogram_u16_of_buffer`].
 
 use crate::inputs::par_map_ranges;
 use crate::runtime::error::{Error, Result};
@@ -35,6 +39,7 @@ mod api;
 mod launch;
 mod report;
 mod sweep;
+pub mod wide;
 
 pub use api::{fastest_kernel, histogram, histogram_ascii, histogram_of_buffer};
 pub use launch::{HistogramLaunch, SHARED_LIMIT};
@@ -43,6 +48,7 @@ pub use sweep::{
     FlushContention, SweepBest, SweepOptions, SweepPoint, SweepReport, flush_atomic_counts,
     source_block_counts, sweep, sweep_chart,
 };
+pub use wide::{histogram_u16, histogram_u16_cpu, histogram_u16_of_buffer};
 
 /// Bytes of the default text on the simulator, whose threads are OS threads.
 pub const SIM_DEFAULT_TEXT_BYTES: usize = 100_000;

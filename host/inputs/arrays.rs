@@ -46,6 +46,73 @@ pub fn read_f32_file(path: &Path) -> Result<Vec<f32>> {
     }
 }
 
+/// Reads an array of 16-bit values from `path`: raw little-endian `u16` (what
+/// `numpy.ndarray.tofile` writes for `uint16`: token ids, 16-bit samples).
+///
+/// # Errors
+/// [`Error::Io`] if the file cannot be read; [`Error::TooLarge`] if reading it would take more
+/// than the host's available memory; [`Error::InvalidInput`] if its length is odd.
+pub fn read_u16_file(path: &Path) -> Result<Vec<u16>> {
+    crate::runtime::memory::check_file(path, 2)?;
+    let bytes = std::fs::read(path).map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse_raw_u16(&bytes).map_err(|why| Error::InvalidInput(format!("{}: {why}", path.display())))
+}
+
+/// Little-endian `u16`s from raw bytes.
+///
+/// # Errors
+/// A message if the length is odd.
+pub fn parse_raw_u16(bytes: &[u8]) -> std::result::Result<Vec<u16>, String> {
+    if !bytes.len().is_multiple_of(2) {
+        return Err(format!(
+            "{} bytes is not a whole number of 2-byte little-endian u16 values",
+            bytes.len()
+        ));
+    }
+    Ok(bytes
+        .chunks_exact(2)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+        .collect())
+}
+
+/// `len` uniform random 16-bit values, value `i` a hash of `seed` and `i`.
+pub fn uniform_u16(len: usize, seed: u64) -> Vec<u16> {
+    let mut v = vec![0u16; len];
+    par_chunks_mut(&mut v, |start, chunk| {
+        for (k, x) in chunk.iter_mut().enumerate() {
+            *x = (splitmix64(seed ^ (start + k) as u64) >> 48) as u16;
+        }
+    });
+    v
+}
+
+/// `len` token-like 16-bit values: ids below `vocab` drawn with Zipf's law (exponent 1), the
+/// way word and token frequencies fall off — id `k` is drawn with probability proportional to
+/// `1 / (k + 1)`, so id 0 is the most common, twice as common as id 1. Value `i` is a hash of
+/// `seed` and `i`, inverted through the law's cumulative distribution (a table of `vocab`
+/// entries, searched).
+pub fn zipf_u16(len: usize, seed: u64, vocab: u32) -> Vec<u16> {
+    let vocab = vocab.clamp(1, 1 << 16) as usize;
+    let mut cdf = Vec::with_capacity(vocab);
+    let mut total = 0.0f64;
+    for k in 0..vocab {
+        total += 1.0 / (k + 1) as f64;
+        cdf.push(total);
+    }
+    let mut v = vec![0u16; len];
+    par_chunks_mut(&mut v, |start, chunk| {
+        for (k, x) in chunk.iter_mut().enumerate() {
+            let u = (splitmix64(seed ^ (start + k) as u64) >> 11) as f64 / (1u64 << 53) as f64;
+            let id = cdf.partition_point(|&c| c <= u * total);
+            *x = id.min(vocab - 1) as u16;
+        }
+    });
+    v
+}
+
 /// Little-endian `f32`s from raw bytes.
 ///
 /// # Errors

@@ -199,7 +199,10 @@ impl Gpu {
         self.make_current()?;
         let f = self.functions().get_on(kernel, self)?;
         // SAFETY: `f` is a live function of this GPU's context, current above.
-        unsafe { max_active_clusters(f, kernel, cfg) }
+        unsafe {
+            crate::runtime::launch::allow_shared_bytes(self, f, kernel, cfg.shared_bytes)?;
+            max_active_clusters(f, kernel, cfg)
+        }
     }
 }
 

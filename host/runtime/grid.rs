@@ -47,6 +47,9 @@ fn occupancy(
 ) -> Result<u32> {
     gpu.make_current()?;
     let f = functions.get(name)?;
+    // Past 48 KiB the kernel must have opted in first, or the calculator answers 0.
+    // SAFETY: `f` is a live function of the current context.
+    unsafe { crate::runtime::launch::allow_shared_bytes(gpu, f, name, shared_bytes) }?;
     let mut blocks = 0i32;
     // SAFETY: `f` is a live function of the current context; `blocks` is a valid out-pointer.
     let code = unsafe {

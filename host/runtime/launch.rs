@@ -264,6 +264,29 @@ pub(crate) fn check_shape(gpu: &Gpu, name: &str, cfg: &LaunchConfig) -> Result<(
     Ok(())
 }
 
+/// Lets `f` take `bytes` of dynamic shared memory: past 48 KiB a kernel must opt in
+/// (`CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`) — before a launch, and before an occupancy
+/// query, which otherwise answers for a kernel that cannot launch at all.
+///
+/// # Safety
+/// `f` is a live function of the current context.
+pub(crate) unsafe fn allow_shared_bytes(
+    gpu: &Gpu,
+    f: cu::CUfunction,
+    name: &str,
+    bytes: u32,
+) -> Result<()> {
+    if bytes <= gpu.info().shared_bytes_per_block {
+        return Ok(());
+    }
+    let attr = cu::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+    // SAFETY: the caller's.
+    let code = unsafe { cu::cuFuncSetAttribute(f, attr, bytes as i32) };
+    check(code, || {
+        format!("cuFuncSetAttribute({name}, max dynamic shared memory)")
+    })
+}
+
 /// Launches the kernel `name` of the device crate on `stream` of `gpu`, in `mode`, and returns
 /// once it is queued. For work on a stream other than the library's (a [`Graph`] capture,
 /// overlapping streams); [`Target::launch_with`] is the same on the library's stream. `args`
@@ -315,15 +338,8 @@ pub(crate) unsafe fn launch_on<A: KernelArgs>(
     }
     gpu.make_current()?;
     let f = functions.get_on(name, gpu)?;
-    if cfg.shared_bytes > gpu.info().shared_bytes_per_block {
-        // Past 48 KiB a kernel must opt in to more dynamic shared memory.
-        let attr = cu::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
-        // SAFETY: `f` is a live function of the current context.
-        let code = unsafe { cu::cuFuncSetAttribute(f, attr, cfg.shared_bytes as i32) };
-        check(code, || {
-            format!("cuFuncSetAttribute({name}, max dynamic shared memory)")
-        })?;
-    }
+    // SAFETY: `f` is a live function of the current context.
+    unsafe { allow_shared_bytes(gpu, f, name, cfg.shared_bytes) }?;
     let (g, b) = (cfg.grid, cfg.block);
     let stream = stream.as_raw();
     args.with_params(|params| {

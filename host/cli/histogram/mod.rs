@@ -17,6 +17,7 @@ use gridsync::runtime::memory;
 use gridsync::{Error, Result, Target};
 
 mod sweep;
+pub mod wide;
 use std::path::{Path, PathBuf};
 
 #[derive(Args)]
@@ -31,9 +32,20 @@ pub struct HistogramArgs {
     /// Seed of the generated text.
     #[arg(long, value_name = "S", default_value_t = DEFAULT_TEXT_SEED)]
     seed: u64,
-    /// 128 (ASCII, bytes >= 128 skipped, as the source) or 256.
-    #[arg(long, value_name = "128|256", default_value_t = 128)]
+    /// 128 (ASCII, bytes >= 128 skipped, as the source), 256, or 65536 (16-bit values: the
+    /// input is little-endian u16, or generated with --values and --tokens).
+    #[arg(long, value_name = "128|256|65536", default_value_t = 128)]
     bins: u32,
+    /// With --bins 65536: values to generate [default: 10⁸ on a GPU, 10⁵ on the simulator].
+    #[arg(long, value_name = "N", conflicts_with = "input")]
+    values: Option<usize>,
+    /// With --bins 65536: token-like ids (Zipf's law over 50 257 ids) instead of uniform values.
+    #[arg(long, conflicts_with = "input")]
+    tokens: bool,
+    /// With --bins 65536: write the values (little-endian u16) to FILE and stop: the input of
+    /// scripts/reference_histogram_u16.cu.
+    #[arg(long, value_name = "FILE")]
+    write_values: Option<PathBuf>,
     /// Blocks for every kernel [default: 32 × SMs for the source's kernels, one full wave for
     /// the others].
     #[arg(long, value_name = "N", conflicts_with = "sweep")]
@@ -75,6 +87,15 @@ pub struct BenchArgs {
 
 /// `gridsync histogram`: opens the target itself, since `--write-text` needs none.
 pub fn command(device: u32, simulate: bool, args: &HistogramArgs, json: bool) -> Result<()> {
+    if args.bins == gridsync::histogram::wide::BINS as u32 {
+        let target = Target::open(device, simulate)?;
+        return wide::command(&target, args, json);
+    }
+    if args.values.is_some() || args.tokens || args.write_values.is_some() {
+        return Err(Error::InvalidInput(
+            "--values, --tokens and --write-values are for --bins 65536".into(),
+        ));
+    }
     let bins = Bins::from_count(args.bins)?;
     if let Some(path) = &args.write_text {
         let n = args.bytes.unwrap_or(DEFAULT_TEXT_BYTES);

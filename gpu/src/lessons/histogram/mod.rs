@@ -21,6 +21,10 @@
 //! | [`histogram_vec16`] | the same with 16-byte loads, four in flight ([`for_each_body_byte`]) | one load per 16 bytes, 64 bytes in flight per thread |
 //! | [`histogram_lane`] | a histogram per lane, 16-bit counters, bin-major (lane `t` always in bank `t mod 32`) | no bank conflict for any data: one pass per warp instruction |
 //!
+//! Past 256 bins: [`wide`] — 65 536 bins of 16-bit values, where a block's shared memory is
+//! too small and a cluster's is not (sm_90): global atomics, privatized bin ranges, and one
+//! histogram per cluster in distributed shared memory.
+//!
 //! [`histogram_shared_rows`] is an instrument for the sweep: 4.4 with its final atomics replaced
 //! by plain stores to a row per block, so the difference between the two is the cost of the
 //! contended flush.
@@ -34,11 +38,15 @@ mod lane;
 mod load;
 mod source;
 mod warp;
+pub mod wide;
 
 pub use lane::{LANE_COUNTER_MAX, LANE_FLUSH_LOADS, LANE_WORDS, histogram_lane, lane_shared_bytes};
 pub use load::{BYTES16, Bytes16, LOADS_IN_FLIGHT, Split16, for_each_body_byte};
 pub use source::{histogram_global, histogram_shared, histogram_shared_rows, shared_u64_bytes};
 pub use warp::{WARP_BINS, histogram_vec16, histogram_warp, warp_shared_bytes};
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]
+pub use wide::histogram_u16_cluster;
+pub use wide::{U16_BINS, WIDE_THREADS_PER_BLOCK, histogram_u16_global, histogram_u16_ranges};
 
 /// The source's bins: the 128 ASCII codes. Bytes `>= 128` (UTF-8's multi-byte sequences) are
 /// skipped, as the source's `if arr[iarr] < 128` does.
