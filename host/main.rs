@@ -143,6 +143,9 @@ enum BenchCommand {
     /// What one grid barrier costs at 1 block per SM and at the largest co-resident grid,
     /// against an empty launch and a graph of empty kernels.
     Barrier(cli::barrier::BenchArgs),
+    /// What one cluster barrier costs (sm_90): clusters of 2 to 16 blocks, release/acquire and
+    /// relaxed arrivals, split with work between arrival and wait.
+    Cluster(cli::cluster::BenchArgs),
     /// The neighbor-list cell list from 10⁴ to 10⁷ graphene atoms, phase by phase, and the
     /// book's O(N²) kernels up to 10⁶, in atoms per second.
     Neighbor(cli::neighbor::BenchArgs),
@@ -304,6 +307,7 @@ fn run(cli: &Cli) -> Result<()> {
                     cli::streams::transfer_command(&target, args, cli.json)
                 }
                 BenchCommand::Barrier(args) => cli::barrier::bench_command(&target, args, cli.json),
+                BenchCommand::Cluster(args) => cli::cluster::bench_command(&target, args, cli.json),
                 BenchCommand::Neighbor(args) => {
                     cli::neighbor::bench_command(&target, args, cli.json)
                 }

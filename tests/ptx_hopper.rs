@@ -91,6 +91,43 @@ const PINS: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "histogram_u16_cluster",
+        &[
+            "barrier.cluster.arrive.release",
+            "barrier.cluster.wait.acquire",
+            "mapa.shared::cluster.u32",
+            "red.relaxed.cluster.shared::cluster.add.u32",
+        ],
+    ),
+    (
+        "cluster_sync_bare",
+        &[
+            "barrier.cluster.arrive.release",
+            "barrier.cluster.wait.acquire",
+        ],
+    ),
+    (
+        "cluster_sync_relaxed",
+        &[
+            "barrier.cluster.arrive.relaxed",
+            "barrier.cluster.wait.acquire",
+        ],
+    ),
+    (
+        "cluster_split",
+        &[
+            "barrier.cluster.arrive.release",
+            "barrier.cluster.wait.acquire",
+        ],
+    ),
+    (
+        "cluster_unsplit",
+        &[
+            "barrier.cluster.arrive.release",
+            "barrier.cluster.wait.acquire",
+        ],
+    ),
+    (
         "mbarrier_wrong_parity",
         &[
             "mbarrier.try_wait.parity.acquire.cta",

@@ -6,6 +6,7 @@
 
 pub mod atomics;
 pub mod barrier;
+pub mod cluster;
 pub mod copy;
 pub mod count_above;
 pub mod dot;

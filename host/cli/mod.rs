@@ -3,6 +3,7 @@
 pub mod atomics;
 pub mod barrier;
 pub mod basics;
+pub mod cluster;
 pub mod count_above;
 pub mod dot;
 pub mod histogram;

@@ -162,4 +162,8 @@ kernel_list! {
     ClusterCheck => cluster_check @ sm_90,
     MbarrierRemote => mbarrier_remote @ sm_90,
     MbarrierWrongParity => mbarrier_wrong_parity @ sm_90,
+    ClusterSyncBare => cluster_sync_bare @ sm_90,
+    ClusterSyncRelaxed => cluster_sync_relaxed @ sm_90,
+    ClusterSplit => cluster_split @ sm_90,
+    ClusterUnsplit => cluster_unsplit @ sm_90,
 }
