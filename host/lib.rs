@@ -34,6 +34,7 @@ pub mod count_above;
 pub mod dot;
 pub mod histogram;
 pub mod locks;
+pub mod mbarrier;
 pub mod multi;
 pub mod neighbor;
 pub mod normalize;

@@ -73,6 +73,10 @@ enum Command {
     /// a CUDA graph, one launch with GridBarrier (plain and cooperative), and the broken
     /// barriers with where they go wrong; --sweep times them against the number of blocks.
     Barrier(cli::barrier::BarrierArgs),
+    /// Split-phase barriers (sm_90 `mbarrier`): a relay with sync_threads, split into arrive and
+    /// wait, and the mistakes — reading before waiting, a parity never moved on, waiting before
+    /// arriving (a deadlock the bounded wait turns into an error).
+    Mbarrier(cli::mbarrier::MbarrierArgs),
     /// Neighbor lists (CUDA book 9.3): the book's O(N²) kernels with and without atomicAdd,
     /// the mistake of not using atomicAdd's result, and an O(N) cell list; the book's
     /// neighbor.txt (--output) and the sheet with its bonds (--plot).
@@ -212,6 +216,10 @@ fn run(cli: &Cli) -> Result<()> {
         }
         Command::Histogram(args) => {
             cli::histogram::command(cli.device, cli.simulate, args, cli.json)
+        }
+        Command::Mbarrier(args) => {
+            let target = Target::open(cli.device, cli.simulate)?;
+            cli::mbarrier::command(&target, args, cli.json)
         }
         Command::Reduce(args) => {
             let target = Target::open(cli.device, cli.simulate)?;

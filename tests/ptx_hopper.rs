@@ -128,6 +128,26 @@ const PINS: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "relay_split",
+        &[
+            "mbarrier.arrive.release.cta.shared::cta.b64",
+            "mbarrier.try_wait.acquire.cta",
+        ],
+    ),
+    (
+        "relay_no_wait",
+        &["mbarrier.arrive.release.cta.shared::cta.b64"],
+    ),
+    (
+        "relay_stuck_parity",
+        &["mbarrier.try_wait.parity.acquire.cta"],
+    ),
+    (
+        "relay_wait_before_arrive",
+        &["mbarrier.try_wait.parity.acquire.cta"],
+    ),
+    ("relay_sync_threads", &["bar.sync"]),
+    (
         "mbarrier_wrong_parity",
         &[
             "mbarrier.try_wait.parity.acquire.cta",

@@ -141,7 +141,7 @@ fn cli_tour_without_a_gpu_runs_the_simulator() {
 }
 
 /// The tour's stops: every topic of the reading order, each checked.
-const TOUR_TOPICS: [&str; 11] = [
+const TOUR_TOPICS: [&str; 12] = [
     "race",
     "atomics",
     "locks",
@@ -151,6 +151,7 @@ const TOUR_TOPICS: [&str; 11] = [
     "histogram",
     "streams",
     "barrier",
+    "mbarrier",
     "neighbor",
     "multi",
 ];

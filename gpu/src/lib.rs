@@ -9,7 +9,7 @@
 //!
 //! | folder | what it holds |
 //! |---|---|
-//! | [`primitives`] | what a kernel of yours may call, by level: thread ([`index`], [`time`], [`vector`]), memory model ([`atomic`], [`sync`]), warp ([`warp`]), block ([`shared`], [`shared_atomic`], [`block_reduce`], [`block_scan`]), device ([`lock`]), grid ([`grid`]); re-exported here |
+//! | [`primitives`] | what a kernel of yours may call, by level: thread ([`index`], [`time`], [`vector`]), memory model ([`atomic`], [`sync`]), warp ([`warp`]), block ([`shared`], [`shared_atomic`], [`block_reduce`], [`block_scan`], [`mbarrier`], [`async_copy`]), cluster ([`cluster`]), device ([`lock`]), grid ([`grid`]); re-exported here |
 //! | [`lessons`] | the sources' topics, one module each, each a graded progression of kernels |
 //! | [`checks`], [`bench`](mod@bench) | kernels that exist only to check the primitives against a model, or to measure them |
 //! | [`sim`] | the CPU simulator (host only) |
@@ -42,7 +42,11 @@
 //!    article's counter, the spin the compiler removes, the barrier that works once, and
 //!    [`grid::GridBarrier`]; one launch against many on the X→P→X iteration (the grid-barrier
 //!    article, ru).
-//! 9. [`atomic`] again, [`block_scan`], then [`lessons::neighbor`] — neighbor lists: the
+//! 9. [`mbarrier`], [`async_copy`] and [`cluster`] (sm_90), then [`lessons::mbarrier`] —
+//!    split-phase barriers: arrive, work, wait; reading before the wait, a parity never moved
+//!    on, waiting before arriving; then [`lessons::histogram::wide`], where a cluster's
+//!    distributed shared memory holds 65 536 bins (beyond the sources: Hopper).
+//! 10. [`atomic`] again, [`block_scan`], then [`lessons::neighbor`] — neighbor lists: the
 //!    book's O(N²) kernels with and without `atomicAdd`, the mistake of not using `atomicAdd`'s
 //!    result as the slot, and an O(N) cell list (bin, scan, scatter, search) (CUDA book 9.3).
 //!

@@ -138,6 +138,11 @@ pub fn tour(cli: &crate::Cli) -> Result<()> {
             Box::new(barrier),
         ),
         (
+            "mbarrier",
+            "gridsync mbarrier; gridsync bench cluster; gridsync histogram --bins 65536",
+            Box::new(mbarrier),
+        ),
+        (
             "neighbor",
             "gridsync neighbor --plot F.svg; gridsync bench neighbor",
             Box::new(neighbor),
@@ -488,6 +493,39 @@ fn barrier(target: &Target, sizes: &Sizes, text: bool) -> Result<Headline> {
             us * 1e-3 * opts.iterations as f64,
         )
     });
+    Ok((headline, fastest))
+}
+
+fn mbarrier(target: &Target, _sizes: &Sizes, text: bool) -> Result<Headline> {
+    use gridsync::mbarrier::{MbarrierOptions, RelayKernel, run};
+    let opts = MbarrierOptions::for_target(target);
+    let r = match run(target, &opts) {
+        Err(Error::Unsupported(why)) => return Ok((format!("skipped: {why}"), None)),
+        r => r?,
+    };
+    let stale = |k: RelayKernel| {
+        r.runs
+            .iter()
+            .find(|x| x.kernel == k)
+            .map_or(0, |x| x.stale_reads)
+    };
+    if text {
+        println!(
+            "  the relay, {} rounds at {}×{}: with sync_threads and split into arrive/work/wait no \
+             stale read; reading before the wait {} stale reads, a stuck parity {}; waiting \
+             before arriving timed out (bounded) instead of hanging",
+            r.rounds,
+            r.blocks,
+            r.threads_per_block,
+            stale(RelayKernel::NoWait),
+            stale(RelayKernel::StuckParity)
+        );
+    }
+    let headline = format!(
+        "split barrier correct; {} stale reads without the wait; the deadlock bounded",
+        stale(RelayKernel::NoWait)
+    );
+    let fastest = fastest(r.runs.iter().map(|k| (k.name, k.ms)));
     Ok((headline, fastest))
 }
 

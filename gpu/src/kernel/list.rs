@@ -166,4 +166,9 @@ kernel_list! {
     ClusterSyncRelaxed => cluster_sync_relaxed @ sm_90,
     ClusterSplit => cluster_split @ sm_90,
     ClusterUnsplit => cluster_unsplit @ sm_90,
+    RelaySyncThreads => relay_sync_threads @ sm_90,
+    RelaySplit => relay_split @ sm_90,
+    RelayNoWait => relay_no_wait @ sm_90,
+    RelayStuckParity => relay_stuck_parity @ sm_90,
+    RelayWaitBeforeArrive => relay_wait_before_arrive @ sm_90,
 }

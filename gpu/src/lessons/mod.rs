@@ -11,6 +11,8 @@ pub mod count_above;
 pub mod dot;
 pub mod histogram;
 pub mod locks;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]
+pub mod mbarrier;
 pub mod neighbor;
 pub mod normalize;
 pub mod peer;
