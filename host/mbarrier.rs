@@ -64,7 +64,9 @@ impl RelayKernel {
             RelayKernel::SyncThreads => "write, sync_threads, work, read",
             RelayKernel::Split => "write, arrive, work, wait, read",
             RelayKernel::NoWait => "write, arrive, READ, work, wait (arriving is not waiting)",
-            RelayKernel::StuckParity => "waits for parity 0 every round (never moves it on)",
+            RelayKernel::StuckParity => {
+                "waits for parity 0 every round (never moves it on): early passes, then a deadlock"
+            }
             RelayKernel::WaitBeforeArrive => "waits for the phase before arriving at it",
         }
     }

@@ -7,8 +7,14 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-/// The example's kernels, as the entry points of its PTX.
+/// The example's kernels, as the entry points of its PTX: every build's, and the sm_90 build's
+/// cluster kernel.
 const KERNELS: [&str; 2] = ["append_multiples", "count_multiples"];
+const HOPPER_KERNELS: [&str; 3] = [
+    "append_multiples",
+    "count_multiples",
+    "count_multiples_cluster",
+];
 
 /// The target directory of this build: the test runs from `<target>/<profile>/deps/`.
 fn target_dir() -> PathBuf {
@@ -49,7 +55,12 @@ fn example_ptx_holds_its_kernels_only_and_ptxas_accepts_it() {
     for (arch, text) in &ptx {
         let mut entries: Vec<&str> = gridsync::runtime::ptx::entries(text).collect();
         entries.sort_unstable();
-        assert_eq!(entries, KERNELS, "{arch}: not the example's kernels alone");
+        let kernels: &[&str] = if arch == "sm_90" {
+            &HOPPER_KERNELS
+        } else {
+            &KERNELS
+        };
+        assert_eq!(entries, kernels, "{arch}: not the example's kernels alone");
         // The count: block-scope adds in shared memory, one device-scope add per block.
         assert!(text.contains("red.relaxed.cta.shared.add.u32"), "{arch}");
         assert!(text.contains("atom.relaxed.gpu.add.u32"), "{arch}");
@@ -59,7 +70,7 @@ fn example_ptx_holds_its_kernels_only_and_ptxas_accepts_it() {
             let functions = log.matches("Function properties for").count();
             assert_eq!(
                 functions,
-                KERNELS.len(),
+                kernels.len(),
                 "{arch}: ptxas saw {functions}\n{log}"
             );
         }
@@ -101,5 +112,6 @@ fn example_runs_on_the_gpu_and_matches_the_cpu() {
         stdout.contains("running on the GPU"),
         "not on a GPU:\n{stdout}\n{stderr}"
     );
-    assert!(stdout.contains("both match the CPU"), "{stdout}");
+    assert!(stdout.contains("all match the CPU"), "{stdout}");
+    assert!(stdout.contains("count_multiples_cluster:"), "{stdout}");
 }

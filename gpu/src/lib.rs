@@ -47,8 +47,9 @@
 //!    on, waiting before arriving; then [`lessons::histogram::wide`], where a cluster's
 //!    distributed shared memory holds 65 536 bins (beyond the sources: Hopper).
 //! 10. [`atomic`] again, [`block_scan`], then [`lessons::neighbor`] — neighbor lists: the
-//!    book's O(N²) kernels with and without `atomicAdd`, the mistake of not using `atomicAdd`'s
-//!    result as the slot, and an O(N) cell list (bin, scan, scatter, search) (CUDA book 9.3).
+//!     book's O(N²) kernels with and without `atomicAdd`, the mistake of not using
+//!     `atomicAdd`'s result as the slot, and an O(N) cell list (bin, scan, scatter, search)
+//!     (CUDA book 9.3).
 //!
 //! Every kernel is declared with [`kernel!`], listed once in `Kernel`, and says which source
 //! it comes from.

@@ -1,9 +1,9 @@
-//! Runs the two kernels of `kernels/` on GPU 0 — or, with `--simulate` or without a GPU, on
-//! gridsync's simulator — and checks them against the CPU. Exits non-zero on any error or
-//! mismatch.
+//! Runs the kernels of `kernels/` on GPU 0 — or, with `--simulate` or without a GPU, on
+//! gridsync's simulator — and checks them against the CPU; the cluster kernel where there are
+//! clusters (sm_90, and the simulator). Exits non-zero on any error or mismatch.
 
 use gridsync::{DeviceMutex, Error, LaunchConfig, Module, Result, Target, include_ptx, launch};
-use kernels::{COUNT_SHARED_BYTES, is_multiple};
+use kernels::{CLUSTER_COUNT_SHARED_BYTES, COUNT_SHARED_BYTES, is_multiple};
 use std::process::ExitCode;
 
 /// Words of input: enough for every thread of the grid to take the lock several times.
@@ -11,6 +11,8 @@ const LEN: usize = 10_000;
 const DIVISOR: u32 = 3;
 /// Threads per block: four warps.
 const THREADS: u32 = 128;
+/// Blocks per cluster of the cluster kernel (the grid is a multiple of it).
+const CLUSTER: u32 = 2;
 
 fn main() -> ExitCode {
     match run() {
@@ -92,6 +94,34 @@ fn run() -> Result<()> {
             "the appended words differ from the CPU's".into(),
         ));
     }
-    println!("both match the CPU");
+    let has_clusters = match &target {
+        Target::Gpu(gpu) => gpu.info().compute_capability.0 >= 9,
+        Target::Sim => true,
+    };
+    if has_clusters {
+        let clustered = target.zeros::<u32>(1)?;
+        let cfg = cfg
+            .with_shared_bytes(CLUSTER_COUNT_SHARED_BYTES)
+            .with_cluster(CLUSTER.into());
+        // SAFETY: as above; `clustered` holds one word.
+        unsafe {
+            launch!(target, module => kernels::count_multiples_cluster, cfg,
+                (src, len, DIVISOR, clustered.ptr()))?;
+        }
+        let n = target.download(&clustered)?[0] as usize;
+        println!(
+            "count_multiples_cluster: {n} multiples in clusters of {CLUSTER} blocks (CPU: {})",
+            expected.len()
+        );
+        if n != expected.len() {
+            return Err(Error::Mismatch(format!(
+                "cluster count {n}, CPU {}",
+                expected.len()
+            )));
+        }
+    } else {
+        println!("count_multiples_cluster: skipped, thread block clusters need sm_90");
+    }
+    println!("all match the CPU");
     Ok(())
 }

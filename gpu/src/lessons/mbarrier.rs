@@ -17,7 +17,7 @@
 //! | [`relay_sync_threads`] | write, `sync_threads`, work, read | correct; every thread waits at the barrier, then works |
 //! | [`relay_split`] | write, `arrive`, work, `wait(token)`, read | correct; the barrier completes while the threads work |
 //! | [`relay_no_wait`] | write, `arrive`, read, work, `wait` | stale reads: arriving is not waiting |
-//! | [`relay_stuck_parity`] | waits by parity, but never moves the parity on | stale reads in odd rounds: the wait for "parity 0" passes at once, since the *previous* phase had parity 0 |
+//! | [`relay_stuck_parity`] | waits by parity, but never moves the parity on | in odd rounds the wait for "parity 0" passes at once (the *previous* phase had parity 0); the fast threads run ahead and arrive early, so phases and rounds come apart — stale reads, and waits for phases that need the waiter's own arrival: a deadlock the bound turns into an error (on an H100 the deadlock comes first) |
 //! | [`relay_wait_before_arrive`] | waits for the phase before arriving at it | a deadlock — every thread waits for the others' arrivals, which come after their waits — turned by the bounded wait into an error (`err`) |
 //!
 //! Every kernel takes `(rounds, work, timeout_ns, stale, err, sink)`: `stale` and `err` are one
@@ -219,7 +219,10 @@ kernel! {
     /// The mistake: a thread that waits by parity keeps waiting for parity 0 — it never moves
     /// its [`Parity`] on (the raw `try_wait.parity` with a constant). Even rounds are right; in
     /// odd rounds the wait asks "has the phase of parity 0 completed?" — the previous one has,
-    /// so it passes at once, and the read is stale whenever the partner is late.
+    /// so it passes at once, and the read is stale whenever the partner is late. The threads
+    /// that pass early arrive at the next round while the phase is still open, so phases stop
+    /// matching rounds, and a later wait can need the waiter's own arrival: a deadlock, bounded
+    /// like every wait here (`err`).
     pub unsafe fn relay_stuck_parity(rounds: u32, work: u32, timeout_ns: u64, stale: *mut u32, err: *mut u32, sink: *mut u32) {
         let mut x = global_id_x() as u32;
         // SAFETY: as `relay_split`; the odd rounds' reads race on purpose.

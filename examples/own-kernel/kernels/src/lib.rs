@@ -1,6 +1,8 @@
 //! The example's kernels, on gridsync's primitives: a count finished with one device-scope
-//! atomic per block, and an append under a device mutex. Built to PTX by the host crate's
-//! `build.rs`; on the host the same functions run on gridsync's simulator.
+//! atomic per block, an append under a device mutex, and (sm_90) the count finished with one
+//! device-scope atomic per thread block *cluster*, the blocks' totals gathered in distributed
+//! shared memory. Built to PTX by the host crate's `build.rs`; on the host the same functions
+//! run on gridsync's simulator.
 #![cfg_attr(target_arch = "nvptx64", no_std, feature(abi_ptx))]
 
 use gpu::atomic::atomic_add_device;
@@ -84,6 +86,51 @@ kernel! {
                 let n = *out_len;
                 *out.add(n as usize) = x;
                 *out_len = n + 1;
+            }
+        }
+    }
+}
+
+/// Dynamic shared memory [`count_multiples_cluster`] needs: the block's counter and the
+/// cluster's (used in rank 0).
+pub const CLUSTER_COUNT_SHARED_BYTES: u32 = 8;
+
+// A kernel on Hopper's primitives goes behind the same `cfg` as they do: it is built into the
+// sm_90 PTX (and for the simulator) only, and the host refuses it on an older GPU.
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]
+kernel! {
+    /// [`count_multiples`] finished per cluster: each block counts in its shared memory, adds its
+    /// total to a counter in the shared memory of its cluster's first block (a cluster-scope
+    /// atomic in distributed shared memory), and that block adds the cluster's total with one
+    /// device-scope atomic. Launch in clusters, with [`CLUSTER_COUNT_SHARED_BYTES`].
+    pub unsafe fn count_multiples_cluster(src: *const u32, len: u64, divisor: u32, count: *mut u32) {
+        use gpu::cluster::{ClusterU32, cluster_block_rank, cluster_sync};
+        // SAFETY: the launch gives `CLUSTER_COUNT_SHARED_BYTES`: word 0 the block's count, word
+        // 1 the cluster's (in rank 0). Both are zeroed before the first cluster barrier, added
+        // to atomically between the barriers, and read after the last one.
+        unsafe {
+            let s = dynamic_shared::<u32>();
+            if thread_idx_x() == 0 {
+                *s = 0;
+                *s.add(1) = 0;
+            }
+            // Every block's counters are zero before any block adds to rank 0's.
+            cluster_sync();
+            let mine = SharedU32::from_generic(s);
+            for i in grid_stride(len as usize) {
+                if is_multiple(*src.add(i), divisor) {
+                    mine.red_add_block(1);
+                }
+            }
+            sync_threads(); // the block's count is complete
+            if thread_idx_x() == 0 && *s != 0 {
+                ClusterU32::map(mine.offset(1), 0).red_add_cluster(*s);
+            }
+            // Every block's total is in rank 0's counter; no block exits while rank 0's
+            // shared memory may still be added to.
+            cluster_sync();
+            if thread_idx_x() == 0 && cluster_block_rank() == 0 && *s.add(1) != 0 {
+                atomic_add_device(count, *s.add(1));
             }
         }
     }
