@@ -13,7 +13,7 @@ use std::ffi::c_void;
 
 /// The most blocks in a cluster that every sm_90 GPU runs (`cuda.h`: "the portable cluster size
 /// for sm_90 is 8 blocks per cluster"). Larger clusters (up to 16 on an H100) need the kernel's
-/// non-portable attribute, which [`launch_clustered`] sets when asked for one.
+/// non-portable attribute, which the cluster launch sets when asked for one.
 pub const PORTABLE_CLUSTER_BLOCKS: u64 = 8;
 /// The most blocks in a cluster on any GPU so far (H100, H200: 16, non-portable).
 pub const MAX_CLUSTER_BLOCKS: u64 = 16;
