@@ -4,6 +4,8 @@
 
 mod common;
 
+use common::kernel_body;
+
 #[cfg(not(gridsync_no_ptxas))]
 use common::ptxas;
 use gpu::Kernel;
@@ -329,17 +331,6 @@ fn count_above_and_dot_kernels_emit_what_their_docs_say() {
 }
 
 /// The text of one `.entry` up to the next one.
-fn kernel_body<'a>(ptx: &'a str, name: &str) -> &'a str {
-    let start = ptx
-        .find(&format!(".entry {name}("))
-        .unwrap_or_else(|| panic!("no kernel {name}"));
-    let rest = &ptx[start..];
-    let end = rest[1..]
-        .find(".entry ")
-        .map(|e| e + 1)
-        .unwrap_or(rest.len());
-    &rest[..end]
-}
 
 #[test]
 #[cfg_attr(

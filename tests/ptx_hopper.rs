@@ -2,20 +2,10 @@
 //! asynchronous-copy and cluster instruction in the kernels that use it — with the scope and
 //! ordering their docs name — and nowhere else; the older builds hold none of them.
 
-use gridsync::runtime::ptx::BUILDS;
+mod common;
 
-/// The text of kernel `name` in `ptx`.
-fn kernel_body<'a>(ptx: &'a str, name: &str) -> &'a str {
-    let start = ptx
-        .find(&format!(".entry {name}("))
-        .unwrap_or_else(|| panic!("no kernel {name}"));
-    let rest = &ptx[start..];
-    let end = rest[1..]
-        .find(".entry ")
-        .map(|e| e + 1)
-        .unwrap_or(rest.len());
-    &rest[..end]
-}
+use common::kernel_body;
+use gridsync::runtime::ptx::BUILDS;
 
 fn build(arch: &str) -> &'static str {
     BUILDS

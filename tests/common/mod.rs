@@ -100,3 +100,16 @@ pub fn ptxas(arch: &str, ptx: &str) -> String {
     );
     log
 }
+
+/// The PTX text of kernel `name` in `ptx`: from its `.entry` to the next one.
+pub fn kernel_body<'a>(ptx: &'a str, name: &str) -> &'a str {
+    let start = ptx
+        .find(&format!(".entry {name}("))
+        .unwrap_or_else(|| panic!("no kernel {name}"));
+    let rest = &ptx[start..];
+    let end = rest[1..]
+        .find(".entry ")
+        .map(|e| e + 1)
+        .unwrap_or(rest.len());
+    &rest[..end]
+}

@@ -64,20 +64,8 @@ pub fn check_bulk_copy(dst: *const u8, src: *const u8, bytes: u32) -> Result<(),
     Ok(())
 }
 
-/// Shared-window address of a generic pointer into shared memory.
 #[cfg(all(target_arch = "nvptx64", target_feature = "sm_80"))]
-#[inline(always)]
-fn shared_addr<T>(p: *const T) -> u32 {
-    let addr: u32;
-    // SAFETY: address arithmetic only.
-    unsafe {
-        core::arch::asm!(
-            "{{ .reg .u64 s; cvta.to.shared.u64 s, {1}; cvt.u32.u64 {0}, s; }}",
-            out(reg32) addr, in(reg64) p, options(nostack, pure, nomem)
-        )
-    };
-    addr
-}
+use crate::shared::shared_window_addr as shared_addr;
 
 /// Starts a copy of 4 bytes from global to shared memory, through the L1 cache.
 ///

@@ -38,15 +38,9 @@ impl SharedU32 {
     pub unsafe fn from_generic(p: *mut u32) -> SharedU32 {
         #[cfg(target_arch = "nvptx64")]
         {
-            let addr: u32;
-            // SAFETY: address arithmetic only; the caller says `p` is in the shared window.
-            unsafe {
-                core::arch::asm!(
-                    "{{ .reg .u64 s; cvta.to.shared.u64 s, {1}; cvt.u32.u64 {0}, s; }}",
-                    out(reg32) addr, in(reg64) p, options(nostack, pure, nomem)
-                )
-            };
-            SharedU32 { addr }
+            SharedU32 {
+                addr: crate::shared::shared_window_addr(p),
+            }
         }
         #[cfg(not(target_arch = "nvptx64"))]
         {
