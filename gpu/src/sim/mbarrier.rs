@@ -195,7 +195,7 @@ mod tests {
             State {
                 pending: 3,
                 expected: MAX_COUNT,
-                tx: -MAX_COUNT as i32,
+                tx: -(MAX_COUNT as i32),
                 parity: true,
             },
             State {
