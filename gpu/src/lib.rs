@@ -94,7 +94,7 @@ pub use primitives::{
     shared_atomic, sync, time, vector, warp,
 };
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]
-pub use primitives::{cluster, mbarrier};
+pub use primitives::{cluster, mbarrier, pipeline};
 
 #[cfg(feature = "kernels")]
 pub mod lessons;

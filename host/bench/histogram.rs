@@ -155,7 +155,8 @@ pub fn run(
         &format!("--large-bytes {}", opts.large_bytes),
         opts.large_bytes as u64,
     )?;
-    let per_input = HistKernel::ALL.len() as u32;
+    let kernels = HistKernel::available(target);
+    let per_input = kernels.len() as u32;
     let kernel_runs = per_input * BenchInput::ALL.len() as u32;
     let mut run = BandwidthRun::start(
         target,
@@ -183,7 +184,7 @@ pub fn run(
             let data = input.data(opts.large_bytes);
             (target.upload(&data)?, histogram_cpu(&data, opts.bins))
         };
-        for kernel in HistKernel::ALL {
+        for &kernel in &kernels {
             let cfg = config_for(target, kernel, opts.bins, bytes, None)?;
             let launch = HistogramLaunch::new(target, kernel, &src, bytes, opts.bins, cfg)?;
             let (timing, _) = run.time(kernel.name(), cfg, bytes as u64, |timer| {

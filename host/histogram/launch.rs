@@ -31,6 +31,8 @@ pub struct HistogramLaunch<'a> {
     cfg: LaunchConfig,
     /// `bins` u64, or `grid × bins` for [`HistKernel::SharedRows`].
     out: Buffer<u64>,
+    /// The pipeline's error word (one `u32`; unused by the other kernels).
+    err: Buffer<u32>,
 }
 
 impl<'a> HistogramLaunch<'a> {
@@ -70,6 +72,20 @@ impl<'a> HistogramLaunch<'a> {
                 cfg.block.x
             )));
         }
+        if kernel == HistKernel::Pipeline {
+            // A warp of the pipeline counts at most its block's tiles and the scalar bytes.
+            let per_block = (len as u64).div_ceil(cfg.grid.count().max(1))
+                + gpu::lessons::histogram::PIPELINE_STAGE_BYTES as u64
+                + 2 * BYTES16 as u64;
+            if per_block > u32::MAX as u64 {
+                return Err(Error::InvalidInput(format!(
+                    "{name} with {} blocks over {len} bytes: a warp could count past the 2^32 of \
+                     its u32 bins; launch at least {} blocks",
+                    cfg.grid.x,
+                    (len as u64).div_ceil(u32::MAX as u64 / 2)
+                )));
+            }
+        }
         if matches!(kernel, HistKernel::Warp | HistKernel::Vec16) {
             // Bytes one warp reads at most: its lanes' grid-stride shares, plus the 16-byte
             // rounding and the scalar head and tail of the vector kernel.
@@ -94,6 +110,7 @@ impl<'a> HistogramLaunch<'a> {
             bins,
             cfg,
             out: target.zeros(out_len)?,
+            err: target.zeros(1)?,
         })
     }
 
@@ -107,7 +124,8 @@ impl<'a> HistogramLaunch<'a> {
         self.kernel
     }
 
-    /// Zeroes the bins (or rows): call before each [`HistogramLaunch::launch`].
+    /// Zeroes the bins (or rows) and the error word: call before each
+    /// [`HistogramLaunch::launch`].
     ///
     /// # Errors
     /// A driver error.
@@ -124,9 +142,19 @@ impl<'a> HistogramLaunch<'a> {
                     };
                     check(code, || "cuMemsetD8Async".into())?;
                 }
+                if self.kernel == HistKernel::Pipeline {
+                    // SAFETY: `err` owns one u32; ordered on the library's stream as above.
+                    let code = unsafe {
+                        cu::cuMemsetD32Async(self.err.ptr() as u64, 0, 1, gpu.stream().as_raw())
+                    };
+                    check(code, || "cuMemsetD32Async".into())?;
+                }
                 Ok(())
             }
-            Target::Sim => self.target.write(&self.out, &vec![0; self.out.len()]),
+            Target::Sim => {
+                self.target.write(&self.err, &[0])?;
+                self.target.write(&self.out, &vec![0; self.out.len()])
+            }
         }
     }
 
@@ -192,6 +220,12 @@ impl<'a> HistogramLaunch<'a> {
                     cfg,
                     (arr, len, out, bins)
                 ),
+                HistKernel::Pipeline => crate::launch!(
+                    t,
+                    gpu::lessons::histogram::histogram_pipeline,
+                    cfg,
+                    (arr, len, out, bins, self.err.ptr())
+                ),
             }
         }
     }
@@ -208,9 +242,13 @@ impl<'a> HistogramLaunch<'a> {
     /// Waits for the kernel and returns the histogram (the instrument's rows summed).
     ///
     /// # Errors
-    /// A driver error.
+    /// [`Error::WaitTimeout`] if the pipeline's bounded waits gave up, [`Error::InvalidInput`]
+    /// if it refused its launch shape; a driver error.
     pub fn result(&self) -> Result<Vec<u64>> {
         let out = self.target.download(&self.out)?;
+        if self.kernel == HistKernel::Pipeline {
+            pipeline_error(self.kernel.name(), self.target.download(&self.err)?[0])?;
+        }
         let bins = self.bins.count() as usize;
         Ok(match self.kernel {
             HistKernel::SharedRows => {
@@ -251,4 +289,26 @@ impl<'a> HistogramLaunch<'a> {
             _ => self.launch().map(|_| None),
         }
     }
+}
+
+/// The error of a pipeline kernel's error word (`gpu::pipeline::error_bits`), if any.
+///
+/// # Errors
+/// [`Error::WaitTimeout`] for a timed-out wait, [`Error::InvalidInput`] for a refused launch
+/// shape or copy.
+pub(crate) fn pipeline_error(name: &str, word: u32) -> Result<()> {
+    use gpu::pipeline::error_bits as bits;
+    if word & bits::TIMED_OUT != 0 {
+        return Err(Error::WaitTimeout(format!(
+            "{name}: a wait on a pipeline stage's mbarrier timed out (a stalled producer or \
+             consumer); no result"
+        )));
+    }
+    if word != 0 {
+        return Err(Error::InvalidInput(format!(
+            "{name}: the launch shape cannot hold the pipeline (blocks of at least two whole \
+             warps and the ring's shared memory), or a bulk copy was refused; no result"
+        )));
+    }
+    Ok(())
 }

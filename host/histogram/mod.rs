@@ -13,6 +13,7 @@
 //! | `histogram_warp` | [`HistKernel::Warp`] | 256 | one full wave (occupancy) |
 //! | `histogram_vec16` | [`HistKernel::Vec16`] | 256 | one full wave |
 //! | `histogram_lane` | [`HistKernel::Lane`] | 64 | one full wave |
+//! | `histogram_pipeline` (sm_90) | [`HistKernel::Pipeline`] | 32 + 256 | one full wave, at most a block per 8 KiB |
 //!
 //! [`HistKernel::SharedRows`] is the sweep's instrument (4.4 without its contended flush); it is
 //! checked like the others but not part of the progression.
@@ -116,28 +117,46 @@ pub enum HistKernel {
     Vec16,
     /// `histogram_lane`: a histogram per lane, 16-bit counters, 16-byte loads.
     Lane,
+    /// `histogram_pipeline` (sm_90): per warp, fed by a producer warp's bulk copies into a ring
+    /// of shared-memory stages.
+    Pipeline,
 }
 
 impl HistKernel {
     /// The progression, in order (without the instrument).
-    pub const ALL: [HistKernel; 5] = [
+    pub const ALL: [HistKernel; 6] = [
         HistKernel::Global,
         HistKernel::Shared,
         HistKernel::Warp,
         HistKernel::Vec16,
         HistKernel::Lane,
+        HistKernel::Pipeline,
     ];
+
+    /// The progression's kernels that run on `target` (the pipeline needs sm_90).
+    pub fn available(target: &Target) -> Vec<HistKernel> {
+        HistKernel::ALL
+            .into_iter()
+            .filter(|k| target.has_kernel(k.kernel()))
+            .collect()
+    }
+
+    /// The device kernel.
+    pub const fn kernel(self) -> gpu::Kernel {
+        match self {
+            HistKernel::Global => gpu::Kernel::HistogramGlobal,
+            HistKernel::Shared => gpu::Kernel::HistogramShared,
+            HistKernel::SharedRows => gpu::Kernel::HistogramSharedRows,
+            HistKernel::Warp => gpu::Kernel::HistogramWarp,
+            HistKernel::Vec16 => gpu::Kernel::HistogramVec16,
+            HistKernel::Lane => gpu::Kernel::HistogramLane,
+            HistKernel::Pipeline => gpu::Kernel::HistogramPipeline,
+        }
+    }
 
     /// The kernel's PTX name.
     pub const fn name(self) -> &'static str {
-        match self {
-            HistKernel::Global => gpu::Kernel::HistogramGlobal.name(),
-            HistKernel::Shared => gpu::Kernel::HistogramShared.name(),
-            HistKernel::SharedRows => gpu::Kernel::HistogramSharedRows.name(),
-            HistKernel::Warp => gpu::Kernel::HistogramWarp.name(),
-            HistKernel::Vec16 => gpu::Kernel::HistogramVec16.name(),
-            HistKernel::Lane => gpu::Kernel::HistogramLane.name(),
-        }
+        self.kernel().name()
     }
 
     /// One line on how it counts.
@@ -149,6 +168,7 @@ impl HistKernel {
             HistKernel::Warp => "u32 bins per warp, red.shared (ATOMS.POPC.INC)",
             HistKernel::Vec16 => "per warp, 16-byte loads (4 in flight per thread)",
             HistKernel::Lane => "16-bit bins per lane, bank-conflict-free, 16-byte loads",
+            HistKernel::Pipeline => "per warp, fed by bulk copies into 4 stages (sm_90)",
         }
     }
 
@@ -160,6 +180,7 @@ impl HistKernel {
             }
             HistKernel::Warp | HistKernel::Vec16 => WARP_THREADS_PER_BLOCK,
             HistKernel::Lane => LANE_THREADS_PER_BLOCK,
+            HistKernel::Pipeline => dev::PIPELINE_THREADS_PER_BLOCK,
         }
     }
 
@@ -170,6 +191,7 @@ impl HistKernel {
             HistKernel::Shared | HistKernel::SharedRows => dev::shared_u64_bytes(bins.count()),
             HistKernel::Warp | HistKernel::Vec16 => dev::warp_shared_bytes(threads),
             HistKernel::Lane => dev::lane_shared_bytes(threads),
+            HistKernel::Pipeline => dev::pipeline_shared_bytes(threads),
         }
     }
 
@@ -203,7 +225,10 @@ pub fn config_for(
         }
         return Ok(LaunchConfig::linear(blocks, threads).with_shared_bytes(shared));
     }
-    let work = if kernel.vectorized() {
+    let work = if kernel == HistKernel::Pipeline {
+        // A block per tile at most: the unit of its work is a stage's worth of bytes.
+        len.div_ceil(dev::PIPELINE_STAGE_BYTES as usize) * threads as usize
+    } else if kernel.vectorized() {
         len.div_ceil(BYTES16)
     } else {
         len

@@ -68,6 +68,9 @@ pub enum Error {
         /// How many blocks gave up.
         blocks: u32,
     },
+    /// Threads of a kernel gave up a bounded wait inside a block (an `mbarrier` of a pipeline
+    /// stage): the other side never arrived. Says which kernel; the launch has no result.
+    WaitTimeout(String),
     /// An atom has more neighbors than the padded lists have slots (`MN`, `--max-neighbors`):
     /// nothing was written past them, and the counts are true.
     TooManyNeighbors {
@@ -192,6 +195,7 @@ impl fmt::Display for Error {
                 f,
                 "the device {lock} was left locked when the kernels using it finished"
             ),
+            Error::WaitTimeout(why) => write!(f, "a bounded wait timed out: {why}"),
             Error::BarrierTimeout { blocks } => write!(
                 f,
                 "{blocks} block(s) gave up waiting at a grid barrier: some block never arrived \

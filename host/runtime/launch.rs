@@ -95,6 +95,17 @@ impl Target {
         matches!(self, Target::Sim)
     }
 
+    /// Whether `kernel` runs here: always on the simulator; on a GPU when the PTX build loaded
+    /// for it holds the kernel — those on Hopper's primitives (`gpu::Kernel::min_arch` 90) need
+    /// compute capability 9.0 or later.
+    pub fn has_kernel(&self, kernel: gpu::Kernel) -> bool {
+        match self {
+            Target::Sim => true,
+            Target::Gpu(g) => crate::runtime::ptx::arch_capability(g.info().ptx_arch)
+                .is_some_and(|(major, minor)| kernel.min_arch() <= major * 10 + minor),
+        }
+    }
+
     /// Launches `kernel` over `cfg` with `args` and, on the GPU, returns once it is queued on the
     /// library's stream (call [`Target::synchronize`] to wait); the simulator returns when the
     /// grid has finished. Use the [`launch!`](crate::launch!) macro, which fills in `name`.

@@ -13,6 +13,7 @@
 //! | block | [`shared`] | dynamic shared memory |
 //! | block | [`mbarrier`] | split-phase barrier objects in shared memory, with transaction counts (sm_90) |
 //! | block | [`async_copy`] | asynchronous copies: `cp.async` (sm_80), bulk copies completing on an `mbarrier` (sm_90) |
+//! | block | [`pipeline`] | a ring of stages one thread fills with bulk copies while the block reads the others (sm_90) |
 //! | block | [`shared_atomic`] | atomics addressed in the shared state space (`red.shared`) |
 //! | block | [`block_reduce`] | warp and block sums (CUB's `WarpReduce` / `BlockReduce`) |
 //! | block | [`block_scan`] | warp and block prefix sums (CUB's `WarpScan` / `BlockScan`) |
@@ -39,6 +40,8 @@ pub mod lock;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]
 pub mod mbarrier;
 pub mod multi_grid;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]
+pub mod pipeline;
 pub mod readonly;
 pub mod shared;
 pub mod shared_atomic;

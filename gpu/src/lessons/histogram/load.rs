@@ -150,11 +150,37 @@ pub unsafe fn for_each_body_byte(
     arr: *const u8,
     start: usize,
     end: usize,
+    f: impl FnMut(u32),
+) {
+    // SAFETY: `arr + head` is 16-byte aligned and holds `split.body` vectors.
+    unsafe {
+        for_each_strided_byte(
+            arr.add(split.head).cast::<Bytes16>(),
+            start,
+            end,
+            threads_per_grid_x(),
+            f,
+        )
+    }
+}
+
+/// Calls `f(byte)` for every byte of the vectors `p[start]`, `p[start + stride]`, … below
+/// `end`, [`LOADS_IN_FLIGHT`] loads at a time, all issued before any byte is counted: the loop
+/// of [`for_each_body_byte`] over any array of [`Bytes16`] — global memory, or a stage in
+/// shared memory.
+///
+/// # Safety
+/// `p[..end]` is readable; `stride > 0`.
+#[inline(always)]
+pub unsafe fn for_each_strided_byte(
+    p: *const Bytes16,
+    start: usize,
+    end: usize,
+    stride: usize,
     mut f: impl FnMut(u32),
 ) {
-    let stride = threads_per_grid_x();
-    // SAFETY: every `v` passed is below `end <= split.body`.
-    let load = |v: usize| unsafe { split.load(arr, v) };
+    // SAFETY: every `v` passed is below `end`.
+    let load = |v: usize| unsafe { p.add(v).read() };
     let mut v = start;
     while v + (LOADS_IN_FLIGHT - 1) * stride < end {
         let (a, b) = (load(v), load(v + stride));

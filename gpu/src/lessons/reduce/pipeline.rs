@@ -1,0 +1,209 @@
+//! (f) The single-pass reduction fed by a producer/consumer pipeline (sm_90): one thread of each
+//! block streams the block's tiles into a ring of shared-memory stages with bulk copies; the
+//! other warps reduce the stages that have landed; the last block finishes as in (d) and (e).
+
+use super::last_block::{finish_in_last_block, last_block_shared_bytes};
+use super::ops::{Element, Reduction};
+use super::split::Split16;
+use crate::index::{block_dim_x, block_idx_x, grid_dim_x, thread_idx_x};
+use crate::mbarrier::DEFAULT_TIMEOUT_NS;
+use crate::pipeline::{BulkRing, PipelineError};
+use crate::shared::dynamic_shared;
+use crate::sync::sync_threads;
+use crate::warp::{WARP_SIZE, any_sync, lane_id, sync_warp};
+
+/// Stages in the ring of the (f) kernels.
+pub const REDUCE_PIPELINE_STAGES: usize = 4;
+
+/// Bytes per stage: 8 KiB, two 16-byte vectors per consumer thread of a 256-consumer block.
+pub const REDUCE_PIPELINE_STAGE_BYTES: u32 = 8 << 10;
+
+/// Threads per block of the (f) kernels: one producer warp and eight consumer warps.
+pub const REDUCE_PIPELINE_THREADS_PER_BLOCK: u32 = WARP_SIZE + 256;
+
+
+/// Dynamic shared memory of the (f) kernel of accumulator `A` for blocks of `threads`: the
+/// last block's scratch, then the ring.
+pub const fn reduce_pipeline_shared_bytes<A>(threads: u32) -> u32 {
+    last_block_shared_bytes::<A>(threads)
+        + BulkRing::<REDUCE_PIPELINE_STAGES>::shared_bytes(REDUCE_PIPELINE_STAGE_BYTES)
+}
+
+/// (f)'s body. The producer (thread 0) starts the bulk copy of each of the block's tiles of
+/// [`REDUCE_PIPELINE_STAGE_BYTES`] (tile `blockIdx.x`, then every `gridDim.x`-th) into the ring;
+/// each consumer thread combines its vectors of a landed stage four at a time, as (e) does its
+/// loads, and one lane per warp releases the stage after a warp barrier. Block 0's consumers
+/// also take the scalar head and tail. Then every thread, the producer warp with the identity,
+/// joins [`finish_in_last_block`].
+///
+/// # Safety
+/// `x` holds `n` elements; `err` a zeroed `u32`; the rest as [`finish_in_last_block`], with
+/// [`reduce_pipeline_shared_bytes`] of dynamic shared memory.
+#[inline(always)]
+unsafe fn pipeline_reduce<R: Reduction>(
+    x: *const R::Item,
+    n: u64,
+    partials: *mut R::Acc,
+    count: *mut u32,
+    result: *mut R::Out,
+    err: *mut u32,
+) {
+    let threads = block_dim_x();
+    let refuse = || {
+        if thread_idx_x() == 0 {
+            // SAFETY: `err` is the launch's error word.
+            unsafe { PipelineError::BadLaunch.record(err) };
+        }
+    };
+    if threads < 2 * WARP_SIZE || !threads.is_multiple_of(WARP_SIZE) {
+        refuse();
+        return;
+    }
+    // SAFETY: the ring follows the last block's scratch, within the launch's shared memory.
+    let ring = unsafe {
+        BulkRing::<REDUCE_PIPELINE_STAGES>::new(
+            dynamic_shared::<u8>().add(last_block_shared_bytes::<R::Acc>(threads) as usize),
+            REDUCE_PIPELINE_STAGE_BYTES,
+        )
+    };
+    let Ok(ring) = ring else {
+        refuse();
+        return;
+    };
+    if thread_idx_x() == 0 {
+        // SAFETY: once, by one thread, before the barrier below: one arrival per consumer warp
+        // releases a stage.
+        unsafe { ring.init(threads / WARP_SIZE - 1) };
+    }
+    sync_threads(); // the ring's barriers are initialized before anyone uses them
+
+    let split = Split16::of(x, n as usize);
+    let body_bytes = split.body * 16;
+    let stage_bytes = REDUCE_PIPELINE_STAGE_BYTES as usize;
+    let tiles = body_bytes.div_ceil(stage_bytes);
+    let (first, step) = (block_idx_x() as usize, grid_dim_x() as usize);
+    let tile_bytes = |tile: usize| (body_bytes - tile * stage_bytes).min(stage_bytes);
+    // SAFETY: `x + head` is 16-byte aligned; the body follows it.
+    let body = unsafe { x.add(split.head) }.cast::<u8>();
+    let mut acc = R::identity();
+
+    if thread_idx_x() < WARP_SIZE {
+        // PHASE: produce (lane 0; the warp's other lanes wait at the warp barrier).
+        if lane_id() == 0 {
+            let (mut k, mut tile) = (0u32, first);
+            while tile < tiles {
+                // SAFETY: one producer, fills in order; the tile is inside the body, which
+                // nobody writes during the launch; sizes are multiples of 16 ≤ a stage.
+                let started = unsafe {
+                    ring.produce(
+                        k,
+                        body.add(tile * stage_bytes),
+                        tile_bytes(tile) as u32,
+                        DEFAULT_TIMEOUT_NS,
+                    )
+                };
+                if let Err(e) = started {
+                    // SAFETY: `err` is the launch's error word.
+                    unsafe { e.record(err) };
+                    break;
+                }
+                k += 1;
+                tile += step;
+            }
+        }
+        sync_warp(u32::MAX);
+    } else {
+        // PHASE: consume.
+        let me = (thread_idx_x() - WARP_SIZE) as usize;
+        let consumers = (threads - WARP_SIZE) as usize;
+        if block_idx_x() == 0 {
+            let mut k = me;
+            while k < split.scalars() {
+                // SAFETY: `scalar_index(k) < n`.
+                acc = R::combine(acc, R::lift(unsafe { x.add(split.scalar_index(k)).read() }));
+                k += consumers;
+            }
+        }
+        let (mut k, mut tile) = (0u32, first);
+        while tile < tiles {
+            // SAFETY: fills in order, each released below before the ring comes round.
+            let landed = unsafe { ring.consume(k, DEFAULT_TIMEOUT_NS) };
+            // The warp leaves together (it meets at warp barriers): one lane's timeout is the
+            // whole warp's.
+            if any_sync(u32::MAX, landed.is_err()) {
+                if let Err(e) = landed {
+                    // SAFETY: `err` is the launch's error word.
+                    unsafe { e.record(err) };
+                }
+                break;
+            }
+            let Ok(stage) = landed else { break };
+            let stage = stage.cast::<<R::Item as Element>::Vec16>();
+            let vectors = tile_bytes(tile) / 16;
+            // SAFETY (every read): `v < vectors`, inside the landed stage.
+            let load = |v: usize| unsafe { stage.add(v).read() };
+            let mut v = me;
+            while v + 3 * consumers < vectors {
+                let (v0, v1) = (load(v), load(v + consumers));
+                let (v2, v3) = (load(v + 2 * consumers), load(v + 3 * consumers));
+                let left = R::combine(R::lift_vec(v0), R::lift_vec(v1));
+                let right = R::combine(R::lift_vec(v2), R::lift_vec(v3));
+                acc = R::combine(acc, R::combine(left, right));
+                v += 4 * consumers;
+            }
+            while v < vectors {
+                acc = R::combine(acc, R::lift_vec(load(v)));
+                v += consumers;
+            }
+            sync_warp(u32::MAX); // every lane's reads of the stage before the release
+            if lane_id() == 0 {
+                // SAFETY: the warp barrier above orders the warp's reads before it.
+                unsafe { ring.release(k) };
+            }
+            k += 1;
+            tile += step;
+        }
+    }
+    // The block reduction's scratch is another region than the ring: no ordering needed
+    // between the two; `finish_in_last_block` has its own barriers.
+    // SAFETY: forwarded; every thread of the block calls it once.
+    unsafe { finish_in_last_block::<R>(acc, partials, count, result) }
+}
+
+macro_rules! pipeline_kernels {
+    ($($(#[$doc:meta])* $name:ident: $r:ty;)*) => {$(
+        kernel! {
+            $(#[$doc])*
+            ///
+            /// Arguments: as [`reduce_vec_sum_f32`](super::reduce_vec_sum_f32), and `err`, one
+            /// zeroed `u32` ([`error_bits`](crate::pipeline::error_bits): a set bit means no result). Blocks of
+            /// at least two whole warps ([`REDUCE_PIPELINE_THREADS_PER_BLOCK`]); dynamic shared
+            /// memory [`reduce_pipeline_shared_bytes`]`::<Acc>(blockDim.x)`.
+            pub unsafe fn $name(
+                x: *const <$r as Reduction>::Item,
+                n: u64,
+                partials: *mut <$r as Reduction>::Acc,
+                count: *mut u32,
+                result: *mut <$r as Reduction>::Out,
+                err: *mut u32,
+            ) {
+                // SAFETY: forwarded to the launch's contract.
+                unsafe { pipeline_reduce::<$r>(x, n, partials, count, result, err) }
+            }
+        }
+    )*};
+}
+
+pipeline_kernels! {
+    /// Σ `f32` in `f32`: (e) fed by a pipeline of bulk copies (sm_90).
+    ///
+    /// What changed from (e): the threads that add no longer load. One thread per block starts
+    /// a bulk copy of each 8 KiB tile into a ring of four shared-memory stages, each guarded by
+    /// a full `mbarrier` (the copy's bytes complete it) and an empty one (the consumer warps
+    /// arrive when they have read it); eight warps add the landed stages. The bytes in flight
+    /// are the copy engine's, three tiles per block, whatever the adding threads' registers.
+    /// The order of additions depends on the launch shape only: deterministic, like (e).
+    reduce_pipeline_sum_f32: super::ops::SumF32;
+    /// Σ `f32` accumulated in `f64`, fed by the pipeline.
+    reduce_pipeline_sum_f32_in_f64: super::ops::SumF32InF64;
+}

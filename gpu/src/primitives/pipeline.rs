@@ -1,0 +1,276 @@
+//! A producer/consumer pipeline in one block: a ring of shared-memory stages that one producer
+//! thread fills with bulk copies from global memory while the block's consumer threads read the
+//! stages filled before (sm_90).
+//!
+//! Each stage has two [`MBarrier`]s. **Full** (count 1): the producer arrives once with the
+//! stage's byte count (`arrive.expect_tx`) and starts a bulk copy that completes those bytes on
+//! the same barrier; its phase ends when the copy has landed, and the consumers wait on it.
+//! **Empty** (count = the consumers' arrivals): each consumer arrives when it has read the stage;
+//! the producer waits on it before it copies into the stage again. Fill `k` of a block (`k`
+//! counting from 0) goes to stage `k mod STAGES` and is that stage's `k / STAGES`-th phase, so
+//! both sides derive every parity from `k` alone: nothing to keep in step but the count of fills.
+//!
+//! While the consumers read stage `s`, the copies of the next `STAGES - 1` fills are in flight:
+//! the copy engine, not the consumers' registers, holds the bytes in flight, so a block can keep
+//! tens of KiB outstanding with one issuing thread.
+//!
+//! CUDA: `cuda::pipeline` with `cuda::memcpy_async`, or CUTLASS's `PipelineTmaAsync` (a full and
+//! an empty barrier per stage). PTX: `mbarrier.init`, `mbarrier.arrive.expect_tx`,
+//! `cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes`,
+//! `mbarrier.try_wait.parity`, `mbarrier.arrive`, `fence.proxy.async.shared::cta`.
+//!
+//! ```ignore
+//! // In a kernel of 1 + C warps: warp 0 produces, the others consume.
+//! let ring = unsafe { BulkRing::<4>::new(base, STAGE_BYTES) }?;
+//! if thread_idx_x() == 0 { unsafe { ring.init(consumer_warps) }; }
+//! sync_threads();
+//! // producer, lane 0 of warp 0:      ring.produce(k, src_of(k), bytes_of(k), timeout)?
+//! // consumers: let stage = ring.consume(k, timeout)?; read it; sync_warp; lane 0: ring.release(k)
+//! ```
+
+use crate::async_copy::{
+    BULK_MAX_BYTES, BulkCopyError, check_bulk_copy, cp_async_bulk_global_to_shared_unchecked,
+    fence_proxy_async_shared,
+};
+use crate::atomic::{Order, Scope, fetch_or};
+use crate::mbarrier::{BarrierScope, MAX_COUNT, MBarrier, Parity, WaitError};
+
+/// Why a pipeline step failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PipelineError {
+    /// A bounded wait on a stage's barrier timed out: the other side never arrived.
+    TimedOut,
+    /// A copy was refused before it was issued (alignment or size), see [`BulkCopyError`].
+    Copy(BulkCopyError),
+    /// The kernel's launch shape cannot hold its pipeline (too few warps, too little shared
+    /// memory): a kernel's own check, reported like the others.
+    BadLaunch,
+}
+
+/// The bits a kernel sets in an error word for a [`PipelineError`] ([`PipelineError::record`]):
+/// one word per launch, zeroed before it, read by the host after it.
+pub mod error_bits {
+    /// [`PipelineError::TimedOut`](super::PipelineError::TimedOut).
+    pub const TIMED_OUT: u32 = 1;
+    /// [`PipelineError::Copy`](super::PipelineError::Copy) or
+    /// [`PipelineError::BadLaunch`](super::PipelineError::BadLaunch): nothing was computed.
+    pub const BAD_LAUNCH: u32 = 2;
+}
+
+impl PipelineError {
+    /// Its bit of [`error_bits`].
+    pub const fn bit(self) -> u32 {
+        match self {
+            PipelineError::TimedOut => error_bits::TIMED_OUT,
+            PipelineError::Copy(_) | PipelineError::BadLaunch => error_bits::BAD_LAUNCH,
+        }
+    }
+
+    /// Sets its bit in the launch's error word `err`.
+    ///
+    /// Scope: device. Ordering: relaxed. PTX: `atom.relaxed.gpu.or.b32`.
+    ///
+    /// # Safety
+    /// `err` is a valid `u32` in global memory, touched only atomically during the launch.
+    #[inline(always)]
+    pub unsafe fn record(self, err: *mut u32) {
+        // SAFETY: the caller's.
+        unsafe { fetch_or(err, self.bit(), Scope::Device, Order::Relaxed) };
+    }
+}
+
+impl From<WaitError> for PipelineError {
+    fn from(e: WaitError) -> PipelineError {
+        match e {
+            WaitError::TimedOut => PipelineError::TimedOut,
+        }
+    }
+}
+
+impl From<BulkCopyError> for PipelineError {
+    fn from(e: BulkCopyError) -> PipelineError {
+        PipelineError::Copy(e)
+    }
+}
+
+/// A ring of `STAGES` stages of `stage_bytes` each in this block's shared memory, with a full
+/// and an empty barrier per stage (see the module's documentation).
+///
+/// Layout from `base` (16-byte aligned): `STAGES` full barriers, `STAGES` empty barriers
+/// (8 bytes each), then the stages — [`BulkRing::shared_bytes`] in all.
+#[derive(Clone, Copy, Debug)]
+pub struct BulkRing<const STAGES: usize> {
+    base: *mut u8,
+    stage_bytes: u32,
+}
+
+impl<const STAGES: usize> BulkRing<STAGES> {
+    /// Bytes of barriers before the first stage: a multiple of 16, so every stage is aligned
+    /// for bulk copies.
+    pub const BARRIER_BYTES: u32 = (16 * STAGES) as u32;
+
+    const NONEMPTY: () = assert!(STAGES > 0 && STAGES <= 64, "a ring of 1 to 64 stages");
+
+    /// Shared memory a ring of stages of `stage_bytes` needs.
+    pub const fn shared_bytes(stage_bytes: u32) -> u32 {
+        Self::BARRIER_BYTES + STAGES as u32 * stage_bytes
+    }
+
+    /// The ring at `base`, or why not: `stage_bytes` must be a non-zero multiple of 16 no
+    /// larger than [`BULK_MAX_BYTES`], and `base` 16-byte aligned.
+    ///
+    /// # Safety
+    /// `base[..shared_bytes(stage_bytes)]` is this block's shared memory, used for nothing else
+    /// while the ring is.
+    #[inline(always)]
+    pub unsafe fn new(base: *mut u8, stage_bytes: u32) -> Result<BulkRing<STAGES>, BulkCopyError> {
+        let () = Self::NONEMPTY;
+        if stage_bytes == 0 || !stage_bytes.is_multiple_of(16) || stage_bytes > BULK_MAX_BYTES {
+            return Err(BulkCopyError::BadSize);
+        }
+        if !(base as usize).is_multiple_of(16) {
+            return Err(BulkCopyError::Misaligned);
+        }
+        Ok(BulkRing { base, stage_bytes })
+    }
+
+    /// Bytes per stage.
+    #[inline(always)]
+    pub fn stage_bytes(&self) -> u32 {
+        self.stage_bytes
+    }
+
+    /// Stage `s`'s full barrier.
+    #[inline(always)]
+    fn full(&self, s: usize) -> MBarrier {
+        // SAFETY: `s < STAGES`: the `s`-th word of the ring's barriers.
+        unsafe { MBarrier::from_generic(self.base.cast::<u64>().add(s)) }
+    }
+
+    /// Stage `s`'s empty barrier.
+    #[inline(always)]
+    fn empty(&self, s: usize) -> MBarrier {
+        // SAFETY: `STAGES + s < 2 * STAGES`: a word of the ring's barriers.
+        unsafe { MBarrier::from_generic(self.base.cast::<u64>().add(STAGES + s)) }
+    }
+
+    /// The first byte of stage `s`.
+    #[inline(always)]
+    fn stage(&self, s: usize) -> *mut u8 {
+        // SAFETY: within the ring's `shared_bytes`.
+        unsafe {
+            self.base
+                .add(Self::BARRIER_BYTES as usize + s * self.stage_bytes as usize)
+        }
+    }
+
+    /// Initializes every stage's barriers for `consumers` arrivals per release (at most
+    /// [`MAX_COUNT`]), and orders the initialization before the copy engine's completions.
+    /// One thread calls it; a block barrier (`sync_threads`) follows before any other use.
+    ///
+    /// PTX: `mbarrier.init.shared::cta.b64` (2 × `STAGES`), `fence.proxy.async.shared::cta`.
+    ///
+    /// # Safety
+    /// As [`BulkRing::new`]; called once, by one thread, before any other use.
+    #[inline(always)]
+    pub unsafe fn init(&self, consumers: u32) {
+        for s in 0..STAGES {
+            // SAFETY: the ring's own barriers, not yet in use.
+            unsafe {
+                self.full(s).init(1);
+                self.empty(s).init(consumers.clamp(1, MAX_COUNT));
+            }
+        }
+        // The async proxy (the copy engine) completes bytes on the full barriers: it must see
+        // them initialized.
+        fence_proxy_async_shared();
+    }
+
+    /// Producer: fill `k` (this block's `k`-th, counting from 0) — waits, at most
+    /// `timeout_ns`, until the consumers have released the stage's previous fill (`k -
+    /// STAGES`), then starts the bulk copy of `src[..bytes]` into stage `k mod STAGES`,
+    /// completing on its full barrier. Returns at once: the copy lands later.
+    ///
+    /// Scope: block. Ordering: acquire on the empty barrier (the consumers' reads of the old
+    /// fill happen before the copy overwrites it).
+    ///
+    /// # Errors
+    /// [`PipelineError::TimedOut`] (nothing issued); [`PipelineError::Copy`] if `src` is not
+    /// 16-byte aligned or `bytes` is not a non-zero multiple of 16 no larger than a stage — the
+    /// stage's phase is then completed without data so the consumers are not left waiting, and
+    /// the caller must tell them the stage holds nothing.
+    ///
+    /// # Safety
+    /// One producer thread per ring, calling with `k = 0, 1, 2, …` in order; `src[..bytes]` is
+    /// global memory nobody writes during the launch.
+    #[inline(always)]
+    pub unsafe fn produce(
+        &self,
+        k: u32,
+        src: *const u8,
+        bytes: u32,
+        timeout_ns: u64,
+    ) -> Result<(), PipelineError> {
+        let (s, round) = (k as usize % STAGES, k / STAGES as u32);
+        if round > 0 {
+            let mut parity = Parity::of_phase(round - 1);
+            // SAFETY: the ring's own, initialized barrier.
+            unsafe { self.empty(s).wait_parity(&mut parity, BarrierScope::Block, timeout_ns)? };
+        }
+        let full = self.full(s);
+        let checked = if bytes > self.stage_bytes {
+            Err(BulkCopyError::BadSize)
+        } else {
+            check_bulk_copy(self.stage(s), src, bytes)
+        };
+        // SAFETY: the ring's own barrier; the copy is checked, the stage released by every
+        // consumer (above), `src` the caller's.
+        unsafe {
+            match checked {
+                Ok(()) => {
+                    let _ = full.arrive_expect_tx(bytes, BarrierScope::Block);
+                    cp_async_bulk_global_to_shared_unchecked(self.stage(s), src, bytes, full);
+                    Ok(())
+                }
+                Err(e) => {
+                    let _ = full.arrive(BarrierScope::Block);
+                    Err(e.into())
+                }
+            }
+        }
+    }
+
+    /// Consumer: waits, at most `timeout_ns`, for fill `k` to land, and returns its stage.
+    ///
+    /// Scope: block. Ordering: acquire (the copied bytes are visible after it).
+    ///
+    /// # Errors
+    /// [`PipelineError::TimedOut`].
+    ///
+    /// # Safety
+    /// The ring is initialized; this consumer calls with `k = 0, 1, 2, …` and releases every
+    /// fill ([`BulkRing::release`]) before waiting for fill `k + STAGES`.
+    #[inline(always)]
+    pub unsafe fn consume(&self, k: u32, timeout_ns: u64) -> Result<*const u8, PipelineError> {
+        let (s, round) = (k as usize % STAGES, k / STAGES as u32);
+        let mut parity = Parity::of_phase(round);
+        // SAFETY: the ring's own, initialized barrier.
+        unsafe { self.full(s).wait_parity(&mut parity, BarrierScope::Block, timeout_ns)? };
+        Ok(self.stage(s).cast_const())
+    }
+
+    /// Consumer: one arrival on fill `k`'s empty barrier — done reading it. A ring initialized
+    /// for one arrival per warp is released by one lane after a warp barrier (`sync_warp`),
+    /// which orders the other lanes' reads before the arrival.
+    ///
+    /// Scope: block. Ordering: release.
+    ///
+    /// # Safety
+    /// The ring is initialized; every read of the stage by the threads this arrival stands for
+    /// happens before it.
+    #[inline(always)]
+    pub unsafe fn release(&self, k: u32) {
+        // SAFETY: the ring's own, initialized barrier.
+        let _ = unsafe { self.empty(k as usize % STAGES).arrive(BarrierScope::Block) };
+    }
+}
