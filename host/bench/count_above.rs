@@ -67,6 +67,7 @@ pub struct CountAboveBench {
 const TOPIC: SizedTopic<CountKernel> = SizedTopic {
     kernels: &KERNELS,
     bytes_per_element: size_of::<f32>() as u64,
+    runs_on: crate::bench::sized::runs_everywhere,
 };
 
 /// Runs the benchmark; `progress` gets (steps done, steps), a step being one launch or copy.

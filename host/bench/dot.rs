@@ -55,6 +55,7 @@ pub type DotBench = SizedBench<DotKernelBench>;
 const TOPIC: SizedTopic<DotKernel> = SizedTopic {
     kernels: &DotKernel::ALL,
     bytes_per_element: 2 * size_of::<f32>() as u64,
+    runs_on: crate::bench::sized::runs_everywhere,
 };
 
 /// Runs the benchmark; `progress` gets (steps done, steps), a step being one launch or copy.

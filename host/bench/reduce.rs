@@ -20,8 +20,9 @@ use serde::Serialize;
 /// Sizes benchmarked by default: the book's 10⁸ (target ≤ 0.1 ms on an H200, not slower than
 /// CUB's 0.093 ms) and 10⁹ (4 GB, for bandwidth).
 pub const DEFAULT_LENS: [usize; 2] = [100_000_000, 1_000_000_000];
-/// The kernels: the progression in `f32`, then the fast kernel's other accumulations.
-pub const KERNELS: [(Step, Accumulate); 7] = [
+/// The kernels: the progression in `f32`, then the fast kernel's other accumulations, then
+/// the pipelined kernel (sm_90 only; skipped elsewhere) in `f32` and in `f64`.
+pub const KERNELS: [(Step, Accumulate); 9] = [
     (Step::Partial, Accumulate::F32),
     (Step::Atomic, Accumulate::F32),
     (Step::Warp, Accumulate::F32),
@@ -29,6 +30,8 @@ pub const KERNELS: [(Step, Accumulate); 7] = [
     (Step::Vec, Accumulate::F32),
     (Step::Vec, Accumulate::F64),
     (Step::Vec, Accumulate::Kahan),
+    (Step::Pipeline, Accumulate::F32),
+    (Step::Pipeline, Accumulate::F64),
 ];
 /// What to measure by default: [`DEFAULT_LENS`], 20 trials, the occupancy's blocks per SM.
 pub fn default_options() -> SizedBenchOptions {
@@ -70,6 +73,7 @@ pub struct ReduceBench {
 const TOPIC: SizedTopic<(Step, Accumulate)> = SizedTopic {
     kernels: &KERNELS,
     bytes_per_element: size_of::<f32>() as u64,
+    runs_on: |target, (step, acc)| target.has_kernel(step.kernel(acc)),
 };
 
 /// Runs the benchmark; `progress` gets (steps done, steps), a step being one launch or copy.

@@ -229,6 +229,14 @@ pub(crate) struct SizedTopic<K: 'static> {
     pub kernels: &'static [K],
     /// Bytes each kernel reads per element of the input size.
     pub bytes_per_element: u64,
+    /// Whether a kernel runs on the target (those on Hopper's primitives need sm_90); the others
+    /// are left out of the run and its tables.
+    pub runs_on: fn(&Target, K) -> bool,
+}
+
+/// [`SizedTopic::runs_on`] for topics whose kernels run everywhere.
+pub(crate) fn runs_everywhere<K>(_: &Target, _: K) -> bool {
+    true
 }
 
 /// Runs a sized benchmark: the roofline, then at each of `opts.lens` (that fits in memory) the
@@ -258,7 +266,13 @@ pub(crate) fn run_sized<K: Copy, I, R>(
         let bytes = (len as u64).saturating_mul(topic.bytes_per_element);
         crate::runtime::memory::check_host(&format!("--len {len}"), bytes)?;
     }
-    let per_size = topic.kernels.len() as u32;
+    let kernels: Vec<K> = topic
+        .kernels
+        .iter()
+        .copied()
+        .filter(|&k| (topic.runs_on)(target, k))
+        .collect();
+    let per_size = kernels.len() as u32;
     let kernel_runs = per_size * opts.lens.len() as u32;
     let mut run = BandwidthRun::start(
         target,
@@ -279,7 +293,7 @@ pub(crate) fn run_sized<K: Copy, I, R>(
                 bytes_read,
                 run: &mut run,
             };
-            for &kernel in topic.kernels {
+            for &kernel in &kernels {
                 rows.push(row(&mut size, &input, kernel)?);
             }
         }

@@ -72,6 +72,12 @@ impl<'a> HistogramLaunch<'a> {
                 cfg.block.x
             )));
         }
+        if kernel == HistKernel::Pipeline && (threads < 64 || threads % 32 != 0) {
+            return Err(Error::InvalidInput(format!(
+                "{name} with {threads} threads per block: it needs whole warps, at least two (a \
+                 producer warp and consumers)"
+            )));
+        }
         if kernel == HistKernel::Pipeline {
             // A warp of the pipeline counts at most its block's tiles and the scalar bytes.
             let per_block = (len as u64).div_ceil(cfg.grid.count().max(1))
@@ -247,7 +253,7 @@ impl<'a> HistogramLaunch<'a> {
     pub fn result(&self) -> Result<Vec<u64>> {
         let out = self.target.download(&self.out)?;
         if self.kernel == HistKernel::Pipeline {
-            pipeline_error(self.kernel.name(), self.target.download(&self.err)?[0])?;
+            Error::from_pipeline_word(self.kernel.name(), self.target.download(&self.err)?[0])?;
         }
         let bins = self.bins.count() as usize;
         Ok(match self.kernel {
@@ -291,24 +297,3 @@ impl<'a> HistogramLaunch<'a> {
     }
 }
 
-/// The error of a pipeline kernel's error word (`gpu::pipeline::error_bits`), if any.
-///
-/// # Errors
-/// [`Error::WaitTimeout`] for a timed-out wait, [`Error::InvalidInput`] for a refused launch
-/// shape or copy.
-pub(crate) fn pipeline_error(name: &str, word: u32) -> Result<()> {
-    use gpu::pipeline::error_bits as bits;
-    if word & bits::TIMED_OUT != 0 {
-        return Err(Error::WaitTimeout(format!(
-            "{name}: a wait on a pipeline stage's mbarrier timed out (a stalled producer or \
-             consumer); no result"
-        )));
-    }
-    if word != 0 {
-        return Err(Error::InvalidInput(format!(
-            "{name}: the launch shape cannot hold the pipeline (blocks of at least two whole \
-             warps and the ring's shared memory), or a bulk copy was refused; no result"
-        )));
-    }
-    Ok(())
-}

@@ -18,18 +18,21 @@ pub type SinglePassArgs<R> = (
 );
 
 /// A [`Reduction`] with single-pass kernels: the vectorized (e) for every one, the scalar (d)
-/// for the `f32` sums.
+/// and the pipelined (f, sm_90) for the `f32` sums.
 pub trait DeviceReduction: Reduction<Item: Plain, Out: Plain> + Sized {
     /// The (e) kernel, `reduce_vec_*`.
     const VEC: gpu::Kernel;
     /// The (d) kernel, `reduce_last_block_*`, where there is one.
     const LAST_BLOCK: Option<gpu::Kernel>;
+    /// The (f) kernel, `reduce_pipeline_*`, where there is one.
+    const PIPELINE: Option<gpu::Kernel>;
 
-    /// Launches `kernel` (one of the two above) with `args`.
+    /// Launches `kernel` (one of the three above) with `args`, and for (f) the error word `err`.
     ///
     /// # Safety
     /// The kernel's contract: `x` holds `n` elements, `partials` room for `cfg.grid.x`
-    /// accumulators, `count` a `u32` that is 0, `result` one value; `cfg` has the shared memory.
+    /// accumulators, `count` a `u32` that is 0, `result` one value, `err` a zeroed `u32`; `cfg`
+    /// has the shared memory.
     ///
     /// # Errors
     /// [`Error::InvalidInput`] for a kernel that is not this reduction's; a launch error.
@@ -38,6 +41,7 @@ pub trait DeviceReduction: Reduction<Item: Plain, Out: Plain> + Sized {
         kernel: gpu::Kernel,
         cfg: LaunchConfig,
         args: SinglePassArgs<Self>,
+        err: *mut u32,
     ) -> Result<()>;
 }
 
@@ -51,18 +55,21 @@ macro_rules! optional_kernel {
 }
 
 macro_rules! device_reduction {
-    ($($r:ty => $vec:ident $(, $last:ident)?;)*) => {$(
+    ($($r:ty => $vec:ident $(, $last:ident, $pipe:ident)?;)*) => {$(
         impl DeviceReduction for $r {
             const VEC: gpu::Kernel = kernel_of(stringify!($vec));
             const LAST_BLOCK: Option<gpu::Kernel> = optional_kernel!($($last)?);
+            const PIPELINE: Option<gpu::Kernel> = optional_kernel!($($pipe)?);
 
             unsafe fn launch(
                 target: &Target,
                 kernel: gpu::Kernel,
                 cfg: LaunchConfig,
                 (x, n, partials, count, result): SinglePassArgs<Self>,
+                err: *mut u32,
             ) -> Result<()> {
-                // SAFETY (both arms): forwarded to the caller.
+                let _ = err;
+                // SAFETY (every arm): forwarded to the caller.
                 if kernel == Self::VEC {
                     return unsafe {
                         crate::launch!(target, gpu::lessons::reduce::$vec, cfg, (x, n, partials, count, result))
@@ -72,6 +79,11 @@ macro_rules! device_reduction {
                     if Some(kernel) == Self::LAST_BLOCK {
                         return unsafe {
                             crate::launch!(target, gpu::lessons::reduce::$last, cfg, (x, n, partials, count, result))
+                        };
+                    }
+                    if Some(kernel) == Self::PIPELINE {
+                        return unsafe {
+                            crate::launch!(target, gpu::lessons::reduce::$pipe, cfg, (x, n, partials, count, result, err))
                         };
                     }
                 )?
@@ -113,9 +125,9 @@ const fn const_str_eq(a: &str, b: &str) -> bool {
 }
 
 device_reduction! {
-    r::SumF32 => reduce_vec_sum_f32, reduce_last_block_sum_f32;
-    r::SumF32InF64 => reduce_vec_sum_f32_in_f64, reduce_last_block_sum_f32_in_f64;
-    r::SumF32Kahan => reduce_vec_sum_f32_kahan, reduce_last_block_sum_f32_kahan;
+    r::SumF32 => reduce_vec_sum_f32, reduce_last_block_sum_f32, reduce_pipeline_sum_f32;
+    r::SumF32InF64 => reduce_vec_sum_f32_in_f64, reduce_last_block_sum_f32_in_f64, reduce_pipeline_sum_f32_in_f64;
+    r::SumF32Kahan => reduce_vec_sum_f32_kahan, reduce_last_block_sum_f32_kahan, reduce_pipeline_sum_f32_kahan;
     r::SumF64 => reduce_vec_sum_f64;
     r::SumI32 => reduce_vec_sum_i32;
     r::SumU64 => reduce_vec_sum_u64;

@@ -90,17 +90,29 @@ pub enum Step {
     LastBlock,
     /// (e) `reduce_vec_sum_f32*`: (d) with 16-byte loads.
     Vec,
+    /// (f) `reduce_pipeline_sum_f32*` (sm_90): (e)'s adding fed by bulk copies into a ring of
+    /// shared-memory stages.
+    Pipeline,
 }
 
 impl Step {
     /// Every step, in order.
-    pub const ALL: [Step; 5] = [
+    pub const ALL: [Step; 6] = [
         Step::Partial,
         Step::Atomic,
         Step::Warp,
         Step::LastBlock,
         Step::Vec,
+        Step::Pipeline,
     ];
+
+    /// The steps that run on `target` (the pipeline needs sm_90).
+    pub fn available(target: &Target) -> Vec<Step> {
+        Step::ALL
+            .into_iter()
+            .filter(|s| target.has_kernel(s.kernel(Accumulate::F32)))
+            .collect()
+    }
 
     /// The kernel this step launches with accumulation `acc` (which only (d) and (e) take).
     pub const fn kernel(self, acc: Accumulate) -> gpu::Kernel {
@@ -115,12 +127,15 @@ impl Step {
             (Step::Vec, Accumulate::F32) => K::ReduceVecSumF32,
             (Step::Vec, Accumulate::F64) => K::ReduceVecSumF32InF64,
             (Step::Vec, Accumulate::Kahan) => K::ReduceVecSumF32Kahan,
+            (Step::Pipeline, Accumulate::F32) => K::ReducePipelineSumF32,
+            (Step::Pipeline, Accumulate::F64) => K::ReducePipelineSumF32InF64,
+            (Step::Pipeline, Accumulate::Kahan) => K::ReducePipelineSumF32Kahan,
         }
     }
 
     /// Whether `--accumulate` applies (the single-pass steps).
     pub const fn takes_accumulate(self) -> bool {
-        matches!(self, Step::LastBlock | Step::Vec)
+        matches!(self, Step::LastBlock | Step::Vec | Step::Pipeline)
     }
 
     /// Whether the result is the same bits on every run of one launch shape (no float atomics).
@@ -136,6 +151,7 @@ impl Step {
             Step::Warp => "grid-stride, shuffles, atomicAdd per block",
             Step::LastBlock => "single pass: partials, threadfence, ticket, last block adds",
             Step::Vec => "single pass, 16-byte loads, 4 in flight per thread",
+            Step::Pipeline => "single pass, bulk copies into 4 shared stages (sm_90)",
         }
     }
 }
@@ -147,6 +163,9 @@ pub(crate) fn shape_of(kernel: gpu::Kernel) -> (u32, u32) {
     let threads = match kernel {
         K::PartialReduce => NUMBA_THREADS_PER_BLOCK,
         K::ReduceAtomic | K::ReduceAtomicF64 => BOOK_BLOCK_SIZE,
+        K::ReducePipelineSumF32 | K::ReducePipelineSumF32InF64 | K::ReducePipelineSumF32Kahan => {
+            gpu::lessons::reduce::REDUCE_PIPELINE_THREADS_PER_BLOCK
+        }
         _ => THREADS_PER_BLOCK,
     };
     let shared = match kernel {

@@ -106,7 +106,8 @@ pub fn run(
     if opts.repeats == 0 {
         return Err(Error::InvalidInput("at least one run per kernel".into()));
     }
-    let total = Step::ALL.len() as u32 + if opts.types { TYPE_RUNS } else { 0 };
+    let steps = Step::available(target);
+    let total = steps.len() as u32 + if opts.types { TYPE_RUNS } else { 0 };
     let expected = sum_cpu(data);
     let abs_sum = sum_abs_cpu(data);
     let len = data.len();
@@ -116,7 +117,7 @@ pub fn run(
         Target::Sim => None,
     };
     let mut runs = Vec::new();
-    for (k, step) in Step::ALL.into_iter().enumerate() {
+    for (k, &step) in steps.iter().enumerate() {
         let launch = StepLaunch::new(target, step, opts.accumulate, len, None)?;
         if timer.is_some() {
             launch.run(&x, len)?;
@@ -161,7 +162,7 @@ pub fn run(
         progress(k as u32 + 1, total);
     }
     drop(x);
-    let mut done = Step::ALL.len() as u32;
+    let mut done = steps.len() as u32;
     let types = if opts.types {
         run_types(target, data, timer.as_mut(), || {
             done += 1;

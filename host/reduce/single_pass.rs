@@ -8,7 +8,10 @@ use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
 use crate::runtime::timer::Timer;
 use gpu::LaunchConfig;
-use gpu::lessons::reduce::Element;
+use gpu::lessons::reduce::{
+    Element, REDUCE_PIPELINE_STAGE_BYTES, REDUCE_PIPELINE_THREADS_PER_BLOCK,
+    reduce_pipeline_shared_bytes,
+};
 use serde::Serialize;
 
 /// Which single-pass kernel of a reduction.
@@ -19,6 +22,9 @@ pub enum SinglePassKernel {
     LastBlock,
     /// (e) `reduce_vec_*`: 16-byte loads.
     Vec,
+    /// (f) `reduce_pipeline_*` (sm_90): bulk copies into a ring of shared-memory stages (the
+    /// `f32` sums only).
+    Pipeline,
 }
 
 /// One single-pass kernel of `R`, ready to run over inputs of up to the length it was made for.
@@ -33,6 +39,8 @@ pub struct SinglePass<'a, R: DeviceReduction> {
     partials: Buffer<u64>,
     count: Buffer<u32>,
     result: Buffer<R::Out>,
+    /// (f)'s error word (unused by the others).
+    err: Buffer<u32>,
 }
 
 impl<'a, R: DeviceReduction> SinglePass<'a, R> {
@@ -40,7 +48,8 @@ impl<'a, R: DeviceReduction> SinglePass<'a, R> {
     /// (`blocks_per_sm` per SM if given), fewer if `len` needs fewer, a few on the simulator.
     ///
     /// # Errors
-    /// [`Error::InvalidInput`] if `R` has no such kernel; a driver error (out of memory, …).
+    /// [`Error::InvalidInput`] if `R` has no such kernel; [`Error::Unsupported`] for (f) on a
+    /// GPU below compute capability 9.0; a driver error (out of memory, …).
     pub fn new(
         target: &'a Target,
         which: SinglePassKernel,
@@ -59,8 +68,33 @@ impl<'a, R: DeviceReduction> SinglePass<'a, R> {
                 })?,
                 len,
             ),
+            SinglePassKernel::Pipeline => {
+                let kernel = R::PIPELINE.ok_or_else(|| {
+                    Error::InvalidInput(format!(
+                        "{} has no pipelined kernel",
+                        std::any::type_name::<R>()
+                    ))
+                })?;
+                if !target.has_kernel(kernel) {
+                    return Err(Error::Unsupported(format!(
+                        "{} needs compute capability 9.0 (bulk copies completing on an mbarrier); \
+                         {} has less",
+                        kernel.name(),
+                        target.describe()
+                    )));
+                }
+                // A block per stage's worth of bytes at most.
+                let stage = REDUCE_PIPELINE_STAGE_BYTES as usize;
+                let tiles = (len * size_of::<R::Item>()).div_ceil(stage);
+                (kernel, tiles * REDUCE_PIPELINE_THREADS_PER_BLOCK as usize)
+            }
         };
-        let shared = single_pass_shared_bytes::<R::Acc>();
+        let shared = match which {
+            SinglePassKernel::Pipeline => {
+                reduce_pipeline_shared_bytes::<R::Acc>(REDUCE_PIPELINE_THREADS_PER_BLOCK)
+            }
+            _ => single_pass_shared_bytes::<R::Acc>(),
+        };
         let cfg = config_for(target, kernel, work, shared, blocks_per_sm)?;
         let words = size_of::<R::Acc>().div_ceil(8) * cfg.grid.x as usize;
         Ok(SinglePass {
@@ -70,6 +104,7 @@ impl<'a, R: DeviceReduction> SinglePass<'a, R> {
             partials: target.zeros(words)?,
             count: target.zeros(1)?,
             result: target.zeros(1)?,
+            err: target.zeros(1)?,
         })
     }
 
@@ -83,11 +118,13 @@ impl<'a, R: DeviceReduction> SinglePass<'a, R> {
         self.cfg
     }
 
-    /// Zeroes the ticket counter: needed only after a launch that failed midway.
+    /// Zeroes the ticket counter and the error word: needed only after a launch that failed
+    /// midway.
     ///
     /// # Errors
     /// A driver error.
     pub fn reset(&self) -> Result<()> {
+        self.target.write(&self.err, &[0])?;
         self.target.write(&self.count, &[0])
     }
 
@@ -114,7 +151,7 @@ impl<'a, R: DeviceReduction> SinglePass<'a, R> {
         // (zeroed in `new`, and left at 0 by every launch), `result` one value, all owned by
         // `self` or borrowed for the call; `cfg` carries the shared memory; `result` and
         // `download` synchronize before the buffers are read or freed.
-        unsafe { R::launch(self.target, self.kernel, self.cfg, args) }
+        unsafe { R::launch(self.target, self.kernel, self.cfg, args, self.err.ptr()) }
     }
 
     /// Where the kernel leaves its result (one value, on the target): for combining it where
@@ -126,9 +163,13 @@ impl<'a, R: DeviceReduction> SinglePass<'a, R> {
     /// Waits for the kernel and returns its result.
     ///
     /// # Errors
-    /// A driver error (including a fault of the kernel).
+    /// A driver error (including a fault of the kernel); for (f), [`Error::WaitTimeout`] if a
+    /// stage's bounded wait gave up (call [`SinglePass::reset`] before launching again).
     pub fn result(&self) -> Result<R::Out> {
         let out = self.target.download(&self.result)?;
+        if Some(self.kernel) == R::PIPELINE {
+            Error::from_pipeline_word(self.kernel.name(), self.target.download(&self.err)?[0])?;
+        }
         out.first()
             .copied()
             .ok_or_else(|| Error::InvalidInput("the result buffer is empty".into()))

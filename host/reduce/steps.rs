@@ -1,4 +1,4 @@
-//! [`StepLaunch`]: one kernel of the `f32` progression ((a)–(e)) over one input, its buffers
+//! [`StepLaunch`]: one kernel of the `f32` progression ((a)–(f)) over one input, its buffers
 //! allocated once, run any number of times.
 
 use super::single_pass::{SinglePass, SinglePassKernel};
@@ -93,6 +93,7 @@ impl<'a> StepLaunch<'a> {
             }
             Step::LastBlock => single(SinglePassKernel::LastBlock)?,
             Step::Vec => single(SinglePassKernel::Vec)?,
+            Step::Pipeline => single(SinglePassKernel::Pipeline)?,
         };
         Ok(StepLaunch {
             target,

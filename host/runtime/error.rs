@@ -109,6 +109,29 @@ pub enum Room {
 }
 
 impl Error {
+    /// The error a pipeline kernel's error word reports (`gpu::pipeline::error_bits`), if any:
+    /// `name` is the kernel's.
+    ///
+    /// # Errors
+    /// [`Error::WaitTimeout`] for a timed-out wait on a stage; [`Error::InvalidInput`] for a
+    /// launch shape the pipeline cannot use, or a refused copy.
+    pub fn from_pipeline_word(name: &str, word: u32) -> Result<()> {
+        use gpu::pipeline::error_bits as bits;
+        if word & bits::TIMED_OUT != 0 {
+            return Err(Error::WaitTimeout(format!(
+                "{name}: a wait on a pipeline stage's mbarrier (a stalled producer or consumer); \
+                 no result"
+            )));
+        }
+        if word != 0 {
+            return Err(Error::InvalidInput(format!(
+                "{name}: the launch shape cannot hold the pipeline (blocks of at least two whole \
+                 warps and the ring's shared memory), or a bulk copy was refused; no result"
+            )));
+        }
+        Ok(())
+    }
+
     /// `Ok` where `count` items of `what` are at most `limit`, the most a kernel's 32-bit
     /// indices name; else [`Error::TooLarge`] naming `option` (what was asked for, made only
     /// then) and the limit.

@@ -121,6 +121,7 @@ kernel_list! {
     ReduceVecMaxI32 => reduce_vec_max_i32,
     ReducePipelineSumF32 => reduce_pipeline_sum_f32 @ sm_90,
     ReducePipelineSumF32InF64 => reduce_pipeline_sum_f32_in_f64 @ sm_90,
+    ReducePipelineSumF32Kahan => reduce_pipeline_sum_f32_kahan @ sm_90,
     SingleThreadSum => single_thread_sum,
     DivideBy => divide_by,
     DivideBySum => divide_by_sum,

@@ -13,7 +13,7 @@
 //! | (c) [`reduce_warp`] | a grid-stride loop over one wave of blocks; warp shuffles + one barrier instead of the tree | about a thousand atomics for any `N`; memory-bound |
 //! | (d) [`reduce_last_block_sum_f32`] (and `_in_f64`, `_kahan`) | no float atomics: each block writes its partial, `threadfence`, takes a ticket (`atomicInc`); the last block adds the partials and resets the counter | one pass, and a result that depends on the launch shape only: bit-identical across runs |
 //! | (e) [`reduce_vec_sum_f32`] and the other `reduce_vec_*` | (d) with 16-byte loads, four in flight per thread, each step's vectors added as a tree | fewer instructions and more bytes in flight per thread: the copy roofline; 16× shorter rounding chains |
-//! | (f) [`reduce_pipeline_sum_f32`], [`reduce_pipeline_sum_f32_in_f64`] (sm_90) | (e)'s adding, fed by one producer thread per block whose bulk copies fill a ring of shared-memory stages (full and empty `mbarrier`s) | the copy engine holds the bytes in flight; the adding warps never wait on a load they issued |
+//! | (f) [`reduce_pipeline_sum_f32`] (and `_in_f64`, `_kahan`; sm_90) | (e)'s adding, fed by one producer thread per block whose bulk copies fill a ring of shared-memory stages (full and empty `mbarrier`s) | the copy engine holds the bytes in flight; the adding warps never wait on a load they issued |
 //!
 //! (e) exists for every [`Reduction`] the library exposes: Σ of `f32` (in `f32`, in `f64`, or
 //! Neumaier-compensated), of `f64`, of `i32` and `u64` (wrapping), and min/max of `f32` (NaNs

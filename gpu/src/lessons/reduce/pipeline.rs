@@ -206,4 +206,6 @@ pipeline_kernels! {
     reduce_pipeline_sum_f32: super::ops::SumF32;
     /// Σ `f32` accumulated in `f64`, fed by the pipeline.
     reduce_pipeline_sum_f32_in_f64: super::ops::SumF32InF64;
+    /// Σ `f32` with Neumaier-compensated `f32` accumulators, fed by the pipeline.
+    reduce_pipeline_sum_f32_kahan: super::ops::SumF32Kahan;
 }
