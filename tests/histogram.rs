@@ -7,7 +7,8 @@
 mod common;
 
 use gridsync::histogram::{
-    self, Bins, HistKernel, HistogramLaunch, HistogramOptions, SweepOptions, config_for,
+    self, Bins, HistKernel, HistogramLaunch, HistogramOptions, PIPELINE_MIN_BYTES, SweepOptions,
+    config_for,
     fastest_kernel, flush_atomic_counts, histogram_cpu, sweep, sweep_chart, uniform_bytes,
 };
 use gridsync::inputs::text::{DEFAULT_TEXT_BYTES, DEFAULT_TEXT_SEED, english_text};
@@ -262,10 +263,13 @@ fn uniform_bytes_are_deterministic_and_uniform() {
 
 #[test]
 fn the_library_api_matches_the_cpu_and_picks_by_size() {
-    for len in [0, 1 << 20, 1 << 30] {
-        assert_eq!(fastest_kernel(len), HistKernel::Vec16);
-    }
     let t = Target::Sim;
+    for len in [0, 1 << 20, PIPELINE_MIN_BYTES - 1] {
+        assert_eq!(fastest_kernel(&t, len), HistKernel::Vec16);
+    }
+    for len in [PIPELINE_MIN_BYTES, 1 << 30] {
+        assert_eq!(fastest_kernel(&t, len), HistKernel::Pipeline);
+    }
     for data in [
         Vec::new(),
         b"hello, world".to_vec(),

@@ -138,6 +138,58 @@ const PINS: &[(&str, &[&str])] = &[
     ),
     ("relay_sync_threads", &["bar.sync"]),
     (
+        "histogram_pipeline",
+        &[
+            "mbarrier.init.shared::cta.b64",
+            "fence.proxy.async.shared::cta",
+            "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64",
+            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes",
+            "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64",
+            "mbarrier.arrive.release.cta.shared::cta.b64",
+            "ld.shared.v4",
+            "%globaltimer",
+        ],
+    ),
+    (
+        "reduce_pipeline_sum_f32",
+        &[
+            "mbarrier.init.shared::cta.b64",
+            "fence.proxy.async.shared::cta",
+            "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64",
+            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes",
+            "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64",
+            "mbarrier.arrive.release.cta.shared::cta.b64",
+            "ld.shared.v4",
+            "%globaltimer",
+        ],
+    ),
+    (
+        "reduce_pipeline_sum_f32_in_f64",
+        &[
+            "mbarrier.init.shared::cta.b64",
+            "fence.proxy.async.shared::cta",
+            "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64",
+            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes",
+            "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64",
+            "mbarrier.arrive.release.cta.shared::cta.b64",
+            "ld.shared.v4",
+            "%globaltimer",
+        ],
+    ),
+    (
+        "reduce_pipeline_sum_f32_kahan",
+        &[
+            "mbarrier.init.shared::cta.b64",
+            "fence.proxy.async.shared::cta",
+            "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64",
+            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes",
+            "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64",
+            "mbarrier.arrive.release.cta.shared::cta.b64",
+            "ld.shared.v4",
+            "%globaltimer",
+        ],
+    ),
+    (
         "mbarrier_wrong_parity",
         &[
             "mbarrier.try_wait.parity.acquire.cta",
@@ -214,6 +266,10 @@ fn waits_are_bounded_and_arrivals_release() {
         "bulk_pipeline_copy",
         "cp_async_transform",
         "mbarrier_remote",
+        "histogram_pipeline",
+        "reduce_pipeline_sum_f32",
+        "reduce_pipeline_sum_f32_in_f64",
+        "reduce_pipeline_sum_f32_kahan",
     ] {
         let body = kernel_body(ptx, kernel);
         assert!(

@@ -8,7 +8,8 @@
 mod common;
 
 use gridsync::gpu::lessons::reduce::{
-    self as r, Element, Reduction, SumF32InF64, SumI32, last_block_shared_bytes,
+    self as r, Element, REDUCE_PIPELINE_STAGE_BYTES, Reduction, SumF32InF64, SumI32,
+    last_block_shared_bytes, reduce_pipeline_shared_bytes,
 };
 use gridsync::reduce::{
     self, Accumulate, DeviceReduction, ReduceOptions, SinglePass, SinglePassKernel, Step,
@@ -243,12 +244,17 @@ fn raw<R: DeviceReduction>(
     let partials = t.zeros::<u64>(words).unwrap();
     let count = t.zeros::<u32>(1).unwrap();
     let result = t.zeros::<R::Out>(1).unwrap();
-    let cfg = LaunchConfig::linear(blocks, threads)
-        .with_shared_bytes(last_block_shared_bytes::<R::Acc>(threads));
+    let err = t.zeros::<u32>(1).unwrap();
+    let shared = if Some(kernel) == R::PIPELINE {
+        reduce_pipeline_shared_bytes::<R::Acc>(threads)
+    } else {
+        last_block_shared_bytes::<R::Acc>(threads)
+    };
+    let cfg = LaunchConfig::linear(blocks, threads).with_shared_bytes(shared);
     assert!(offset + len <= data.len());
     // SAFETY: the kernel reads `data[offset..offset + len]` inside `x`; `partials` holds `blocks`
-    // accumulators (8-byte aligned), `count` a zeroed u32, `result` one value; the shared memory
-    // is what the kernel asks for.
+    // accumulators (8-byte aligned), `count` a zeroed u32, `result` one value, `err` a zeroed
+    // u32; the shared memory is what the kernel asks for.
     unsafe {
         let args = (
             x.ptr().add(offset).cast_const(),
@@ -257,8 +263,9 @@ fn raw<R: DeviceReduction>(
             count.ptr(),
             result.ptr(),
         );
-        R::launch(t, kernel, cfg, args).unwrap();
+        R::launch(t, kernel, cfg, args, err.ptr()).unwrap();
     }
+    assert_eq!(t.download(&err).unwrap()[0], 0, "{}: error word", kernel.name());
     assert_eq!(
         t.download(&count).unwrap()[0],
         0,
@@ -303,6 +310,54 @@ fn misaligned_input_is_reduced_exactly_by_the_vector_kernels() {
     }
     assert_eq!(<f32 as Element>::LANES, 4);
     assert_eq!(<u64 as Element>::LANES, 2);
+}
+
+#[test]
+fn the_pipelined_kernels_wrap_their_ring_at_any_alignment_and_shape() {
+    // 8 KiB stages of 2048 floats: 13 tiles, so one block refills each of its four stages three
+    // times (every empty-barrier phase waited for), two blocks about half as often; a short last
+    // tile, a head at every offset, a tail; exact on integer-valued floats in f64.
+    let t = Target::Sim;
+    let per_stage = REDUCE_PIPELINE_STAGE_BYTES as usize / 4;
+    let data = integer_valued(12 * per_stage + 1003 + 4);
+    let wide: Vec<f64> = data.iter().map(|&x| x as f64).collect();
+    for offset in 0..4 {
+        for len in [0, 1, 5, per_stage, 12 * per_stage + 1003] {
+            let want: f64 = wide[offset..offset + len].iter().sum();
+            for (blocks, threads) in [(1, 64), (2, 96), (3, 288)] {
+                let k = SumF32InF64::PIPELINE.unwrap();
+                let got = raw::<SumF32InF64>(&t, k, &data, offset, len, blocks, threads);
+                assert_eq!(got, want, "offset {offset}, len {len}, {blocks}×{threads}");
+            }
+            let k = r::SumF32::PIPELINE.unwrap();
+            let got = raw::<r::SumF32>(&t, k, &data, offset, len, 2, 64);
+            assert_eq!(got as f64, want, "f32, offset {offset}, len {len}");
+        }
+    }
+}
+
+#[test]
+fn the_pipelined_kernels_refuse_a_block_without_consumers() {
+    let t = Target::Sim;
+    let x = t.upload(&[1.0f32; 100]).unwrap();
+    let partials = t.zeros::<u64>(2).unwrap();
+    let count = t.zeros::<u32>(1).unwrap();
+    let result = t.zeros::<f64>(1).unwrap();
+    let err = t.zeros::<u32>(1).unwrap();
+    for threads in [32, 48] {
+        t.write(&err, &[0]).unwrap();
+        let cfg = LaunchConfig::linear(2, threads)
+            .with_shared_bytes(reduce_pipeline_shared_bytes::<f64>(threads));
+        // SAFETY: `x` holds 100 floats, `partials` two f64, `count` and `err` a zeroed u32,
+        // `result` one f64; the shared memory is the kernel's.
+        unsafe {
+            let args = (x.ptr().cast_const(), 100u64, partials.ptr().cast(), count.ptr(), result.ptr());
+            SumF32InF64::launch(&t, SumF32InF64::PIPELINE.unwrap(), cfg, args, err.ptr()).unwrap();
+        }
+        let word = t.download(&err).unwrap()[0];
+        assert_eq!(word, gridsync::gpu::pipeline::error_bits::BAD_LAUNCH, "{threads} threads");
+        assert_eq!(t.download(&count).unwrap(), [0], "no block took a ticket");
+    }
 }
 
 #[test]

@@ -172,7 +172,7 @@ pub fn run(
             input,
             what: input.describe(),
             bytes,
-            library_kernel: fastest_kernel(bytes).name(),
+            library_kernel: fastest_kernel(target, bytes).name(),
             skipped: run.skip_if_too_big(bytes as u64, per_input)?,
             kernels: Vec::new(),
         };

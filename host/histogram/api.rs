@@ -5,17 +5,26 @@ use crate::runtime::buffer::Buffer;
 use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
 
-/// The kernel [`histogram`] uses for `len` bytes: `histogram_vec16` at every size.
+/// The kernel [`histogram`] uses for `len` bytes on `target`: `histogram_pipeline` from
+/// [`PIPELINE_MIN_BYTES`] on where it runs (compute capability 9.0: a GPU's sm_90 build, or the
+/// simulator), `histogram_vec16` below that and on older GPUs.
 ///
-/// Measured (`gridsync bench histogram`, H200, 128 bins): English-like text 0.0113 ms at 5.6 MB
-/// and 0.313 ms at 1 GiB against `histogram_lane`'s 0.0144 and 0.438; uniform random bytes 0.454
-/// ms against 0.440 at 1 GiB — the lane kernel's data-independence buys 3% on random bytes and
-/// costs 40% on text, so the per-warp kernel serves every size. (The prediction had been the
-/// lane kernel from 1 MiB up.)
-pub fn fastest_kernel(len: usize) -> HistKernel {
-    let _ = len;
-    HistKernel::Vec16
+/// Measured (`gridsync bench histogram`, H200, 128 bins): at 1 GiB the pipeline reads
+/// English-like text and uniform random bytes alike at ~94% of the copy roofline, against
+/// `histogram_vec16`'s 80% and 56% (its per-warp bins take turns on bank conflicts); on the
+/// 5.6 MB text `histogram_vec16`, whose blocks start and flush faster, wins — see
+/// `docs/perf-notes.md`, "The pipeline". (Before the pipeline: `histogram_vec16` at every size;
+/// the lane kernel's data-independence bought 3% on random bytes and cost 40% on text.)
+pub fn fastest_kernel(target: &Target, len: usize) -> HistKernel {
+    if len >= PIPELINE_MIN_BYTES && target.has_kernel(HistKernel::Pipeline.kernel()) {
+        HistKernel::Pipeline
+    } else {
+        HistKernel::Vec16
+    }
 }
+
+/// The smallest input [`fastest_kernel`] gives to the pipeline.
+pub const PIPELINE_MIN_BYTES: usize = 16 << 20;
 
 /// The histogram of the first `len` bytes of `buf`, which is on `target`: `bins` bins, bytes
 /// `>= 128` skipped for [`Bins::Ascii`]. Exactly the CPU's counts (integer atomics).
@@ -29,7 +38,7 @@ pub fn histogram_of_buffer(
     len: usize,
     bins: Bins,
 ) -> Result<Vec<u64>> {
-    let kernel = fastest_kernel(len);
+    let kernel = fastest_kernel(target, len);
     let cfg = config_for(target, kernel, bins, len, None)?;
     HistogramLaunch::new(target, kernel, buf, len, bins, cfg)?.run()
 }

@@ -11,8 +11,8 @@ use gpu::LaunchConfig;
 use gpu::lessons::histogram::BYTES16;
 use gpu::warp::WARP_SIZE;
 
-/// The most dynamic shared memory a block gets without opting in (CUDA's default limit, and the
-/// simulator's): every kernel here stays under it.
+/// The most dynamic shared memory a block gets without opting in (CUDA's default limit): every
+/// kernel here but the pipeline (96 KiB, which the launch opts in to) stays under it.
 pub const SHARED_LIMIT: u32 = 48 * 1024;
 
 /// Bytes of the grid-stride loop one thread of [`HistKernel::Warp`] or [`HistKernel::Vec16`]
@@ -40,7 +40,8 @@ impl<'a> HistogramLaunch<'a> {
     ///
     /// # Errors
     /// [`Error::InvalidInput`] if `len` exceeds the buffer, the shape's shared memory is not the
-    /// kernel's or exceeds [`SHARED_LIMIT`], or the grid is too small for the per-warp `u32`
+    /// kernel's or exceeds [`SHARED_LIMIT`] (the pipeline's: what the GPU allows, checked at
+    /// launch), or the grid is too small for the per-warp `u32`
     /// bins of [`HistKernel::Warp`] and [`HistKernel::Vec16`] (a warp would count 2³² bytes:
     /// launch more blocks); a driver error.
     pub fn new(
@@ -65,7 +66,7 @@ impl<'a> HistogramLaunch<'a> {
                 "{name} over {cfg:?}: it needs a 1-D block and {want} bytes of shared memory"
             )));
         }
-        if want > SHARED_LIMIT {
+        if want > SHARED_LIMIT && kernel != HistKernel::Pipeline {
             return Err(Error::InvalidInput(format!(
                 "{name} with {} threads per block needs {want} bytes of shared memory, over the \
                  {SHARED_LIMIT} a block gets: use smaller blocks",

@@ -42,7 +42,9 @@ mod report;
 mod sweep;
 pub mod wide;
 
-pub use api::{fastest_kernel, histogram, histogram_ascii, histogram_of_buffer};
+pub use api::{
+    PIPELINE_MIN_BYTES, fastest_kernel, histogram, histogram_ascii, histogram_of_buffer,
+};
 pub use launch::{HistogramLaunch, SHARED_LIMIT};
 pub use report::{DEMO_TRIALS, HistogramOptions, HistogramReport, KernelRun, LetterCounts, run};
 pub use sweep::{

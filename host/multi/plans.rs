@@ -143,7 +143,7 @@ impl<'s> HistogramPlan<'s> {
     pub fn new(set: &'s DeviceSet, x: &'s Scattered<u8>, bins: Bins) -> Result<HistogramPlan<'s>> {
         let zeros = vec![0u64; bins.count() as usize];
         let devices = PerDevice::new(set, x, &zeros, |t, part, n| {
-            let kernel = fastest_kernel(n);
+            let kernel = fastest_kernel(t, n);
             let cfg = hist_config(t, kernel, bins, n, None)?;
             HistogramLaunch::new(t, kernel, part, n, bins, cfg)
         })?;

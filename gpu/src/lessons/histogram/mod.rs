@@ -20,7 +20,7 @@
 //! | [`histogram_warp`] | a `u32` histogram per warp, `red.shared.add` of 1 | no 64-bit CAS loop; lanes on one bin combined in one step (`ATOMS.POPC.INC`); nothing to wait for |
 //! | [`histogram_vec16`] | the same with 16-byte loads, four in flight ([`for_each_body_byte`]) | one load per 16 bytes, 64 bytes in flight per thread |
 //! | [`histogram_lane`] | a histogram per lane, 16-bit counters, bin-major (lane `t` always in bank `t mod 32`) | no bank conflict for any data: one pass per warp instruction |
-//! | [`histogram_pipeline`] (sm_90) | the vector kernel's counting, fed by a producer warp's bulk copies into a ring of shared-memory stages (full and empty `mbarrier`s) | the copy engine holds the bytes in flight, not the counting threads' registers |
+//! | [`histogram_pipeline`] (sm_90) | 32-bit counters per lane *index*, shared by the block's warps; fed by a producer warp's bulk copies into a ring of shared-memory stages (full and empty `mbarrier`s) | no bank conflict for any data at four instructions per byte, 32 KiB per block: many counting warps; the copy engine holds the bytes in flight |
 //!
 //! Past 256 bins: [`wide`] — 65 536 bins of 16-bit values, where a block's shared memory is
 //! too small and a cluster's is not (sm_90): global atomics, privatized bin ranges, and one
@@ -49,8 +49,8 @@ pub use load::{
 };
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]
 pub use pipeline::{
-    PIPELINE_STAGE_BYTES, PIPELINE_STAGES, PIPELINE_THREADS_PER_BLOCK, histogram_pipeline,
-    pipeline_shared_bytes,
+    PIPELINE_COLUMNS, PIPELINE_STAGE_BYTES, PIPELINE_STAGES, PIPELINE_THREADS_PER_BLOCK,
+    histogram_pipeline, pipeline_shared_bytes,
 };
 pub use source::{histogram_global, histogram_shared, histogram_shared_rows, shared_u64_bytes};
 pub use warp::{WARP_BINS, histogram_vec16, histogram_warp, warp_shared_bytes};

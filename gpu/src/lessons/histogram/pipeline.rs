@@ -1,55 +1,103 @@
 //! The producer/consumer pipeline (sm_90): one thread of the block streams the input into a
 //! ring of shared-memory stages with bulk copies; the block's other warps count the bytes of the
-//! stages that have landed.
+//! stages that have landed, into 32-bit counters of their lane index.
 
 use super::load::{BYTES16, Bytes16, Split16, for_each_strided_byte};
-use super::warp::{count, flush, warp_shared_bytes, zero_warp_histograms};
+use crate::atomic::atomic_add_device;
 use crate::index::{block_dim_x, block_idx_x, grid_dim_x, thread_idx_x};
 use crate::mbarrier::DEFAULT_TIMEOUT_NS;
 use crate::pipeline::{BulkRing, PipelineError};
 use crate::shared::dynamic_shared;
+use crate::shared_atomic::SharedU32;
 use crate::sync::sync_threads;
 use crate::warp::{WARP_SIZE, any_sync, lane_id, sync_warp};
 
 /// Stages in the ring of [`histogram_pipeline`]: three fills in flight while one is counted.
 pub const PIPELINE_STAGES: usize = 4;
 
-/// Bytes per stage: 8 KiB, 32 per consumer thread of a 256-consumer block (two 16-byte loads
-/// each). Four stages keep 24–32 KiB in flight per block, 100 KiB and more per SM.
-pub const PIPELINE_STAGE_BYTES: u32 = 8 << 10;
+/// Bytes per stage: 16 KiB, 32 per consumer thread of a sixteen-warp block (two 16-byte loads
+/// from shared memory).
+pub const PIPELINE_STAGE_BYTES: u32 = 16 << 10;
 
-/// Threads per block of [`histogram_pipeline`]: one producer warp and eight consumer warps.
-pub const PIPELINE_THREADS_PER_BLOCK: u32 = WARP_SIZE + 256;
+/// Threads per block of [`histogram_pipeline`]: one producer warp and sixteen consumer warps.
+/// The counters (32 KiB) and the ring (64 KiB) take 96 KiB: two blocks per SM, 32 counting
+/// warps — eight per scheduler — and up to 128 KiB of copies in flight per SM. Measured on 1 GiB
+/// (H200): 4 consumer warps per block 3.79 TB/s, 8 → 3.72, 16 → 4.00, 31 (one block per SM,
+/// registers) 3.22.
+pub const PIPELINE_THREADS_PER_BLOCK: u32 = 17 * WARP_SIZE;
 
-/// Dynamic shared memory of [`histogram_pipeline`] for blocks of `threads`: the per-warp
-/// histograms, then the ring.
+/// Counters per byte value: one per lane index (32), so the 32 lanes of a warp instruction
+/// always hit 32 different banks.
+pub const PIPELINE_COLUMNS: u32 = WARP_SIZE;
+
+/// Bytes of the counters: 256 byte values × [`PIPELINE_COLUMNS`] 32-bit words.
+const COUNTER_BYTES: u32 = 256 * PIPELINE_COLUMNS * 4;
+
+/// Dynamic shared memory of [`histogram_pipeline`] for blocks of `threads` (any number: the
+/// counters are per lane index, not per thread): the counters, then the ring.
 pub const fn pipeline_shared_bytes(threads: u32) -> u32 {
-    warp_shared_bytes(threads) + BulkRing::<PIPELINE_STAGES>::shared_bytes(PIPELINE_STAGE_BYTES)
+    let _ = threads;
+    COUNTER_BYTES + BulkRing::<PIPELINE_STAGES>::shared_bytes(PIPELINE_STAGE_BYTES)
 }
 
+/// Sums the [`PIPELINE_COLUMNS`] counters of byte value `w` for every value this thread owns
+/// (`w = t, t + blockDim.x, …`, below `bins`) and adds each non-zero sum to the global bin.
+/// Thread `t` starts at column `t mod 32` and wraps, so a warp's 32 reads fall in 32 banks.
+///
+/// # Safety
+/// After a barrier that follows every count; `s_counts` holds the counters, value-major;
+/// `histo` holds `bins` `u64`, touched only atomically.
+#[inline(always)]
+unsafe fn fold(s_counts: *const u32, bins: u32, histo: *mut u64) {
+    let (t, threads) = (thread_idx_x(), block_dim_x());
+    let mut w = t;
+    while w < bins.min(256) {
+        let mut total = 0u64;
+        for k in 0..PIPELINE_COLUMNS {
+            let column = (t + k) % PIPELINE_COLUMNS;
+            // SAFETY: `w * 32 + column < 256 * 32`; only read after the barrier.
+            total += unsafe { *s_counts.add((w * PIPELINE_COLUMNS + column) as usize) } as u64;
+        }
+        if total != 0 {
+            // SAFETY: `w < bins`; `histo` touched only atomically.
+            unsafe { atomic_add_device(histo.add(w as usize), total) };
+        }
+        w += threads;
+    }
+}
 
 kernel! {
-    /// [`histogram_vec16`](super::histogram_vec16)'s per-warp counting, fed by a pipeline of
-    /// bulk copies (sm_90).
+    /// Counters per lane index, fed by a pipeline of bulk copies (sm_90).
     ///
-    /// What changed, and why: in the vector kernel every thread loads its own 64 bytes and waits
-    /// for them, so the bytes in flight per SM are bounded by threads × registers; on an H200
-    /// (4.8 TB/s) that is near what the memory's latency needs. Here **warp 0 produces**: its
-    /// lane 0 cuts the block's share of the input into 8 KiB tiles (tile `blockIdx.x`, then
-    /// every `gridDim.x`-th) and starts a bulk copy of each into a ring of
-    /// [`PIPELINE_STAGES`] stages ([`BulkRing`]), waiting on a stage's *empty* barrier before
-    /// refilling it. **Warps 1… consume**: each waits on the stage's *full* barrier (the copy's
-    /// bytes complete its phase), counts the stage's bytes as the vector kernel does — 16-byte
-    /// loads, now from shared memory — and after a warp barrier one lane arrives on the stage's
-    /// empty barrier. Three tiles are in flight while one is counted, held by the copy engine
-    /// rather than by registers. The misaligned head and the tail of the input (at most 15
-    /// bytes each) are counted from global memory by block 0's consumers.
+    /// What changed, and why. [`histogram_vec16`](super::histogram_vec16)'s per-warp bins
+    /// take turns whenever lanes hit different words of one bank — three or four passes per
+    /// warp instruction on random bytes, the limit of that kernel (ncu: ~0.9 shared-memory
+    /// wavefronts per cycle per SM). [`histogram_lane`](super::histogram_lane) ended the
+    /// conflicts with counters per *thread*, but their 512 bytes per thread leave few warps per
+    /// SM and its 16-bit halves cost 7.3 instructions per byte. Here the counters belong to
+    /// the **lane index**: byte `b` of lane `l` (of any warp) is word `32·b + l` — bank `l`,
+    /// always — so no warp instruction conflicts, whatever the data; lanes of different warps
+    /// share a word, which the `red.shared` makes safe (one instruction never holds two of
+    /// them). 32-bit counters: extract, shift into the address, add, `red` — about four
+    /// instructions per byte — and 32 KiB per block whatever its size.
+    ///
+    /// The loads are a pipeline. **Warp 0 produces**: its lane 0 cuts the block's share of the
+    /// input into 16 KiB tiles (tile `blockIdx.x`, then every `gridDim.x`-th) and starts a bulk
+    /// copy of each into a ring of [`PIPELINE_STAGES`] stages ([`BulkRing`]), waiting on a
+    /// stage's *empty* barrier before refilling it. **Warps 1… consume**: each waits on the
+    /// stage's *full* barrier (the copy's bytes complete its phase), counts its 16-byte vectors
+    /// of the stage, and after a warp barrier one lane arrives on the stage's empty barrier.
+    /// Three tiles per block are in flight while one is counted, held by the copy engine, not by
+    /// registers. The misaligned head and the tail of the input (at most 15 bytes each) are
+    /// counted from global memory by block 0's consumers. At the end every thread folds the 32
+    /// columns: one device atomic per non-zero bin per block.
     ///
     /// Every wait is bounded ([`DEFAULT_TIMEOUT_NS`]): a stall sets a bit of `err`
     /// ([`error_bits`](crate::pipeline::error_bits)) instead of hanging. `histo` holds `bins`
-    /// zeroed `u64`, `err` one zeroed `u32`. Blocks of at least two whole warps (the host uses
-    /// [`PIPELINE_THREADS_PER_BLOCK`]); dynamic shared memory
-    /// [`pipeline_shared_bytes`]`(blockDim.x)`.
+    /// zeroed `u64`, `err` one zeroed `u32`. A counter counts at most the bytes its block reads,
+    /// below 2³² while `⌈len / gridDim.x⌉ + 16 KiB + 32 < 2³²` (the host checks). Blocks of
+    /// at least two whole warps (the host uses [`PIPELINE_THREADS_PER_BLOCK`]); dynamic shared
+    /// memory [`pipeline_shared_bytes`]`(blockDim.x)` — past 48 KiB, so the launch opts in.
     pub unsafe fn histogram_pipeline(arr: *const u8, len: u64, histo: *mut u64, bins: u32, err: *mut u32) {
         let threads = block_dim_x();
         if threads < 2 * WARP_SIZE || !threads.is_multiple_of(WARP_SIZE) {
@@ -59,12 +107,19 @@ kernel! {
             }
             return;
         }
-        // SAFETY: the launch gave the shared memory; every thread calls it.
-        let (s_hist, s_warp) = unsafe { zero_warp_histograms() };
-        // SAFETY: the ring follows the per-warp histograms, within `pipeline_shared_bytes`.
+        let consumers = threads - WARP_SIZE;
+        // SAFETY: the launch gave `pipeline_shared_bytes(threads)`: the counters, then the ring.
+        let s_counts = unsafe { dynamic_shared::<u32>() };
+        let mut w = thread_idx_x();
+        while w < COUNTER_BYTES / 4 {
+            // SAFETY: inside the counters; nobody counts before the barrier below.
+            unsafe { *s_counts.add(w as usize) = 0 };
+            w += threads;
+        }
+        // SAFETY: the ring follows the counters, within `pipeline_shared_bytes`.
         let ring = unsafe {
             BulkRing::<PIPELINE_STAGES>::new(
-                dynamic_shared::<u8>().add(warp_shared_bytes(threads) as usize),
+                dynamic_shared::<u8>().add(COUNTER_BYTES as usize),
                 PIPELINE_STAGE_BYTES,
             )
         };
@@ -83,7 +138,7 @@ kernel! {
             // warp releases a stage.
             unsafe { ring.init(threads / WARP_SIZE - 1) };
         }
-        sync_threads(); // the ring's barriers are initialized before anyone uses them
+        sync_threads(); // the counters are zero and the ring's barriers initialized
 
         let split = Split16::of(arr, len as usize);
         // SAFETY: `arr + head` is 16-byte aligned; the body's `split.body` vectors follow it.
@@ -116,13 +171,20 @@ kernel! {
             sync_warp(u32::MAX);
         } else {
             // PHASE: consume.
-            let me = (thread_idx_x() - WARP_SIZE) as usize;
-            let consumers = (threads - WARP_SIZE) as usize;
+            let me = thread_idx_x() - WARP_SIZE;
+            // This lane's column: its counter for byte `b` is word `b * 32 + lane`, shared with
+            // the same lane of the block's other consumer warps (hence the atomic add: another
+            // warp's instruction may hit the word, never another lane of this one).
+            // SAFETY: word `lane < 32` of the counters.
+            let s_lane = unsafe { SharedU32::from_generic(s_counts.add(lane_id() as usize)) };
+            // SAFETY: `byte < 256`: a word of this lane's column.
+            let count = |byte: u32| unsafe { s_lane.offset(byte * PIPELINE_COLUMNS).red_add_block(1) };
+            let (me, consumers) = (me as usize, consumers as usize);
             if block_idx_x() == 0 {
                 let mut k = me;
                 while k < split.scalars() {
-                    // SAFETY: `scalar_index(k) < len`; `s_warp` is this warp's histogram.
-                    unsafe { count(s_warp, *arr.add(split.scalar_index(k)) as u32) };
+                    // SAFETY: `scalar_index(k) < len`.
+                    count(unsafe { *arr.add(split.scalar_index(k)) } as u32);
                     k += consumers;
                 }
             }
@@ -141,11 +203,9 @@ kernel! {
                 }
                 let Ok(stage) = landed else { break };
                 // SAFETY: the stage holds the tile's bytes (the full phase completed);
-                // `consumers > 0`; `s_warp` is this warp's histogram.
+                // `consumers > 0`.
                 unsafe {
-                    for_each_strided_byte(stage.cast::<Bytes16>(), me, tile_bytes(tile) / BYTES16, consumers, |byte| {
-                        count(s_warp, byte)
-                    })
+                    for_each_strided_byte(stage.cast::<Bytes16>(), me, tile_bytes(tile) / BYTES16, consumers, count)
                 };
                 sync_warp(u32::MAX); // every lane's reads of the stage before the release
                 if lane_id() == 0 {
@@ -156,7 +216,8 @@ kernel! {
                 tile += step;
             }
         }
-        // SAFETY: as the kernel's contract; every thread calls it.
-        unsafe { flush(s_hist, bins, histo) };
+        sync_threads(); // every lane's counts are in before any thread sums them
+        // SAFETY: after the barrier; `histo` as the kernel's contract.
+        unsafe { fold(s_counts, bins, histo) };
     }
 }

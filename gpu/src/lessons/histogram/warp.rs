@@ -25,7 +25,7 @@ pub const fn warp_shared_bytes(threads: u32) -> u32 {
 /// The launch gave [`warp_shared_bytes`]`(blockDim.x)`; every thread of the block calls it (it
 /// holds a barrier).
 #[inline(always)]
-pub(super) unsafe fn zero_warp_histograms() -> (*mut u32, SharedU32) {
+unsafe fn zero_warp_histograms() -> (*mut u32, SharedU32) {
     // SAFETY: the launch gave `warps * WARP_BINS` u32 of dynamic shared memory.
     let s_hist = unsafe { dynamic_shared::<u32>() };
     let words = block_dim_x().div_ceil(WARP_SIZE) * WARP_BINS;
@@ -51,7 +51,7 @@ pub(super) unsafe fn zero_warp_histograms() -> (*mut u32, SharedU32) {
 /// # Safety
 /// `s_warp` is this warp's histogram from [`zero_warp_histograms`]; `byte < 256`.
 #[inline(always)]
-pub(super) unsafe fn count(s_warp: SharedU32, byte: u32) {
+unsafe fn count(s_warp: SharedU32, byte: u32) {
     // SAFETY: `byte < WARP_BINS`: a word of this warp's histogram, touched only atomically
     // until the barrier.
     unsafe { s_warp.offset(byte).red_add_block(1) };
@@ -65,7 +65,7 @@ pub(super) unsafe fn count(s_warp: SharedU32, byte: u32) {
 /// `s_hist` from [`zero_warp_histograms`]; `histo` holds `bins <= 256` `u64`, touched only
 /// atomically; every thread of the block calls it.
 #[inline(always)]
-pub(super) unsafe fn flush(s_hist: *const u32, bins: u32, histo: *mut u64) {
+unsafe fn flush(s_hist: *const u32, bins: u32, histo: *mut u64) {
     sync_threads(); // every count is in before any thread sums
     let warps = block_dim_x().div_ceil(WARP_SIZE);
     let mut bin = thread_idx_x();
