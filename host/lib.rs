@@ -38,6 +38,7 @@ pub mod mbarrier;
 pub mod multi;
 pub mod neighbor;
 pub mod normalize;
+pub mod pipeline;
 pub mod race;
 pub mod reduce;
 pub mod stress;

@@ -77,6 +77,10 @@ enum Command {
     /// wait, and the mistakes — reading before waiting, a parity never moved on, waiting before
     /// arriving (a deadlock the bounded wait turns into an error).
     Mbarrier(cli::mbarrier::MbarrierArgs),
+    /// Producer/consumer pipelines (sm_90 bulk copies into a ring of shared-memory stages, a
+    /// full and an empty mbarrier per stage), and the mistakes — reading before the copy lands,
+    /// refilling a stage still being read.
+    Pipeline(cli::pipeline::PipelineArgs),
     /// Neighbor lists (CUDA book 9.3): the book's O(N²) kernels with and without atomicAdd,
     /// the mistake of not using atomicAdd's result, and an O(N) cell list; the book's
     /// neighbor.txt (--output) and the sheet with its bonds (--plot).
@@ -220,6 +224,10 @@ fn run(cli: &Cli) -> Result<()> {
         Command::Mbarrier(args) => {
             let target = Target::open(cli.device, cli.simulate)?;
             cli::mbarrier::command(&target, args, cli.json)
+        }
+        Command::Pipeline(args) => {
+            let target = Target::open(cli.device, cli.simulate)?;
+            cli::pipeline::command(&target, args, cli.json)
         }
         Command::Reduce(args) => {
             let target = Target::open(cli.device, cli.simulate)?;

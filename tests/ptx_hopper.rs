@@ -138,6 +138,42 @@ const PINS: &[(&str, &[&str])] = &[
     ),
     ("relay_sync_threads", &["bar.sync"]),
     (
+        "pipeline_transform",
+        &[
+            "mbarrier.init.shared::cta.b64",
+            "fence.proxy.async.shared::cta",
+            "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64",
+            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes",
+            "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64",
+            "mbarrier.arrive.release.cta.shared::cta.b64",
+            "%globaltimer",
+        ],
+    ),
+    (
+        "pipeline_no_full_wait",
+        &[
+            "mbarrier.init.shared::cta.b64",
+            "fence.proxy.async.shared::cta",
+            "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64",
+            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes",
+            "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64",
+            "mbarrier.arrive.release.cta.shared::cta.b64",
+            "%globaltimer",
+        ],
+    ),
+    (
+        "pipeline_no_empty_wait",
+        &[
+            "mbarrier.init.shared::cta.b64",
+            "fence.proxy.async.shared::cta",
+            "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64",
+            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes",
+            "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64",
+            "mbarrier.arrive.release.cta.shared::cta.b64",
+            "%globaltimer",
+        ],
+    ),
+    (
         "histogram_pipeline",
         &[
             "mbarrier.init.shared::cta.b64",
@@ -270,6 +306,9 @@ fn waits_are_bounded_and_arrivals_release() {
         "reduce_pipeline_sum_f32",
         "reduce_pipeline_sum_f32_in_f64",
         "reduce_pipeline_sum_f32_kahan",
+        "pipeline_transform",
+        "pipeline_no_full_wait",
+        "pipeline_no_empty_wait",
     ] {
         let body = kernel_body(ptx, kernel);
         assert!(

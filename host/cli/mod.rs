@@ -12,6 +12,7 @@ pub mod mbarrier;
 pub mod multi;
 pub mod neighbor;
 pub mod output;
+pub mod pipeline;
 pub mod reduce;
 pub mod streams;
 pub mod stress;

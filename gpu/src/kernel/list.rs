@@ -175,4 +175,7 @@ kernel_list! {
     RelayNoWait => relay_no_wait @ sm_90,
     RelayStuckParity => relay_stuck_parity @ sm_90,
     RelayWaitBeforeArrive => relay_wait_before_arrive @ sm_90,
+    PipelineTransform => pipeline_transform @ sm_90,
+    PipelineNoFullWait => pipeline_no_full_wait @ sm_90,
+    PipelineNoEmptyWait => pipeline_no_empty_wait @ sm_90,
 }

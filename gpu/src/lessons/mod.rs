@@ -16,5 +16,7 @@ pub mod mbarrier;
 pub mod neighbor;
 pub mod normalize;
 pub mod peer;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]
+pub mod pipeline;
 pub mod race;
 pub mod reduce;

@@ -1,0 +1,256 @@
+//! Producer/consumer pipelines: one thread streams tiles into a ring of shared-memory stages
+//! with bulk copies while the rest of the block works on the stages that have landed — and the
+//! two ways to get the hand-over wrong.
+//!
+//! Beyond the sources (Hopper, sm_90): [`crate::mbarrier`], [`crate::async_copy`], and
+//! [`crate::pipeline::BulkRing`], which packages the protocol below for the library's kernels
+//! (the byte histogram's [`histogram_pipeline`](super::histogram::histogram_pipeline), the
+//! reduction's [`reduce_pipeline_sum_f32`](super::reduce::reduce_pipeline_sum_f32)). Here the
+//! protocol is written out barrier by barrier, so that each kernel can drop one wait.
+//!
+//! Every kernel transforms `n` words: `out[i] = mix(x[i], work)` ([`pipeline_mix`], `work`
+//! dependent operations per word, so that consumers take time). The input is cut into tiles of
+//! [`LESSON_TILE_WORDS`]; block `b` takes tiles `b`, `b + gridDim.x`, …; its fill `k` goes to
+//! stage `k mod 2` of a two-stage ring. Warp 0's lane 0 is the **producer**, warps 1… the
+//! **consumers**. Each stage has a **full** barrier (count 1: the producer's
+//! `arrive.expect_tx`, completed by the copy's bytes) and an **empty** barrier (one arrival per
+//! consumer warp).
+//!
+//! | kernel | producer, fill `k` of stage `s` | consumers, fill `k` | what happens |
+//! |---|---|---|---|
+//! | [`pipeline_transform`] | wait *empty*(s) for fill `k − 2`; expect bytes on *full*(s); copy | wait *full*(s); read; arrive on *empty*(s) | correct: each tile is read after it lands and overwritten after it is read |
+//! | [`pipeline_no_full_wait`] | as above | read at once; arrive on *empty*(s) | wrong words: a consumer reads the stage before the copy lands (the previous tile's words, or nothing yet); and the consumers, held back by nothing, run two fills ahead of the producer, which then waits for an empty phase that already passed — a bounded wait, then `err` |
+//! | [`pipeline_no_empty_wait`] | wait for its *own* copy of fill `k − 2` to land (the full phase), not for the consumers; copy | as in the correct kernel | wrong words: the copy overwrites a stage the consumers are still reading; and consumers that fall two fills behind wait for a phase that passed — a bounded wait, then `err` |
+//!
+//! Every wait is bounded by `timeout_ns`; a timed-out wait sets `err` (and the thread stops).
+//! Before a block exits, its producer waits for its last copies to land: a bulk copy must not
+//! write into the shared memory of a block that has gone. Arguments: `(x, out, n, work,
+//! timeout_ns, err)`, `x` and `out` 16-byte aligned; launch with [`LESSON_THREADS_PER_BLOCK`]
+//! (any two or more whole warps) and [`lesson_shared_bytes`].
+
+use crate::async_copy::{cp_async_bulk_global_to_shared_unchecked, fence_proxy_async_shared};
+use crate::atomic::{Order, Scope, fetch_or};
+use crate::index::{block_dim_x, block_idx_x, grid_dim_x, thread_idx_x};
+use crate::mbarrier::{BarrierScope, MBarrier, Parity};
+use crate::shared::dynamic_shared;
+use crate::sync::sync_threads;
+use crate::warp::{WARP_SIZE, any_sync, lane_id, sync_warp};
+
+/// Words per tile: 4 KiB.
+pub const LESSON_TILE_WORDS: u32 = 1024;
+
+/// Stages in the lesson's ring: two, the fewest that overlap a copy with reading.
+pub const LESSON_STAGES: u32 = 2;
+
+/// Threads per block the host launches with: a producer warp and four consumer warps.
+pub const LESSON_THREADS_PER_BLOCK: u32 = 5 * WARP_SIZE;
+
+/// Bytes before the stages: two barriers per stage, padded to 16 (the stages' alignment).
+const BARRIER_BYTES: u32 = 16 * LESSON_STAGES;
+
+/// Shared memory of the lesson's kernels: the barriers and the stages.
+pub const fn lesson_shared_bytes() -> u32 {
+    BARRIER_BYTES + LESSON_STAGES * LESSON_TILE_WORDS * 4
+}
+
+/// What the kernels compute from a word: `work` rounds of a linear congruential step.
+#[inline(always)]
+pub fn pipeline_mix(mut x: u32, work: u32) -> u32 {
+    for _ in 0..work {
+        x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+    }
+    x
+}
+
+/// Which wait a kernel leaves out.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Hand {
+    /// Both waits: correct.
+    Both,
+    /// The consumers do not wait for the copy to land.
+    NoFullWait,
+    /// The producer waits for its own copy, not for the consumers' reads.
+    NoEmptyWait,
+}
+
+/// The pipeline of the module's table, with the waits of `hand`.
+///
+/// # Safety
+/// `x` and `out` hold `n` words, 16-byte aligned; `err` one word touched only atomically; the
+/// launch gave [`lesson_shared_bytes`]; blocks of two or more whole warps.
+#[inline(always)]
+unsafe fn transform(
+    x: *const u32,
+    out: *mut u32,
+    n: u64,
+    work: u32,
+    timeout_ns: u64,
+    err: *mut u32,
+    hand: Hand,
+) {
+    let threads = block_dim_x();
+    let fail = || {
+        // SAFETY: `err` is the launch's error word.
+        unsafe { fetch_or(err, 1, Scope::Device, Order::Relaxed) };
+    };
+    if threads < 2 * WARP_SIZE || !threads.is_multiple_of(WARP_SIZE) {
+        if thread_idx_x() == 0 {
+            fail();
+        }
+        return;
+    }
+    let n = n as usize;
+    let tile = LESSON_TILE_WORDS as usize;
+    // SAFETY (the layout): 2 × LESSON_STAGES barriers, then LESSON_STAGES tiles, within
+    // `lesson_shared_bytes()`.
+    let base = unsafe { dynamic_shared::<u8>() };
+    // SAFETY: word `s` of the barriers.
+    let full = |s: u32| unsafe { MBarrier::from_generic(base.cast::<u64>().add(s as usize)) };
+    // SAFETY: word `LESSON_STAGES + s` of the barriers.
+    let empty = |s: u32| unsafe {
+        MBarrier::from_generic(base.cast::<u64>().add((LESSON_STAGES + s) as usize))
+    };
+    // SAFETY: stage `s < LESSON_STAGES`, after the barriers.
+    let stage =
+        |s: u32| unsafe { base.add((BARRIER_BYTES + s * LESSON_TILE_WORDS * 4) as usize) };
+    let consumer_warps = threads / WARP_SIZE - 1;
+    if thread_idx_x() == 0 {
+        for s in 0..LESSON_STAGES {
+            // SAFETY: the block's own barriers, before anyone uses them.
+            unsafe {
+                full(s).init(1);
+                empty(s).init(consumer_warps);
+            }
+        }
+        fence_proxy_async_shared(); // the copy engine sees the barriers initialized
+    }
+    sync_threads();
+
+    let tiles = n.div_ceil(tile);
+    let (first, step) = (block_idx_x() as usize, grid_dim_x() as usize);
+    let words_of = |t: usize| (n - t * tile).min(tile);
+    let mut fills = 0u32; // this block's fills, the same count on both sides
+    let mut t = first;
+    while t < tiles {
+        fills += 1;
+        t += step;
+    }
+
+    if thread_idx_x() < WARP_SIZE {
+        // PHASE: produce.
+        if lane_id() == 0 {
+            let mut t = first;
+            for k in 0..fills {
+                let (s, round) = (k % LESSON_STAGES, k / LESSON_STAGES);
+                if round > 0 {
+                    // Before refilling stage `s`: the correct kernel waits until the consumers
+                    // have read fill `k - 2` (its empty phase `round - 1`); the broken one only
+                    // until its own copy of fill `k - 2` landed (full phase `round - 1`).
+                    let mut parity = Parity::of_phase(round - 1);
+                    let gate = if hand == Hand::NoEmptyWait { full(s) } else { empty(s) };
+                    // SAFETY: the block's own, initialized barrier.
+                    if unsafe { gate.wait_parity(&mut parity, BarrierScope::Block, timeout_ns) }
+                        .is_err()
+                    {
+                        fail();
+                        break;
+                    }
+                }
+                let bytes = (words_of(t) * 4) as u32;
+                // Whole 16-byte units by copy; the tail words the consumers read from `x`.
+                let bulk = bytes & !15;
+                // SAFETY: the barrier is the block's; the copy's source is inside `x` (16-byte
+                // aligned, `bulk` a multiple of 16 ≤ the stage), its target the stage.
+                unsafe {
+                    let _ = full(s).arrive_expect_tx(bulk, BarrierScope::Block);
+                    if bulk > 0 {
+                        cp_async_bulk_global_to_shared_unchecked(
+                            stage(s),
+                            x.add(t * tile).cast(),
+                            bulk,
+                            full(s),
+                        );
+                    }
+                }
+                t += step;
+            }
+            // Drain: every copy lands before the block exits (the last fill of each stage).
+            for k in fills.saturating_sub(LESSON_STAGES)..fills {
+                let mut parity = Parity::of_phase(k / LESSON_STAGES);
+                // SAFETY: the block's own, initialized barrier.
+                let landed = unsafe {
+                    full(k % LESSON_STAGES).wait_parity(&mut parity, BarrierScope::Block, timeout_ns)
+                };
+                if landed.is_err() {
+                    fail();
+                }
+            }
+        }
+        sync_warp(u32::MAX);
+    } else {
+        // PHASE: consume.
+        let me = (thread_idx_x() - WARP_SIZE) as usize;
+        let consumers = (threads - WARP_SIZE) as usize;
+        let mut t = first;
+        for k in 0..fills {
+            let (s, round) = (k % LESSON_STAGES, k / LESSON_STAGES);
+            let landed = if hand == Hand::NoFullWait {
+                true // the mistake: read whatever the stage holds now
+            } else {
+                let mut parity = Parity::of_phase(round);
+                // SAFETY: the block's own, initialized barrier.
+                unsafe { full(s).wait_parity(&mut parity, BarrierScope::Block, timeout_ns) }
+                    .is_ok()
+            };
+            // The warp leaves together: one lane's timeout is the whole warp's.
+            if any_sync(u32::MAX, !landed) {
+                if !landed {
+                    fail();
+                }
+                break;
+            }
+            let words = words_of(t);
+            let bulk_words = words & !3;
+            let src = stage(s).cast::<u32>().cast_const();
+            let mut i = me;
+            while i < words {
+                // SAFETY: `i < words`: the stage's word `i`, or (past the copied bytes) the
+                // tail word of `x`; `out[t * tile + i]` is this thread's alone.
+                unsafe {
+                    let v = if i < bulk_words { *src.add(i) } else { *x.add(t * tile + i) };
+                    *out.add(t * tile + i) = pipeline_mix(v, work);
+                }
+                i += consumers;
+            }
+            sync_warp(u32::MAX); // the warp's reads of the stage, then its release
+            if lane_id() == 0 {
+                // SAFETY: the block's own, initialized barrier.
+                let _ = unsafe { empty(s).arrive(BarrierScope::Block) };
+            }
+            t += step;
+        }
+    }
+}
+
+macro_rules! lesson_kernels {
+    ($($(#[$doc:meta])* $name:ident: $hand:expr;)*) => {$(
+        kernel! {
+            $(#[$doc])*
+            pub unsafe fn $name(x: *const u32, out: *mut u32, n: u64, work: u32, timeout_ns: u64, err: *mut u32) {
+                // SAFETY: forwarded to the launch's contract.
+                unsafe { transform(x, out, n, work, timeout_ns, err, $hand) }
+            }
+        }
+    )*};
+}
+
+lesson_kernels! {
+    /// The pipeline, correct: the consumers wait for a tile to land (full), the producer for
+    /// the consumers to have read a stage before refilling it (empty).
+    pipeline_transform: Hand::Both;
+    /// The consumers do not wait on the full barrier: they read stages before the copies land.
+    pipeline_no_full_wait: Hand::NoFullWait;
+    /// The producer waits for its own previous copy to land, not for the consumers: it
+    /// overwrites stages they are still reading.
+    pipeline_no_empty_wait: Hand::NoEmptyWait;
+}
