@@ -141,7 +141,7 @@ fn cli_tour_without_a_gpu_runs_the_simulator() {
 }
 
 /// The tour's stops: every topic of the reading order, each checked.
-const TOUR_TOPICS: [&str; 12] = [
+const TOUR_TOPICS: [&str; 13] = [
     "race",
     "atomics",
     "locks",
@@ -152,6 +152,7 @@ const TOUR_TOPICS: [&str; 12] = [
     "streams",
     "barrier",
     "mbarrier",
+    "pipeline",
     "neighbor",
     "multi",
 ];

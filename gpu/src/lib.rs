@@ -9,7 +9,7 @@
 //!
 //! | folder | what it holds |
 //! |---|---|
-//! | [`primitives`] | what a kernel of yours may call, by level: thread ([`index`], [`time`], [`vector`]), memory model ([`atomic`], [`sync`]), warp ([`warp`]), block ([`shared`], [`shared_atomic`], [`block_reduce`], [`block_scan`], [`mbarrier`], [`async_copy`]), cluster ([`cluster`]), device ([`lock`]), grid ([`grid`]); re-exported here |
+//! | [`primitives`] | what a kernel of yours may call, by level: thread ([`index`], [`time`], [`vector`]), memory model ([`atomic`], [`sync`]), warp ([`warp`]), block ([`shared`], [`shared_atomic`], [`block_reduce`], [`block_scan`], [`mbarrier`], [`async_copy`], [`pipeline`]), cluster ([`cluster`]), device ([`lock`]), grid ([`grid`]); re-exported here |
 //! | [`lessons`] | the sources' topics, one module each, each a graded progression of kernels |
 //! | [`checks`], [`bench`](mod@bench) | kernels that exist only to check the primitives against a model, or to measure them |
 //! | [`sim`] | the CPU simulator (host only) |
@@ -46,7 +46,12 @@
 //!    split-phase barriers: arrive, work, wait; reading before the wait, a parity never moved
 //!    on, waiting before arriving; then [`lessons::histogram::wide`], where a cluster's
 //!    distributed shared memory holds 65 536 bins (beyond the sources: Hopper).
-//! 10. [`atomic`] again, [`block_scan`], then [`lessons::neighbor`] — neighbor lists: the
+//! 10. [`pipeline`] (sm_90), then [`lessons::pipeline`] — producer/consumer pipelines: bulk
+//!     copies into a ring of stages, a full and an empty `mbarrier` per stage; reading before
+//!     the copy lands, refilling a stage still being read; then the ring in the byte histogram
+//!     ([`lessons::histogram::histogram_pipeline`]) and the reduction
+//!     ([`lessons::reduce::reduce_pipeline_sum_f32`]) (beyond the sources: Hopper).
+//! 11. [`atomic`] again, [`block_scan`], then [`lessons::neighbor`] — neighbor lists: the
 //!     book's O(N²) kernels with and without `atomicAdd`, the mistake of not using
 //!     `atomicAdd`'s result as the slot, and an O(N) cell list (bin, scan, scatter, search)
 //!     (CUDA book 9.3).

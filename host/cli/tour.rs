@@ -143,6 +143,11 @@ pub fn tour(cli: &crate::Cli) -> Result<()> {
             Box::new(mbarrier),
         ),
         (
+            "pipeline",
+            "gridsync pipeline; gridsync bench histogram",
+            Box::new(pipeline),
+        ),
+        (
             "neighbor",
             "gridsync neighbor --plot F.svg; gridsync bench neighbor",
             Box::new(neighbor),
@@ -524,6 +529,37 @@ fn mbarrier(target: &Target, _sizes: &Sizes, text: bool) -> Result<Headline> {
     let headline = format!(
         "split barrier correct; {} stale reads without the wait; the deadlock bounded",
         stale(RelayKernel::NoWait)
+    );
+    let fastest = fastest(r.runs.iter().map(|k| (k.name, k.ms)));
+    Ok((headline, fastest))
+}
+
+fn pipeline(target: &Target, _sizes: &Sizes, text: bool) -> Result<Headline> {
+    use gridsync::pipeline::{PipelineKernel, PipelineOptions, run};
+    let opts = PipelineOptions::for_target(target);
+    let r = match run(target, &opts) {
+        Err(Error::Unsupported(why)) => return Ok((format!("skipped: {why}"), None)),
+        r => r?,
+    };
+    let wrong = |k: PipelineKernel| {
+        r.runs
+            .iter()
+            .find(|x| x.kernel == k)
+            .map_or(0, |x| x.wrong_words)
+    };
+    if text {
+        println!(
+            "  {} tiles through a two-stage ring of bulk copies per block: with both waits every \
+             word right; without the full wait {} wrong words, without the empty wait {}",
+            r.tiles,
+            wrong(PipelineKernel::NoFullWait),
+            wrong(PipelineKernel::NoEmptyWait)
+        );
+    }
+    let headline = format!(
+        "pipeline correct; {} and {} wrong words without the full and the empty wait",
+        wrong(PipelineKernel::NoFullWait),
+        wrong(PipelineKernel::NoEmptyWait)
     );
     let fastest = fastest(r.runs.iter().map(|k| (k.name, k.ms)));
     Ok((headline, fastest))
