@@ -19,12 +19,15 @@
 //! | kernel | producer, fill `k` of stage `s` | consumers, fill `k` | what happens |
 //! |---|---|---|---|
 //! | [`pipeline_transform`] | wait *empty*(s) for fill `k − 2`; expect bytes on *full*(s); copy | wait *full*(s); read; arrive on *empty*(s) | correct: each tile is read after it lands and overwritten after it is read |
-//! | [`pipeline_no_full_wait`] | as above | read at once; arrive on *empty*(s) | wrong words: a consumer reads the stage before the copy lands (the previous tile's words, or nothing yet); and the consumers, held back by nothing, run two fills ahead of the producer, which then waits for an empty phase that already passed — a bounded wait, then `err` |
-//! | [`pipeline_no_empty_wait`] | wait for its *own* copy of fill `k − 2` to land (the full phase), not for the consumers; copy | as in the correct kernel | wrong words: the copy overwrites a stage the consumers are still reading; and consumers that fall two fills behind wait for a phase that passed — a bounded wait, then `err` |
+//! | [`pipeline_no_full_wait`] | as above (and its own copy of fill `k − 2` landed) | read at once; arrive on *empty*(s) | wrong words: a consumer reads the stage before the copy lands (the previous tile's words, or nothing yet); and the consumers, held back by nothing, run two fills ahead of the producer, which then waits for an empty phase that already passed — a bounded wait, then `err` |
+//! | [`pipeline_no_empty_wait`] | wait only for its *own* copy of fill `k − 2` to land (the full phase), not for the consumers; copy | as in the correct kernel | wrong words: the copy overwrites a stage the consumers are still reading; and consumers that fall two fills behind wait for a phase that passed — a bounded wait, then `err` |
 //!
 //! Every wait is bounded by `timeout_ns`; a timed-out wait sets `err` (and the thread stops).
-//! Before a block exits, its producer waits for its last copies to land: a bulk copy must not
-//! write into the shared memory of a block that has gone. Arguments: `(x, out, n, work,
+//! Two rules hold in every kernel, the broken ones included, because breaking them is not a
+//! wrong answer but undefined behaviour: a full barrier is re-armed (`arrive.expect_tx`) only
+//! after its previous phase completed, and before a block exits its producer waits for its last
+//! copies to land — a bulk copy must not write into the shared memory of a block that has gone
+//! (on an H100, breaking either failed the launch). Arguments: `(x, out, n, work,
 //! timeout_ns, err)`, `x` and `out` 16-byte aligned; launch with [`LESSON_THREADS_PER_BLOCK`]
 //! (any two or more whole warps) and [`lesson_shared_bytes`].
 
@@ -140,18 +143,36 @@ unsafe fn transform(
         // PHASE: produce.
         if lane_id() == 0 {
             let mut t = first;
+            let mut issued = 0u32;
             for k in 0..fills {
                 let (s, round) = (k % LESSON_STAGES, k / LESSON_STAGES);
                 if round > 0 {
                     // Before refilling stage `s`: the correct kernel waits until the consumers
-                    // have read fill `k - 2` (its empty phase `round - 1`); the broken one only
-                    // until its own copy of fill `k - 2` landed (full phase `round - 1`).
-                    let mut parity = Parity::of_phase(round - 1);
-                    let gate = if hand == Hand::NoEmptyWait { full(s) } else { empty(s) };
-                    // SAFETY: the block's own, initialized barrier.
-                    if unsafe { gate.wait_parity(&mut parity, BarrierScope::Block, timeout_ns) }
-                        .is_err()
-                    {
+                    // have read fill `k - 2` (its empty phase `round - 1`), which they did after
+                    // it landed. The broken kernels wait for the copy of fill `k - 2` to land
+                    // (its full phase `round - 1`): re-arming a full barrier whose phase is
+                    // still open would be an arrival the phase does not expect. The one without
+                    // the empty wait stops there; the one without the full wait also waits for
+                    // the readers, since only they skip a wait.
+                    let mut landed = Parity::of_phase(round - 1);
+                    let mut read = Parity::of_phase(round - 1);
+                    // SAFETY: the block's own, initialized barriers.
+                    let ok = unsafe {
+                        match hand {
+                            Hand::Both => {
+                                empty(s).wait_parity(&mut read, BarrierScope::Block, timeout_ns)
+                            }
+                            Hand::NoEmptyWait => {
+                                full(s).wait_parity(&mut landed, BarrierScope::Block, timeout_ns)
+                            }
+                            Hand::NoFullWait => empty(s)
+                                .wait_parity(&mut read, BarrierScope::Block, timeout_ns)
+                                .and_then(|()| {
+                                    full(s).wait_parity(&mut landed, BarrierScope::Block, timeout_ns)
+                                }),
+                        }
+                    };
+                    if ok.is_err() {
                         fail();
                         break;
                     }
@@ -172,10 +193,12 @@ unsafe fn transform(
                         );
                     }
                 }
+                issued += 1;
                 t += step;
             }
-            // Drain: every copy lands before the block exits (the last fill of each stage).
-            for k in fills.saturating_sub(LESSON_STAGES)..fills {
+            // Drain: every copy issued lands before the block exits (the last issued fill of
+            // each stage; the earlier ones landed before their stage was re-armed).
+            for k in issued.saturating_sub(LESSON_STAGES)..issued {
                 let mut parity = Parity::of_phase(k / LESSON_STAGES);
                 // SAFETY: the block's own, initialized barrier.
                 let landed = unsafe {

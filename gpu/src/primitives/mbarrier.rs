@@ -563,7 +563,11 @@ fn bounded(timeout_ns: u64, mut done: impl FnMut() -> bool) -> Result<(), WaitEr
     if done() {
         return Ok(());
     }
+    #[cfg(not(target_arch = "nvptx64"))]
+    let timeout_ns = crate::sim::stretch_bound(timeout_ns);
     let start = globaltimer_ns();
+    #[cfg(not(target_arch = "nvptx64"))]
+    let mut tries = 0u32;
     loop {
         if done() {
             return Ok(());
@@ -571,8 +575,26 @@ fn bounded(timeout_ns: u64, mut done: impl FnMut() -> bool) -> Result<(), WaitEr
         if globaltimer_ns().wrapping_sub(start) > timeout_ns {
             return Err(WaitError::TimedOut);
         }
+        // In the simulator every waiting thread is an OS thread: hundreds of them yielding in
+        // turn can starve the one they wait for (a pipeline's producer) past the bound on a
+        // busy machine. After the first tries they sleep, and leave it the cores.
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            tries = tries.saturating_add(1);
+            if tries > SIM_YIELDS_BEFORE_SLEEP {
+                std::thread::sleep(std::time::Duration::from_micros(SIM_SLEEP_US));
+            }
+        }
     }
 }
+
+/// Tries a simulated wait makes, yielding, before it sleeps between tries.
+#[cfg(not(target_arch = "nvptx64"))]
+const SIM_YIELDS_BEFORE_SLEEP: u32 = 64;
+
+/// How long a simulated wait sleeps between tries after that.
+#[cfg(not(target_arch = "nvptx64"))]
+const SIM_SLEEP_US: u64 = 50;
 
 /// Makes this thread's `mbarrier` initializations visible to the other blocks of the cluster
 /// and to the asynchronous proxy (the copy engine) before a cluster barrier: the barrier's

@@ -240,6 +240,35 @@ impl<const STAGES: usize> BulkRing<STAGES> {
         }
     }
 
+    /// Producer, after its last fill: waits, at most `timeout_ns` each, for the copies of the
+    /// last `STAGES` of its `fills` fills to land — a bulk copy must not write into the shared
+    /// memory of a block that has exited, and the consumers may have stopped waiting (a
+    /// timeout). The earlier fills landed before their stages were refilled.
+    ///
+    /// Scope: block. Ordering: acquire.
+    ///
+    /// # Errors
+    /// [`PipelineError::TimedOut`].
+    ///
+    /// # Safety
+    /// The producer's own ring; `fills` is the number of fills it started.
+    #[inline(always)]
+    pub unsafe fn drain(&self, fills: u32, timeout_ns: u64) -> Result<(), PipelineError> {
+        let mut result = Ok(());
+        for k in fills.saturating_sub(STAGES as u32)..fills {
+            let mut parity = Parity::of_phase(k / STAGES as u32);
+            // SAFETY: the ring's own, initialized barrier.
+            let landed = unsafe {
+                self.full(k as usize % STAGES)
+                    .wait_parity(&mut parity, BarrierScope::Block, timeout_ns)
+            };
+            if let Err(e) = landed {
+                result = Err(e.into());
+            }
+        }
+        result
+    }
+
     /// Consumer: waits, at most `timeout_ns`, for fill `k` to land, and returns its stage.
     ///
     /// Scope: block. Ordering: acquire (the copied bytes are visible after it).

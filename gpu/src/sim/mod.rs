@@ -48,6 +48,23 @@ pub const MAX_SHARED_BYTES: u32 = 227 * 1024;
 pub const MAX_CLUSTER_BLOCKS: u64 = 16;
 /// How long a thread may wait at a barrier before the launch is declared deadlocked.
 pub const WAIT_LIMIT: Duration = Duration::from_secs(20);
+/// A wait bound from which the simulator means "never in practice": bounds of a second or more
+/// are stretched to [`WAIT_LIMIT`] by [`stretch_bound`].
+pub const STRETCH_BOUNDS_FROM_NS: u64 = 1_000_000_000;
+
+/// The bound a simulated wait uses for a kernel's `timeout_ns`. A bound of a second or more is a
+/// kernel's "this never happens" (a pipeline's producer always arrives well within it on a GPU);
+/// in the simulator, whose threads are OS threads a busy host may leave unscheduled for seconds,
+/// it becomes [`WAIT_LIMIT`], the simulator's own deadlock bound. Shorter bounds — a lesson's
+/// deliberate deadlock, a test of the timeout — are kept.
+pub fn stretch_bound(timeout_ns: u64) -> u64 {
+    if timeout_ns >= STRETCH_BOUNDS_FROM_NS {
+        timeout_ns.max(WAIT_LIMIT.as_nanos() as u64)
+    } else {
+        timeout_ns
+    }
+}
+
 /// Stack of each simulated thread: kernels are small, and thousands of threads must fit.
 const STACK_BYTES: usize = 256 * 1024;
 

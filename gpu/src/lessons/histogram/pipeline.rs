@@ -167,6 +167,11 @@ kernel! {
                     k += 1;
                     tile += step;
                 }
+                // SAFETY: this ring's producer; `k` fills were started.
+                if let Err(e) = unsafe { ring.drain(k, DEFAULT_TIMEOUT_NS) } {
+                    // SAFETY: `err` is the launch's error word.
+                    unsafe { e.record(err) };
+                }
             }
             sync_warp(u32::MAX);
         } else {
