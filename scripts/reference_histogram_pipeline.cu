@@ -99,7 +99,7 @@ __global__ void __launch_bounds__(THREADS) hist_pipeline(const uint8_t* x, size_
             const int s = k % STAGES;
             full[s].arrive_and_wait(); // the tile has landed
             const size_t rest = body - t * STAGE_BYTES;
-                const size_t bytes = rest < STAGE_BYTES ? rest : STAGE_BYTES;
+            const size_t bytes = rest < STAGE_BYTES ? rest : STAGE_BYTES;
             const uint4* v = reinterpret_cast<const uint4*>(stages + s * STAGE_BYTES);
             for (size_t i = me; i < bytes / 16; i += consumers) {
                 const uint4 w = v[i];
