@@ -8,8 +8,8 @@ mod common;
 
 use gridsync::histogram::{
     self, Bins, HistKernel, HistogramLaunch, HistogramOptions, PIPELINE_MIN_BYTES, SweepOptions,
-    config_for,
-    fastest_kernel, flush_atomic_counts, histogram_cpu, sweep, sweep_chart, uniform_bytes,
+    config_for, fastest_kernel, flush_atomic_counts, histogram_cpu, sweep, sweep_chart,
+    uniform_bytes,
 };
 use gridsync::inputs::text::{DEFAULT_TEXT_BYTES, DEFAULT_TEXT_SEED, english_text};
 use gridsync::plot::{BarPanel, Series, TwoAxisChart, bar_charts, two_axis_chart, write_svg};
@@ -426,13 +426,22 @@ fn the_pipeline_kernel_refuses_a_shape_without_consumers_through_its_error_word(
             t,
             gridsync::gpu::lessons::histogram::histogram_pipeline,
             cfg,
-            (src.ptr().cast_const(), 1000u64, out.ptr(), 256u32, err.ptr())
+            (
+                src.ptr().cast_const(),
+                1000u64,
+                out.ptr(),
+                256u32,
+                err.ptr()
+            )
         )
         .unwrap();
     }
     let word = t.download(&err).unwrap()[0];
     assert_eq!(word, gridsync::gpu::pipeline::error_bits::BAD_LAUNCH);
-    assert!(t.download(&out).unwrap().iter().all(|&n| n == 0), "nothing counted");
+    assert!(
+        t.download(&out).unwrap().iter().all(|&n| n == 0),
+        "nothing counted"
+    );
     assert!(matches!(
         Error::from_pipeline_word("histogram_pipeline", word),
         Err(Error::InvalidInput(_))

@@ -18,7 +18,11 @@ fn check(target: &Target, opts: &PipelineOptions) {
             assert_eq!((k.wrong_words, k.timed_out), (0, false), "{}", k.name);
             assert_eq!(k.ms.is_some(), !target.is_sim(), "{}", k.name);
         } else {
-            assert!(k.ms.is_none(), "{}: only the correct kernel is timed", k.name);
+            assert!(
+                k.ms.is_none(),
+                "{}: only the correct kernel is timed",
+                k.name
+            );
         }
     }
     assert_eq!(r.copy_gb_per_s.is_some(), !target.is_sim());

@@ -265,7 +265,12 @@ fn raw<R: DeviceReduction>(
         );
         R::launch(t, kernel, cfg, args, err.ptr()).unwrap();
     }
-    assert_eq!(t.download(&err).unwrap()[0], 0, "{}: error word", kernel.name());
+    assert_eq!(
+        t.download(&err).unwrap()[0],
+        0,
+        "{}: error word",
+        kernel.name()
+    );
     assert_eq!(
         t.download(&count).unwrap()[0],
         0,
@@ -351,11 +356,21 @@ fn the_pipelined_kernels_refuse_a_block_without_consumers() {
         // SAFETY: `x` holds 100 floats, `partials` two f64, `count` and `err` a zeroed u32,
         // `result` one f64; the shared memory is the kernel's.
         unsafe {
-            let args = (x.ptr().cast_const(), 100u64, partials.ptr().cast(), count.ptr(), result.ptr());
+            let args = (
+                x.ptr().cast_const(),
+                100u64,
+                partials.ptr().cast(),
+                count.ptr(),
+                result.ptr(),
+            );
             SumF32InF64::launch(&t, SumF32InF64::PIPELINE.unwrap(), cfg, args, err.ptr()).unwrap();
         }
         let word = t.download(&err).unwrap()[0];
-        assert_eq!(word, gridsync::gpu::pipeline::error_bits::BAD_LAUNCH, "{threads} threads");
+        assert_eq!(
+            word,
+            gridsync::gpu::pipeline::error_bits::BAD_LAUNCH,
+            "{threads} threads"
+        );
         assert_eq!(t.download(&count).unwrap(), [0], "no block took a ticket");
     }
 }

@@ -34,7 +34,10 @@ pub fn command(target: &Target, args: &PipelineArgs, json: bool) -> Result<()> {
 }
 
 fn print_report(r: &PipelineReport) {
-    println!("producer/consumer pipelines (bulk copies, mbarrier) on the {}", r.target);
+    println!(
+        "producer/consumer pipelines (bulk copies, mbarrier) on the {}",
+        r.target
+    );
     println!(
         "  {} tiles of 4 KiB through a two-stage ring per block: {} blocks × {} threads (warp 0's \
          lane 0 copies, the other warps compute {} operations per word)",

@@ -73,7 +73,7 @@ impl<'a> HistogramLaunch<'a> {
                 cfg.block.x
             )));
         }
-        if kernel == HistKernel::Pipeline && (threads < 64 || threads % 32 != 0) {
+        if kernel == HistKernel::Pipeline && (threads < 64 || !threads.is_multiple_of(32)) {
             return Err(Error::InvalidInput(format!(
                 "{name} with {threads} threads per block: it needs whole warps, at least two (a \
                  producer warp and consumers)"
@@ -297,4 +297,3 @@ impl<'a> HistogramLaunch<'a> {
         }
     }
 }
-

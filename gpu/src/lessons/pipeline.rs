@@ -114,8 +114,7 @@ unsafe fn transform(
         MBarrier::from_generic(base.cast::<u64>().add((LESSON_STAGES + s) as usize))
     };
     // SAFETY: stage `s < LESSON_STAGES`, after the barriers.
-    let stage =
-        |s: u32| unsafe { base.add((BARRIER_BYTES + s * LESSON_TILE_WORDS * 4) as usize) };
+    let stage = |s: u32| unsafe { base.add((BARRIER_BYTES + s * LESSON_TILE_WORDS * 4) as usize) };
     let consumer_warps = threads / WARP_SIZE - 1;
     if thread_idx_x() == 0 {
         for s in 0..LESSON_STAGES {
@@ -168,7 +167,11 @@ unsafe fn transform(
                             Hand::NoFullWait => empty(s)
                                 .wait_parity(&mut read, BarrierScope::Block, timeout_ns)
                                 .and_then(|()| {
-                                    full(s).wait_parity(&mut landed, BarrierScope::Block, timeout_ns)
+                                    full(s).wait_parity(
+                                        &mut landed,
+                                        BarrierScope::Block,
+                                        timeout_ns,
+                                    )
                                 }),
                         }
                     };
@@ -202,7 +205,11 @@ unsafe fn transform(
                 let mut parity = Parity::of_phase(k / LESSON_STAGES);
                 // SAFETY: the block's own, initialized barrier.
                 let landed = unsafe {
-                    full(k % LESSON_STAGES).wait_parity(&mut parity, BarrierScope::Block, timeout_ns)
+                    full(k % LESSON_STAGES).wait_parity(
+                        &mut parity,
+                        BarrierScope::Block,
+                        timeout_ns,
+                    )
                 };
                 if landed.is_err() {
                     fail();
@@ -222,8 +229,7 @@ unsafe fn transform(
             } else {
                 let mut parity = Parity::of_phase(round);
                 // SAFETY: the block's own, initialized barrier.
-                unsafe { full(s).wait_parity(&mut parity, BarrierScope::Block, timeout_ns) }
-                    .is_ok()
+                unsafe { full(s).wait_parity(&mut parity, BarrierScope::Block, timeout_ns) }.is_ok()
             };
             // The warp leaves together: one lane's timeout is the whole warp's.
             if any_sync(u32::MAX, !landed) {
@@ -240,7 +246,11 @@ unsafe fn transform(
                 // SAFETY: `i < words`: the stage's word `i`, or (past the copied bytes) the
                 // tail word of `x`; `out[t * tile + i]` is this thread's alone.
                 unsafe {
-                    let v = if i < bulk_words { *src.add(i) } else { *x.add(t * tile + i) };
+                    let v = if i < bulk_words {
+                        *src.add(i)
+                    } else {
+                        *x.add(t * tile + i)
+                    };
                     *out.add(t * tile + i) = pipeline_mix(v, work);
                 }
                 i += consumers;

@@ -215,7 +215,10 @@ impl<const STAGES: usize> BulkRing<STAGES> {
         if round > 0 {
             let mut parity = Parity::of_phase(round - 1);
             // SAFETY: the ring's own, initialized barrier.
-            unsafe { self.empty(s).wait_parity(&mut parity, BarrierScope::Block, timeout_ns)? };
+            unsafe {
+                self.empty(s)
+                    .wait_parity(&mut parity, BarrierScope::Block, timeout_ns)?
+            };
         }
         let full = self.full(s);
         let checked = if bytes > self.stage_bytes {
@@ -259,8 +262,11 @@ impl<const STAGES: usize> BulkRing<STAGES> {
             let mut parity = Parity::of_phase(k / STAGES as u32);
             // SAFETY: the ring's own, initialized barrier.
             let landed = unsafe {
-                self.full(k as usize % STAGES)
-                    .wait_parity(&mut parity, BarrierScope::Block, timeout_ns)
+                self.full(k as usize % STAGES).wait_parity(
+                    &mut parity,
+                    BarrierScope::Block,
+                    timeout_ns,
+                )
             };
             if let Err(e) = landed {
                 result = Err(e.into());
@@ -284,7 +290,10 @@ impl<const STAGES: usize> BulkRing<STAGES> {
         let (s, round) = (k as usize % STAGES, k / STAGES as u32);
         let mut parity = Parity::of_phase(round);
         // SAFETY: the ring's own, initialized barrier.
-        unsafe { self.full(s).wait_parity(&mut parity, BarrierScope::Block, timeout_ns)? };
+        unsafe {
+            self.full(s)
+                .wait_parity(&mut parity, BarrierScope::Block, timeout_ns)?
+        };
         Ok(self.stage(s).cast_const())
     }
 

@@ -21,7 +21,6 @@ pub const REDUCE_PIPELINE_STAGE_BYTES: u32 = 8 << 10;
 /// Threads per block of the (f) kernels: one producer warp and eight consumer warps.
 pub const REDUCE_PIPELINE_THREADS_PER_BLOCK: u32 = WARP_SIZE + 256;
 
-
 /// Dynamic shared memory of the (f) kernel of accumulator `A` for blocks of `threads`: the
 /// last block's scratch, then the ring.
 pub const fn reduce_pipeline_shared_bytes<A>(threads: u32) -> u32 {
