@@ -308,6 +308,81 @@ fn wrong_parity(target: &Target) -> u32 {
     target.download(&err).unwrap()[0]
 }
 
+/// `rounds` rounds of [`gpu::checks::hopper::cluster_grid_barrier_phases`] over `grid` blocks
+/// in clusters of `cluster`: the blocks that read a slot before its block arrived.
+fn cluster_grid_phases(target: &Target, grid: u32, cluster: u32, block: u32, rounds: u32) -> u32 {
+    use gridsync::primitives::barrier::DeviceGridBarrier;
+    use gridsync::runtime::launch::LaunchMode;
+    let barrier = DeviceGridBarrier::new(target).unwrap();
+    let slots = target.zeros::<u32>(grid as usize).unwrap();
+    let errs = target.zeros::<u32>(1).unwrap();
+    let cfg = LaunchConfig::linear(grid, block).with_cluster(cluster.into());
+    // SAFETY: one phase slot per block, one error word, the barrier's live state.
+    unsafe {
+        gridsync::launch_grid_synced!(
+            target,
+            &barrier,
+            gpu::checks::hopper::cluster_grid_barrier_phases,
+            cfg,
+            LaunchMode::Plain,
+            (barrier.ptr(), slots.ptr(), rounds, errs.ptr())
+        )
+        .unwrap()
+    };
+    target.synchronize().unwrap();
+    barrier.check(target).unwrap();
+    let last = target.download(&slots).unwrap();
+    assert!(last.iter().all(|&p| p == rounds), "{last:?}");
+    target.download(&errs).unwrap()[0]
+}
+
+/// The cluster of block `absent` never arrives: the others give up at the timeout, and the host
+/// says so.
+fn cluster_grid_absent(target: &Target, grid: u32, cluster: u32, absent: u32) {
+    use gridsync::primitives::barrier::DeviceGridBarrier;
+    use gridsync::runtime::launch::LaunchMode;
+    let barrier =
+        DeviceGridBarrier::with_timeout(target, std::time::Duration::from_millis(50)).unwrap();
+    let cfg = LaunchConfig::linear(grid, 32).with_cluster(cluster.into());
+    // SAFETY: the barrier's live state.
+    unsafe {
+        gridsync::launch_grid_synced!(
+            target,
+            &barrier,
+            gpu::checks::hopper::cluster_grid_barrier_absent_cluster,
+            cfg,
+            LaunchMode::Plain,
+            (barrier.ptr(), absent)
+        )
+        .unwrap()
+    };
+    target.synchronize().unwrap();
+    let e = barrier.check(target).unwrap_err();
+    let others = grid - cluster;
+    assert!(
+        matches!(e, Error::BarrierTimeout { blocks } if blocks >= 1 && blocks <= others),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_cluster_aware_grid_barrier_lets_no_block_through_early_sim() {
+    for (grid, cluster, block, rounds) in [
+        (8, 2, 32, 6),
+        (6, 3, 7, 5),
+        (16, 8, 16, 4),
+        (4, 1, 32, 5),
+        (16, 16, 8, 3),
+    ] {
+        assert_eq!(
+            cluster_grid_phases(&Target::Sim, grid, cluster, block, rounds),
+            0,
+            "{grid} blocks in clusters of {cluster}"
+        );
+    }
+    cluster_grid_absent(&Target::Sim, 6, 2, 3);
+}
+
 #[test]
 fn waiting_on_the_wrong_parity_times_out_instead_of_hanging_sim() {
     assert_eq!(wrong_parity(&Target::Sim), errors::TIMED_OUT);
@@ -444,6 +519,47 @@ fn hopper_primitives_gpu() {
     mbarrier_remote(&gpu, 132, 2, 128);
     mbarrier_remote(&gpu, 64, 8, 256);
     assert_eq!(wrong_parity(&gpu), errors::TIMED_OUT);
+    for (grid, cluster, block) in [
+        (132, 2, 128),
+        (129, 3, 96),
+        (128, 8, 128),
+        (128, 16, 64),
+        (132, 1, 256),
+    ] {
+        assert_eq!(
+            cluster_grid_phases(&gpu, grid, cluster, block, 200),
+            0,
+            "{grid} blocks in clusters of {cluster}"
+        );
+    }
+    // The largest co-resident clustered grid, and one cluster more refused before launching.
+    let probe = LaunchConfig::linear(8, 128).with_cluster(8.into());
+    let most = g
+        .max_active_clusters("cluster_grid_barrier_phases", &probe)
+        .unwrap();
+    assert_eq!(cluster_grid_phases(&gpu, 8 * most, 8, 128, 100), 0);
+    cluster_grid_absent(&gpu, 64, 4, 13);
+    {
+        use gridsync::primitives::barrier::DeviceGridBarrier;
+        let barrier = DeviceGridBarrier::new(&gpu).unwrap();
+        let cfg = LaunchConfig::linear(8 * (most + 1), 128).with_cluster(8.into());
+        // SAFETY: refused before launching.
+        let e = unsafe {
+            gridsync::launch_grid_synced!(
+                &gpu,
+                &barrier,
+                gpu::checks::hopper::cluster_grid_barrier_absent_cluster,
+                cfg,
+                gridsync::runtime::launch::LaunchMode::Plain,
+                (barrier.ptr(), 0u32)
+            )
+        }
+        .unwrap_err();
+        assert!(
+            matches!(e, Error::InvalidInput(ref why) if why.contains("cuOccupancyMaxActiveClusters")),
+            "{e}"
+        );
+    }
     // A cluster that does not tile the grid is refused before the driver sees it.
     let out = gpu.zeros::<u32>(5 * CLUSTER_CHECK_FIELDS).unwrap();
     let cfg = LaunchConfig::linear(5, 32)

@@ -174,6 +174,42 @@ const PINS: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "grid_barrier_cluster_bare",
+        &[
+            "barrier.cluster.arrive.release",
+            "barrier.cluster.wait.acquire",
+            "%cluster_ctarank",
+            "%nclusterid.x",
+            "red.release.gpu.add.u32",
+            "ld.acquire.gpu",
+            "%globaltimer",
+        ],
+    ),
+    (
+        "cluster_grid_barrier_phases",
+        &[
+            "barrier.cluster.arrive.release",
+            "barrier.cluster.wait.acquire",
+            "%cluster_ctarank",
+            "%nclusterid.x",
+            "red.release.gpu.add.u32",
+            "ld.acquire.gpu",
+            "%globaltimer",
+        ],
+    ),
+    (
+        "cluster_grid_barrier_absent_cluster",
+        &[
+            "barrier.cluster.arrive.release",
+            "barrier.cluster.wait.acquire",
+            "%cluster_ctarank",
+            "%nclusterid.x",
+            "red.release.gpu.add.u32",
+            "ld.acquire.gpu",
+            "%globaltimer",
+        ],
+    ),
+    (
         "histogram_pipeline",
         &[
             "mbarrier.init.shared::cta.b64",

@@ -3,6 +3,10 @@
 //! the arrival and the wait — for clusters of 2, 4, 8 and 16 blocks at 128 and 1024 threads per
 //! block, over a full grid of resident clusters (`cuOccupancyMaxActiveClusters`).
 //!
+//! Then the cluster-aware grid barrier (`gpu::cluster::ClusterGridBarrier`: the cluster barrier,
+//! then one arrival per cluster at the grid word) against `gpu::grid::GridBarrier` on the same
+//! number of blocks, at about one block per SM and at the largest co-resident clustered grid.
+//!
 //! Each figure: `rounds` barriers in one launch, event-timed, the median of `trials` launches
 //! after one warm-up, divided by `rounds` (the launch itself, a few µs, spread over them).
 //! Reference in the same session: `scripts/reference_cluster.cu` (`cg::this_cluster().sync()`).
@@ -42,6 +46,21 @@ pub struct ClusterRow {
     pub unsplit_us: Stats,
 }
 
+/// The cluster-aware grid barrier against the grid barrier at one grid.
+#[derive(Clone, Debug, Serialize)]
+pub struct GridRow {
+    /// Blocks per cluster.
+    pub cluster_blocks: u32,
+    /// What the grid is: "about 1 block per SM" or "largest co-resident".
+    pub what: &'static str,
+    /// Blocks in the grid.
+    pub blocks: u32,
+    /// `ClusterGridBarrier` (cluster barrier, one arrival per cluster): µs per barrier.
+    pub cluster_grid_us: Stats,
+    /// `GridBarrier` over the same blocks, launched without clusters: µs per barrier.
+    pub grid_us: Stats,
+}
+
 /// The benchmark's result.
 #[derive(Clone, Debug, Serialize)]
 pub struct ClusterBench {
@@ -51,7 +70,12 @@ pub struct ClusterBench {
     pub rounds: u32,
     /// Every shape.
     pub rows: Vec<ClusterRow>,
+    /// The cluster-aware grid barrier, blocks of [`GRID_THREADS`] threads.
+    pub grid_rows: Vec<GridRow>,
 }
+
+/// Threads per block of the grid-barrier comparison (as `gridsync bench barrier`).
+pub const GRID_THREADS: u32 = 128;
 
 /// Runs the benchmark; `progress` gets (shapes done, shapes).
 ///
@@ -147,9 +171,88 @@ pub fn run(
         });
         progress(k as u32 + 1, shapes as u32);
     }
+    let grid_rows = grid_rows(target, gpu, rounds, trials)?;
     Ok(ClusterBench {
         device: target.describe(),
         rounds,
         rows,
+        grid_rows,
     })
+}
+
+/// [`ClusterGridBarrier`](gpu::cluster::ClusterGridBarrier) against
+/// [`GridBarrier`](gpu::grid::GridBarrier) on the same number of blocks: for each cluster size,
+/// about one block per SM (the largest multiple of the cluster size up to the SM count, capped
+/// by what fits) and the largest co-resident clustered grid.
+fn grid_rows(
+    target: &Target,
+    gpu: &crate::runtime::device::Gpu,
+    rounds: u32,
+    trials: u32,
+) -> Result<Vec<GridRow>> {
+    use crate::primitives::barrier::DeviceGridBarrier;
+    use crate::runtime::launch::LaunchMode;
+    let barrier = DeviceGridBarrier::new(target)?;
+    let mut timer = Timer::new()?;
+    let mut time = |launch: &mut dyn FnMut() -> Result<()>| -> Result<Stats> {
+        launch()?;
+        target.synchronize()?;
+        barrier.check(target)?;
+        let mut us = Vec::new();
+        for _ in 0..trials {
+            let ms = timer.time(gpu.stream(), &mut *launch)?;
+            barrier.check(target)?; // a timed-out barrier is an error, not a time
+            us.push(ms as f64 * 1e3 / rounds as f64);
+        }
+        Stats::of(&us)
+    };
+    let sms = gpu.info().sm_count;
+    let mut rows = Vec::new();
+    for &n in &CLUSTER_SIZES {
+        let probe = LaunchConfig::linear(n, GRID_THREADS).with_cluster(n.into());
+        let clusters = gpu
+            .max_active_clusters("grid_barrier_cluster_bare", &probe)?
+            .max(1);
+        let shapes = [
+            ((sms / n).clamp(1, clusters) * n, "about 1 block per SM"),
+            (clusters * n, "largest co-resident"),
+        ];
+        for (blocks, what) in shapes {
+            let clustered = LaunchConfig {
+                grid: blocks.into(),
+                ..probe
+            };
+            let plain = LaunchConfig::linear(blocks, GRID_THREADS);
+            // SAFETY (both): the barrier's state is live for the launch, which `time`
+            // synchronizes and checks before the state is reused.
+            let cluster_grid_us = time(&mut || unsafe {
+                crate::launch_grid_synced!(
+                    target,
+                    barrier,
+                    gpu::bench::barrier::grid_barrier_cluster_bare,
+                    clustered,
+                    LaunchMode::Plain,
+                    (barrier.ptr(), rounds)
+                )
+            })?;
+            let grid_us = time(&mut || unsafe {
+                crate::launch_grid_synced!(
+                    target,
+                    barrier,
+                    gpu::bench::barrier::grid_barrier_bare,
+                    plain,
+                    LaunchMode::Plain,
+                    (barrier.ptr(), rounds)
+                )
+            })?;
+            rows.push(GridRow {
+                cluster_blocks: n,
+                what,
+                blocks,
+                cluster_grid_us,
+                grid_us,
+            });
+        }
+    }
+    Ok(rows)
 }

@@ -53,4 +53,20 @@ fn print_bench(b: &ClusterBench) {
          arrive.relaxed; split+work: arrive, {SPLIT_WORK} dependent operations, wait; sync, work: the \
          same work after a whole barrier. Grid: every cluster the GPU holds at once."
     );
+    println!();
+    println!(
+        "  grid barriers, {} threads per block (µs per barrier): cluster-aware (the cluster \
+         barrier, then one arrival per cluster) against GridBarrier on the same blocks",
+        bench::GRID_THREADS
+    );
+    println!(
+        "  {:>7} {:>22} {:>7} {:>14} {:>12}",
+        "cluster", "grid", "blocks", "cluster-aware", "GridBarrier"
+    );
+    for r in &b.grid_rows {
+        println!(
+            "  {:>7} {:>22} {:>7} {:>14.3} {:>12.3}",
+            r.cluster_blocks, r.what, r.blocks, r.cluster_grid_us.median, r.grid_us.median
+        );
+    }
 }

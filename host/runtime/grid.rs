@@ -93,7 +93,9 @@ pub fn max_coresident_blocks(
 /// would fail with a bare driver code.
 ///
 /// On a GPU the limit is [`max_coresident_blocks`] for the launch's block size and shared
-/// memory. On the simulator it is [`gpu::sim::MAX_THREADS`] / threads per block: the simulator
+/// memory; for a clustered launch of gridsync's own kernels, the clusters the driver can hold at
+/// once ([`Gpu::max_active_clusters`](crate::runtime::device::Gpu::max_active_clusters)) times
+/// their size. On the simulator it is [`gpu::sim::MAX_THREADS`] / threads per block: the simulator
 /// runs every block of a grid at once, and refuses grids past its thread limit.
 ///
 /// # Errors
@@ -147,6 +149,25 @@ fn coresident(
                         "the simulator runs every block at once, {max} threads at most: \
                          {max} / {threads}",
                         max = gpu::sim::MAX_THREADS
+                    ),
+                ));
+            }
+            limit
+        }
+        Target::Gpu(gpu) if cfg.is_clustered() && module.is_none() => {
+            // Clusters are placed whole, on one GPC each: what fits is what the driver's
+            // cluster occupancy says, not blocks per SM × SMs.
+            let clusters = gpu.max_active_clusters(name, cfg)?;
+            let per_cluster = cfg.cluster.count();
+            let limit = clusters as u64 * per_cluster;
+            if blocks > limit {
+                return Err(refuse(
+                    limit,
+                    format!(
+                        "{clusters} clusters of {per_cluster} blocks at once \
+                         (cuOccupancyMaxActiveClusters) for {threads} threads and {} bytes of \
+                         dynamic shared memory per block",
+                        cfg.shared_bytes
                     ),
                 ));
             }

@@ -473,3 +473,64 @@ kernel! {
         }
     }
 }
+
+kernel! {
+    /// [`grid_barrier_phases`](crate::checks::barrier::grid_barrier_phases) with the
+    /// cluster-aware grid barrier ([`ClusterGridBarrier`](crate::cluster::ClusterGridBarrier)):
+    /// before barrier `r` thread 0 of each block writes `r` into its block's slot of `phases`;
+    /// after it every block reads every slot and counts into `errors` each that is not `r`. A
+    /// second barrier keeps the next round's writes from overtaking the reads. Launch clustered;
+    /// `errors` must end at 0.
+    pub unsafe fn cluster_grid_barrier_phases(
+        state: *mut crate::grid::GridBarrierState,
+        phases: *mut u32,
+        rounds: u32,
+        errors: *mut u32,
+    ) {
+        use crate::atomic::{LoadOrder, StoreOrder, atomic_add_device, load, store};
+        use crate::index::{block_rank_in_grid, blocks_per_grid, thread_rank_in_block, threads_per_block};
+        // SAFETY: the host passes a live, zeroed barrier state and a clustered launch.
+        let mut barrier = unsafe { crate::cluster::ClusterGridBarrier::from_ptr(state) };
+        let blocks = blocks_per_grid();
+        let me = block_rank_in_grid();
+        for r in 1..=rounds {
+            if thread_rank_in_block() == 0 {
+                // SAFETY: `phases` holds one `u32` per block.
+                unsafe { store(phases.add(me as usize), r, Scope::Device, StoreOrder::Relaxed) };
+            }
+            if barrier.sync().is_err() {
+                return;
+            }
+            let mut b = thread_rank_in_block();
+            while b < blocks {
+                // SAFETY: `b < blocks`.
+                let seen = unsafe { load(phases.add(b as usize), Scope::Device, LoadOrder::Relaxed) };
+                if seen != r {
+                    // SAFETY: `errors` is one `u32`.
+                    unsafe { atomic_add_device(errors, 1) };
+                }
+                b += threads_per_block();
+            }
+            if barrier.sync().is_err() {
+                return;
+            }
+        }
+    }
+}
+
+kernel! {
+    /// Every cluster but the one of block `absent` calls the cluster-aware grid barrier once;
+    /// that whole cluster returns at once. The others must give up at the state's timeout and
+    /// record it, not hang. (A single block that returns early inside a cluster that calls the
+    /// barrier counts as arrived at the cluster barrier — exited threads do — and is not
+    /// detected: see [`ClusterGridBarrier`](crate::cluster::ClusterGridBarrier).)
+    pub unsafe fn cluster_grid_barrier_absent_cluster(state: *mut crate::grid::GridBarrierState, absent: u32) {
+        let n = cluster_block_count();
+        if n != 0 && crate::index::block_rank_in_grid() / n == absent / n {
+            return;
+        }
+        // SAFETY: the host passes a live, zeroed barrier state and a clustered launch.
+        let mut barrier = unsafe { crate::cluster::ClusterGridBarrier::from_ptr(state) };
+        let _ = barrier.sync();
+    }
+}

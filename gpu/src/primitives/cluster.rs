@@ -378,3 +378,162 @@ pub fn fence_sc_cluster() {
     #[cfg(not(target_arch = "nvptx64"))]
     core::sync::atomic::fence(core::sync::atomic::Ordering::SeqCst);
 }
+
+/// A grid barrier for a clustered launch: the cluster barrier first, then one arrival per
+/// cluster at the grid's word — a cluster of `n` blocks puts one L2 atomic on the grid word's
+/// queue where [`GridBarrier`](crate::grid::GridBarrier) puts `n`.
+///
+/// Scope: device (all blocks of the launch). CUDA: none (cooperative groups' `grid.sync()` on a
+/// clustered launch arrives per block).
+/// PTX: every thread `barrier.cluster.arrive.release`; the cluster's rank-0 block
+/// `barrier.cluster.wait.acquire`, then its thread 0 `red.release.gpu.add.u32` on the grid word;
+/// thread 0 of every block polls it with `ld.acquire.gpu.b32` (as `GridBarrier`); the other
+/// blocks `barrier.cluster.wait.acquire` after the poll, when that phase is long complete.
+///
+/// # Memory ordering
+///
+/// As [`GridBarrier`](crate::grid::GridBarrier): everything any thread did before its call
+/// happens-before everything every thread does after it returns `Ok`. The chain for a block
+/// that is not its cluster's leader: its threads' release arrival at the cluster barrier, the
+/// leader block's acquire wait (cluster scope), `bar.sync` to the leader's thread 0, whose
+/// release add at device scope is cumulative — it carries the whole cluster's writes — and the
+/// acquire poll that sees the generation flip in every other block, handed to its block by
+/// `bar.red`.
+///
+/// # Preconditions
+///
+/// Those of `GridBarrier` — every cluster resident at once (for a clustered launch the host
+/// checks with `cuOccupancyMaxActiveClusters`), every thread calling `sync` equally often in
+/// uniform control flow, a state zeroed per launch — and a clustered launch (`LaunchConfig::
+/// with_cluster`; a launch without clusters is a grid of one-block clusters, where this is
+/// `GridBarrier` with a cluster barrier added). The groups setting of the state is not used.
+///
+/// # Bounded, and one wait that is not
+///
+/// A block that has exited counts as arrived at the cluster barrier (its threads do): a block
+/// that returns early while its cluster's siblings call `sync` is not waited for — unlike
+/// `GridBarrier`, where the others time out. A whole cluster that never arrives is a timeout.
+///
+/// The wait on the grid word is bounded as in `GridBarrier`. The cluster barrier's wait is not
+/// (the hardware's): it waits only for the cluster's own blocks, resident together by
+/// construction. So that a failed block never leaves its siblings there, a handle that failed
+/// keeps arriving at and waiting on the cluster barrier in every later `sync` (without arriving
+/// at the grid word) until the kernel returns; a thread that has exited counts as arrived.
+#[derive(Debug)]
+pub struct ClusterGridBarrier {
+    state: *mut crate::grid::GridBarrierState,
+    passed: u32,
+    start: u32,
+    failed: bool,
+    sleep_ns: u32,
+}
+
+impl ClusterGridBarrier {
+    /// A handle to the barrier whose state is at `state` (see
+    /// [`GridBarrier::from_ptr`](crate::grid::GridBarrier::from_ptr)).
+    ///
+    /// # Safety
+    /// As [`GridBarrier::from_ptr`](crate::grid::GridBarrier::from_ptr); a clustered launch.
+    #[inline(always)]
+    pub unsafe fn from_ptr(state: *mut crate::grid::GridBarrierState) -> ClusterGridBarrier {
+        use crate::atomic::{LoadOrder, Scope, load};
+        // SAFETY: the caller's contract; nothing writes the setting during a launch.
+        let sleep_word = unsafe { (&raw const (*state).poll_sleep_ns).read() };
+        // SAFETY: as above; the arrival word is only ever accessed atomically.
+        let start = unsafe { load(&raw mut (*state).arrived, Scope::Device, LoadOrder::Relaxed) };
+        ClusterGridBarrier {
+            state,
+            passed: 0,
+            start: start & crate::grid::GENERATION_BIT,
+            failed: false,
+            sleep_ns: crate::grid::poll_sleep_of(sleep_word, clusters_in_grid()),
+        }
+    }
+
+    /// Waits until every thread of the grid has called `sync` as many times as this thread.
+    ///
+    /// # Errors
+    /// [`BarrierError`](crate::grid::BarrierError) if this block, or another, waited past the
+    /// timeout. Every thread of the block gets the same answer.
+    #[inline(always)]
+    pub fn sync(&mut self) -> Result<(), crate::grid::BarrierError> {
+        // Every thread of the cluster arrives, once per call, even after a failure: the
+        // siblings' cluster barrier must not wait for this block.
+        cluster_arrive();
+        let leader = cluster_block_rank() == 0;
+        if self.failed {
+            cluster_wait();
+            return Err(crate::grid::BarrierError::Abandoned);
+        }
+        self.passed = self.passed.wrapping_add(1);
+        if leader {
+            cluster_wait(); // the cluster's writes, acquired before the leader arrives for it
+        }
+        // SAFETY: `from_ptr`'s contract.
+        let verdict = crate::grid::block_leader(|| unsafe { self.arrive_and_wait(leader) });
+        if !leader {
+            cluster_wait(); // complete since the leader arrived: every thread had arrived
+        }
+        self.failed = verdict.is_err();
+        verdict
+    }
+
+    /// Thread 0's part: the leader block arrives for its cluster; every block waits for the
+    /// generation flip.
+    ///
+    /// # Safety
+    /// As [`ClusterGridBarrier::from_ptr`].
+    #[inline(always)]
+    unsafe fn arrive_and_wait(&self, leader: bool) -> Result<(), crate::grid::BarrierError> {
+        use crate::atomic::{Scope, StoreOrder, red_add};
+        use crate::grid::GENERATION_BIT;
+        // SAFETY: the caller's contract; raw field pointers.
+        let (arrived, timeouts) = unsafe {
+            (
+                &raw mut (*self.state).arrived,
+                &raw mut (*self.state).timeouts,
+            )
+        };
+        let target = if self.passed % 2 == 1 {
+            self.start ^ GENERATION_BIT
+        } else {
+            self.start
+        };
+        if leader {
+            let clusters = clusters_in_grid();
+            let me = cluster_rank_in_grid();
+            // SAFETY: as above; the arrival word is only ever accessed atomically.
+            unsafe {
+                red_add(
+                    arrived,
+                    crate::grid::arrival(me == 0, clusters),
+                    Scope::Device,
+                    StoreOrder::Release,
+                )
+            };
+        }
+        // SAFETY: as above.
+        unsafe {
+            crate::grid::wait_for_generation(
+                arrived,
+                target,
+                Scope::Device,
+                self.sleep_ns,
+                (timeouts, &raw const (*self.state).timeout_ns),
+            )
+        }
+    }
+}
+
+/// Clusters in the grid: the product of [`clusters_per_grid_x`], `_y` and `_z`.
+#[inline(always)]
+pub fn clusters_in_grid() -> u32 {
+    clusters_per_grid_x() * clusters_per_grid_y() * clusters_per_grid_z()
+}
+
+/// This block's cluster's linear index in the grid of clusters, x fastest.
+#[inline(always)]
+pub fn cluster_rank_in_grid() -> u32 {
+    cluster_idx_x()
+        + clusters_per_grid_x() * (cluster_idx_y() + clusters_per_grid_y() * cluster_idx_z())
+}

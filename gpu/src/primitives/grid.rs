@@ -156,7 +156,7 @@ impl PollSleep {
 /// [`PollSleep::ns`] of a state's word: what the device computes once per launch, straight
 /// from the word.
 #[inline(always)]
-const fn poll_sleep_of(word: u32, blocks: u32) -> u32 {
+pub(crate) const fn poll_sleep_of(word: u32, blocks: u32) -> u32 {
     match word {
         POLL_SLEEP_AUTO if blocks >= TWO_LEVEL_FROM_BLOCKS => DEFAULT_POLL_SLEEP_NS,
         POLL_SLEEP_AUTO => 0,
