@@ -203,13 +203,11 @@ fn launch(
 /// rounds or blocks; [`Error::Mismatch`] if a correct kernel read a stale slot or timed out, or
 /// the deadlock did not time out; a launch or driver error.
 pub fn run(target: &Target, opts: &MbarrierOptions) -> Result<MbarrierReport> {
-    if let Target::Gpu(g) = target {
-        let (major, minor) = g.info().compute_capability;
-        if major < 9 {
-            return Err(Error::Unsupported(format!(
-                "the mbarrier lesson needs compute capability 9.0 (sm_90); this GPU is {major}.{minor}"
-            )));
-        }
+    if !target.has_kernel(gpu::Kernel::RelaySplit) {
+        return Err(Error::Unsupported(format!(
+            "the mbarrier lesson needs compute capability 9.0 (sm_90); {} has less",
+            target.describe()
+        )));
     }
     let blocks = match (opts.blocks, target) {
         (Some(b), _) => b,

@@ -96,10 +96,7 @@ impl WideKernel {
 
 /// Whether `target` runs clusters: the simulator, or a GPU of compute capability 9.0 or later.
 pub fn has_clusters(target: &Target) -> bool {
-    match target {
-        Target::Sim => true,
-        Target::Gpu(g) => g.info().compute_capability.0 >= 9,
-    }
+    target.has_kernel(gpu::Kernel::HistogramU16Cluster)
 }
 
 /// The kernel [`histogram_u16`] uses: the bin ranges, everywhere. Measured (`gridsync bench
