@@ -10,10 +10,10 @@ use crate::runtime::launch::Target;
 /// simulator), `histogram_vec16` below that and on older GPUs.
 ///
 /// Measured (`gridsync bench histogram`, H200, 128 bins): at 1 GiB the pipeline reads
-/// English-like text and uniform random bytes alike at ~94% of the copy roofline, against
-/// `histogram_vec16`'s 80% and 56% (its per-warp bins take turns on bank conflicts); on the
-/// 5.6 MB text `histogram_vec16`, whose blocks start and flush faster, wins — see
-/// `docs/perf-notes.md`, "The pipeline". (Before the pipeline: `histogram_vec16` at every size;
+/// English-like text at 97.6% of the copy roofline and uniform random bytes at 96.9%, against
+/// `histogram_vec16`'s 81.2% and 55.8% (its per-warp bins take turns on bank conflicts); on the
+/// 5.6 MB text `histogram_vec16`, whose blocks start and flush faster, wins (0.0091 against
+/// 0.0094 ms; below ~16 MiB on an H100) — see `docs/perf-notes.md`, "The pipeline". (Before the pipeline: `histogram_vec16` at every size;
 /// the lane kernel's data-independence bought 3% on random bytes and cost 40% on text.)
 pub fn fastest_kernel(target: &Target, len: usize) -> HistKernel {
     if len >= PIPELINE_MIN_BYTES && target.has_kernel(HistKernel::Pipeline.kernel()) {
