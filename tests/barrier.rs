@@ -446,7 +446,8 @@ fn a_length_or_a_count_past_the_limit_is_refused() {
 #[test]
 fn arrival_and_poll_sleep_round_trip_through_the_states_words() {
     use gpu::grid::{
-        DEFAULT_GROUP_BLOCKS, DEFAULT_POLL_SLEEP_NS, MAX_GROUPS, TWO_LEVEL_FROM_BLOCKS,
+        DEFAULT_GROUP_BLOCKS, DEFAULT_POLL_SLEEP_NS, MAX_GROUPS, POLL_SLEEP_FROM_BLOCKS,
+        TWO_LEVEL_FROM_BLOCKS,
     };
     for a in [
         Arrival::Auto,
@@ -482,9 +483,9 @@ fn arrival_and_poll_sleep_round_trip_through_the_states_words() {
         assert_eq!(PollSleep::from_word(p.to_word()), p);
     }
     assert_eq!(PollSleep::Ns(u32::MAX).to_word(), u32::MAX - 1);
-    assert_eq!(PollSleep::Auto.ns(TWO_LEVEL_FROM_BLOCKS - 1), 0);
+    assert_eq!(PollSleep::Auto.ns(POLL_SLEEP_FROM_BLOCKS - 1), 0);
     assert_eq!(
-        PollSleep::Auto.ns(TWO_LEVEL_FROM_BLOCKS),
+        PollSleep::Auto.ns(POLL_SLEEP_FROM_BLOCKS),
         DEFAULT_POLL_SLEEP_NS
     );
     assert_eq!(PollSleep::Ns(7).ns(5000), 7);

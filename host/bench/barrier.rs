@@ -89,7 +89,7 @@ pub struct BarrierBench {
     pub trials: u32,
     /// One block per SM, then the largest co-resident grid.
     pub grids: Vec<BarrierCost>,
-    /// At 1, 4, 8 and the largest number of blocks per SM, every layout of [`LAYOUTS`].
+    /// At 1, 4, 6, 7, 8 and the largest number of blocks per SM, every layout of [`LAYOUTS`].
     pub groups: Vec<GroupCost>,
 }
 
@@ -175,9 +175,16 @@ pub fn run(
     let mut timer = Timer::new()?;
     let mut grids = Vec::new();
     let shapes = [(sms, "1 block per SM"), (largest, "largest co-resident")];
-    // The layouts at 1, 4 and 8 blocks per SM and at the largest grid: around where the
+    // The layouts at 1, 4, 6, 7 and 8 blocks per SM and at the largest grid: around where the
     // automatic choice switches.
-    let group_grids = [sms, (4 * sms).min(largest), (8 * sms).min(largest), largest];
+    let group_grids = [
+        sms,
+        (4 * sms).min(largest),
+        (6 * sms).min(largest),
+        (7 * sms).min(largest),
+        (8 * sms).min(largest),
+        largest,
+    ];
     let steps = (shapes.len() + group_grids.len() * LAYOUTS.len()) as u32;
     for (i, &(blocks, what)) in shapes.iter().enumerate() {
         let cfg = LaunchConfig::linear(blocks, THREADS);

@@ -103,11 +103,18 @@ const fn group_size_of(word: u32, blocks: u32) -> Option<u32> {
 }
 
 /// From this many blocks the automatic choice arrives in groups: below it one level is as fast
-/// or faster (one arrival on the critical path instead of two; H200, 528 blocks: 1.66 µs one
-/// level, 1.70 in groups of 64); above it the one word's queue of arrivals costs more than the
-/// second hop (1056 blocks: 3.04 µs one level, 1.93 in groups of 64). docs/perf-notes.md,
+/// or faster (one arrival on the critical path instead of two; 528 blocks: 1.66 µs one level,
+/// 1.70 in groups of 64 on an H200, 1.91 and 1.96 on an H100); above it the one word's queue of
+/// arrivals costs more than the second hop (H100: 792 blocks 2.44 µs one level, 2.08 in groups
+/// of 64; 924 blocks 2.75 and 2.13; H200, 1056 blocks: 3.04 and 1.93). docs/perf-notes.md,
 /// "Grid barrier".
-pub const TWO_LEVEL_FROM_BLOCKS: u32 = 1024;
+pub const TWO_LEVEL_FROM_BLOCKS: u32 = 768;
+
+/// From this many blocks a waiting block sleeps between polls when the device chooses
+/// ([`PollSleep::Auto`]): below it the sleep only delays the waiter (H100, 792 blocks in groups
+/// of 64: 2.08 µs polling back to back, 2.13 sleeping 100 ns); from it back-to-back polls slow
+/// the arrivals (2112 blocks: 3.28 µs and 2.60 on an H100, 3.31 and 2.48 on an H200).
+pub const POLL_SLEEP_FROM_BLOCKS: u32 = 1024;
 /// Blocks per group when the device chooses (the fastest of 16, 32 and 64 at 1056 and 2112
 /// blocks; smaller groups there would be more than [`MAX_GROUPS`]).
 pub const DEFAULT_GROUP_BLOCKS: u32 = 64;
@@ -116,7 +123,7 @@ pub const DEFAULT_GROUP_BLOCKS: u32 = 64;
 /// word ([`GridBarrierState::poll_sleep_ns`], [`PollSleep::to_word`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PollSleep {
-    /// The device chooses by the grid's size: no sleep below [`TWO_LEVEL_FROM_BLOCKS`] blocks,
+    /// The device chooses by the grid's size: no sleep below [`POLL_SLEEP_FROM_BLOCKS`] blocks,
     /// [`DEFAULT_POLL_SLEEP_NS`] from there. The default.
     Auto,
     /// This many nanoseconds (0: poll back to back).
@@ -158,7 +165,7 @@ impl PollSleep {
 #[inline(always)]
 pub(crate) const fn poll_sleep_of(word: u32, blocks: u32) -> u32 {
     match word {
-        POLL_SLEEP_AUTO if blocks >= TWO_LEVEL_FROM_BLOCKS => DEFAULT_POLL_SLEEP_NS,
+        POLL_SLEEP_AUTO if blocks >= POLL_SLEEP_FROM_BLOCKS => DEFAULT_POLL_SLEEP_NS,
         POLL_SLEEP_AUTO => 0,
         ns => ns,
     }
