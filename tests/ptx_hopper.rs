@@ -15,6 +15,39 @@ fn build(arch: &str) -> &'static str {
         .unwrap_or_else(|| panic!("no {arch} build"))
 }
 
+/// The producer/consumer ring's instructions: barriers initialized and fenced for the copy
+/// engine, a bulk copy completing on the full barrier, bounded parity waits, releases.
+const RING: &[&str] = &[
+    "mbarrier.init.shared::cta.b64",
+    "fence.proxy.async.shared::cta",
+    "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64",
+    "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes",
+    "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64",
+    "mbarrier.arrive.release.cta.shared::cta.b64",
+    "%globaltimer",
+];
+
+/// The library's pipelined kernels: [`RING`], with the landed stages read by 16-byte shared
+/// loads.
+const READ_STAGES_BY_16: &[&str] = &[
+    "histogram_pipeline",
+    "reduce_pipeline_sum_f32",
+    "reduce_pipeline_sum_f32_in_f64",
+    "reduce_pipeline_sum_f32_kahan",
+];
+
+/// The cluster-aware grid barrier: the cluster barrier, one release add per cluster at device
+/// scope, acquire polls, bounded.
+const CLUSTER_GRID_BARRIER: &[&str] = &[
+    "barrier.cluster.arrive.release",
+    "barrier.cluster.wait.acquire",
+    "%cluster_ctarank",
+    "%nclusterid.x",
+    "red.release.gpu.add.u32",
+    "ld.acquire.gpu",
+    "%globaltimer",
+];
+
 /// What each Hopper check kernel must contain.
 const PINS: &[(&str, &[&str])] = &[
     (
@@ -137,130 +170,16 @@ const PINS: &[(&str, &[&str])] = &[
         &["mbarrier.try_wait.parity.acquire.cta"],
     ),
     ("relay_sync_threads", &["bar.sync"]),
-    (
-        "pipeline_transform",
-        &[
-            "mbarrier.init.shared::cta.b64",
-            "fence.proxy.async.shared::cta",
-            "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64",
-            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes",
-            "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64",
-            "mbarrier.arrive.release.cta.shared::cta.b64",
-            "%globaltimer",
-        ],
-    ),
-    (
-        "pipeline_no_full_wait",
-        &[
-            "mbarrier.init.shared::cta.b64",
-            "fence.proxy.async.shared::cta",
-            "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64",
-            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes",
-            "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64",
-            "mbarrier.arrive.release.cta.shared::cta.b64",
-            "%globaltimer",
-        ],
-    ),
-    (
-        "pipeline_no_empty_wait",
-        &[
-            "mbarrier.init.shared::cta.b64",
-            "fence.proxy.async.shared::cta",
-            "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64",
-            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes",
-            "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64",
-            "mbarrier.arrive.release.cta.shared::cta.b64",
-            "%globaltimer",
-        ],
-    ),
-    (
-        "grid_barrier_cluster_bare",
-        &[
-            "barrier.cluster.arrive.release",
-            "barrier.cluster.wait.acquire",
-            "%cluster_ctarank",
-            "%nclusterid.x",
-            "red.release.gpu.add.u32",
-            "ld.acquire.gpu",
-            "%globaltimer",
-        ],
-    ),
-    (
-        "cluster_grid_barrier_phases",
-        &[
-            "barrier.cluster.arrive.release",
-            "barrier.cluster.wait.acquire",
-            "%cluster_ctarank",
-            "%nclusterid.x",
-            "red.release.gpu.add.u32",
-            "ld.acquire.gpu",
-            "%globaltimer",
-        ],
-    ),
-    (
-        "cluster_grid_barrier_absent_cluster",
-        &[
-            "barrier.cluster.arrive.release",
-            "barrier.cluster.wait.acquire",
-            "%cluster_ctarank",
-            "%nclusterid.x",
-            "red.release.gpu.add.u32",
-            "ld.acquire.gpu",
-            "%globaltimer",
-        ],
-    ),
-    (
-        "histogram_pipeline",
-        &[
-            "mbarrier.init.shared::cta.b64",
-            "fence.proxy.async.shared::cta",
-            "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64",
-            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes",
-            "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64",
-            "mbarrier.arrive.release.cta.shared::cta.b64",
-            "ld.shared.v4",
-            "%globaltimer",
-        ],
-    ),
-    (
-        "reduce_pipeline_sum_f32",
-        &[
-            "mbarrier.init.shared::cta.b64",
-            "fence.proxy.async.shared::cta",
-            "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64",
-            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes",
-            "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64",
-            "mbarrier.arrive.release.cta.shared::cta.b64",
-            "ld.shared.v4",
-            "%globaltimer",
-        ],
-    ),
-    (
-        "reduce_pipeline_sum_f32_in_f64",
-        &[
-            "mbarrier.init.shared::cta.b64",
-            "fence.proxy.async.shared::cta",
-            "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64",
-            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes",
-            "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64",
-            "mbarrier.arrive.release.cta.shared::cta.b64",
-            "ld.shared.v4",
-            "%globaltimer",
-        ],
-    ),
-    (
-        "reduce_pipeline_sum_f32_kahan",
-        &[
-            "mbarrier.init.shared::cta.b64",
-            "fence.proxy.async.shared::cta",
-            "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64",
-            "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes",
-            "mbarrier.try_wait.parity.acquire.cta.shared::cta.b64",
-            "mbarrier.arrive.release.cta.shared::cta.b64",
-            "ld.shared.v4",
-            "%globaltimer",
-        ],
-    ),
+    ("pipeline_transform", RING),
+    ("pipeline_no_full_wait", RING),
+    ("pipeline_no_empty_wait", RING),
+    ("grid_barrier_cluster_bare", CLUSTER_GRID_BARRIER),
+    ("cluster_grid_barrier_phases", CLUSTER_GRID_BARRIER),
+    ("cluster_grid_barrier_absent_cluster", CLUSTER_GRID_BARRIER),
+    ("histogram_pipeline", RING),
+    ("reduce_pipeline_sum_f32", RING),
+    ("reduce_pipeline_sum_f32_in_f64", RING),
+    ("reduce_pipeline_sum_f32_kahan", RING),
     (
         "mbarrier_wrong_parity",
         &[
@@ -300,6 +219,12 @@ fn hopper_kernels_emit_their_instructions() {
         for w in *wanted {
             assert!(body.contains(w), "{kernel}: no `{w}` in its sm_90 PTX");
         }
+    }
+    for kernel in READ_STAGES_BY_16 {
+        assert!(
+            kernel_body(ptx, kernel).contains("ld.shared.v4"),
+            "{kernel}: its stages are not read by 16-byte shared loads"
+        );
     }
 }
 

@@ -487,34 +487,10 @@ kernel! {
         rounds: u32,
         errors: *mut u32,
     ) {
-        use crate::atomic::{LoadOrder, StoreOrder, atomic_add_device, load, store};
-        use crate::index::{block_rank_in_grid, blocks_per_grid, thread_rank_in_block, threads_per_block};
         // SAFETY: the host passes a live, zeroed barrier state and a clustered launch.
         let mut barrier = unsafe { crate::cluster::ClusterGridBarrier::from_ptr(state) };
-        let blocks = blocks_per_grid();
-        let me = block_rank_in_grid();
-        for r in 1..=rounds {
-            if thread_rank_in_block() == 0 {
-                // SAFETY: `phases` holds one `u32` per block.
-                unsafe { store(phases.add(me as usize), r, Scope::Device, StoreOrder::Relaxed) };
-            }
-            if barrier.sync().is_err() {
-                return;
-            }
-            let mut b = thread_rank_in_block();
-            while b < blocks {
-                // SAFETY: `b < blocks`.
-                let seen = unsafe { load(phases.add(b as usize), Scope::Device, LoadOrder::Relaxed) };
-                if seen != r {
-                    // SAFETY: `errors` is one `u32`.
-                    unsafe { atomic_add_device(errors, 1) };
-                }
-                b += threads_per_block();
-            }
-            if barrier.sync().is_err() {
-                return;
-            }
-        }
+        // SAFETY: the launch's `phases` and `errors`.
+        unsafe { crate::checks::barrier::check_phases(|| barrier.sync(), phases, rounds, errors) }
     }
 }
 

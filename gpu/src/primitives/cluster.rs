@@ -486,7 +486,6 @@ impl ClusterGridBarrier {
     #[inline(always)]
     unsafe fn arrive_and_wait(&self, leader: bool) -> Result<(), crate::grid::BarrierError> {
         use crate::atomic::{Scope, StoreOrder, red_add};
-        use crate::grid::GENERATION_BIT;
         // SAFETY: the caller's contract; raw field pointers.
         let (arrived, timeouts) = unsafe {
             (
@@ -494,11 +493,7 @@ impl ClusterGridBarrier {
                 &raw mut (*self.state).timeouts,
             )
         };
-        let target = if self.passed % 2 == 1 {
-            self.start ^ GENERATION_BIT
-        } else {
-            self.start
-        };
+        let target = crate::grid::generation_after(self.start, self.passed);
         if leader {
             let clusters = clusters_in_grid();
             let me = cluster_rank_in_grid();

@@ -416,12 +416,7 @@ impl GridBarrier {
         };
         let blocks = blocks_per_grid();
         let me = block_rank_in_grid();
-        // The grid word's generation bit once this barrier is complete.
-        let target = if self.passed % 2 == 1 {
-            self.start ^ GENERATION_BIT
-        } else {
-            self.start
-        };
+        let target = generation_after(self.start, self.passed);
         match self.group {
             0 => {
                 // Release: the block's writes (handed to this thread by `bar.sync`). A `red`:
@@ -554,6 +549,17 @@ pub fn block_leader(leader: impl FnOnce() -> Result<(), BarrierError>) -> Result
         Err(verdict.err().unwrap_or(BarrierError::Abandoned))
     } else {
         Ok(())
+    }
+}
+
+/// The grid word's generation bit once barrier `passed` (counting from 1) is complete, for a
+/// word whose bit was `start` when the launch began: it flips once per barrier.
+#[inline(always)]
+pub(crate) const fn generation_after(start: u32, passed: u32) -> u32 {
+    if passed % 2 == 1 {
+        start ^ GENERATION_BIT
+    } else {
+        start
     }
 }
 

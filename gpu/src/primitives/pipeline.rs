@@ -21,11 +21,14 @@
 //!
 //! ```ignore
 //! // In a kernel of 1 + C warps: warp 0 produces, the others consume.
-//! let ring = unsafe { BulkRing::<4>::new(base, STAGE_BYTES) }?;
-//! if thread_idx_x() == 0 { unsafe { ring.init(consumer_warps) }; }
+//! let Some(ring) = (unsafe { BulkRing::<4>::for_block(base, STAGE_BYTES, err) }) else { return };
 //! sync_threads();
-//! // producer, lane 0 of warp 0:      ring.produce(k, src_of(k), bytes_of(k), timeout)?
-//! // consumers: let stage = ring.consume(k, timeout)?; read it; sync_warp; lane 0: ring.release(k)
+//! if thread_idx_x() < 32 {
+//!     unsafe { ring.produce_tiles(src, bytes, DEFAULT_TIMEOUT_NS, err) };
+//! } else {
+//!     unsafe { ring.consume_tiles(bytes, DEFAULT_TIMEOUT_NS, err, |stage, len| { /* read */ }) };
+//! }
+//! // Or by hand: `produce(k, …)`, `consume(k, …)`, `release(k)`, `drain(fills, …)`.
 //! ```
 
 use crate::async_copy::{
@@ -33,7 +36,9 @@ use crate::async_copy::{
     fence_proxy_async_shared,
 };
 use crate::atomic::{Order, Scope, fetch_or};
+use crate::index::{block_dim_x, block_idx_x, grid_dim_x, thread_idx_x};
 use crate::mbarrier::{BarrierScope, MAX_COUNT, MBarrier, Parity, WaitError};
+use crate::warp::{WARP_SIZE, any_sync, lane_id, sync_warp};
 
 /// Why a pipeline step failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -273,6 +278,135 @@ impl<const STAGES: usize> BulkRing<STAGES> {
             }
         }
         result
+    }
+
+    /// The ring at `base` for a block whose warp 0 produces and whose other warps consume —
+    /// the shape [`BulkRing::produce_tiles`] and [`BulkRing::consume_tiles`] work in — its
+    /// barriers initialized by thread 0 for one release per consumer warp. The caller's block
+    /// barrier (`sync_threads`) must follow before any use.
+    ///
+    /// Returns `None`, with [`PipelineError::BadLaunch`] (or the ring's refusal) recorded in
+    /// `err` by thread 0, when the block is not two or more whole warps or the ring cannot be
+    /// made; every thread of the block gets the same answer, so all can return.
+    ///
+    /// # Safety
+    /// As [`BulkRing::new`]; every thread of the block calls it once; `err` is the launch's
+    /// error word (a valid `u32` touched only atomically).
+    #[inline(always)]
+    pub unsafe fn for_block(
+        base: *mut u8,
+        stage_bytes: u32,
+        err: *mut u32,
+    ) -> Option<BulkRing<STAGES>> {
+        let threads = block_dim_x();
+        let made = if threads < 2 * WARP_SIZE || !threads.is_multiple_of(WARP_SIZE) {
+            Err(PipelineError::BadLaunch)
+        } else {
+            // SAFETY: forwarded to the caller.
+            unsafe { BulkRing::new(base, stage_bytes) }.map_err(PipelineError::from)
+        };
+        match made {
+            Ok(ring) => {
+                if thread_idx_x() == 0 {
+                    // SAFETY: once, by one thread, before the caller's barrier.
+                    unsafe { ring.init(threads / WARP_SIZE - 1) };
+                }
+                Some(ring)
+            }
+            Err(e) => {
+                if thread_idx_x() == 0 {
+                    // SAFETY: the caller's error word.
+                    unsafe { e.record(err) };
+                }
+                None
+            }
+        }
+    }
+
+    /// Producer, called by every lane of warp 0: its lane 0 streams this block's tiles of
+    /// `src[..bytes]` into the ring — tile `blockIdx.x`, then every `gridDim.x`-th, each a
+    /// stage's worth (the last one shorter) — then drains the last copies; the warp meets again
+    /// at the end. A failure is recorded in `err` and ends the stream (the consumers then time
+    /// out on the fills that never come, bounded).
+    ///
+    /// # Safety
+    /// A ring from [`BulkRing::for_block`], after the block barrier that follows it; `src` is
+    /// 16-byte aligned, `bytes` a multiple of 16, `src[..bytes]` global memory nobody writes
+    /// during the launch; `err` as in `for_block`.
+    #[inline(always)]
+    pub unsafe fn produce_tiles(
+        &self,
+        src: *const u8,
+        bytes: usize,
+        timeout_ns: u64,
+        err: *mut u32,
+    ) {
+        if lane_id() == 0 {
+            let stage = self.stage_bytes as usize;
+            let tiles = bytes.div_ceil(stage);
+            let (mut k, mut tile) = (0u32, block_idx_x() as usize);
+            while tile < tiles {
+                let len = (bytes - tile * stage).min(stage) as u32;
+                // SAFETY: one producer, fills in order; the tile is inside `src[..bytes]`.
+                let started = unsafe { self.produce(k, src.add(tile * stage), len, timeout_ns) };
+                if let Err(e) = started {
+                    // SAFETY: the caller's error word.
+                    unsafe { e.record(err) };
+                    break;
+                }
+                k += 1;
+                tile += grid_dim_x() as usize;
+            }
+            // SAFETY: this ring's producer; `k` fills were started.
+            if let Err(e) = unsafe { self.drain(k, timeout_ns) } {
+                // SAFETY: the caller's error word.
+                unsafe { e.record(err) };
+            }
+        }
+        sync_warp(u32::MAX);
+    }
+
+    /// Consumer, called by every thread of the consumer warps: for each of this block's tiles of
+    /// a `bytes`-byte stream (as [`BulkRing::produce_tiles`] cuts them), waits for it to land and
+    /// calls `read(stage, tile_bytes)`, then — after a warp barrier that orders the warp's reads
+    /// before it — one lane releases the stage. A timed-out wait is recorded in `err` and ends
+    /// the loop for the whole warp (its lanes meet at warp barriers, so one lane's timeout is
+    /// all of theirs).
+    ///
+    /// # Safety
+    /// A ring from [`BulkRing::for_block`], after the block barrier that follows it; `read` only
+    /// reads the stage (its first `tile_bytes` bytes); `err` as in `for_block`.
+    #[inline(always)]
+    pub unsafe fn consume_tiles(
+        &self,
+        bytes: usize,
+        timeout_ns: u64,
+        err: *mut u32,
+        mut read: impl FnMut(*const u8, usize),
+    ) {
+        let stage = self.stage_bytes as usize;
+        let tiles = bytes.div_ceil(stage);
+        let (mut k, mut tile) = (0u32, block_idx_x() as usize);
+        while tile < tiles {
+            // SAFETY: fills in order, each released below before the ring comes round.
+            let landed = unsafe { self.consume(k, timeout_ns) };
+            if any_sync(u32::MAX, landed.is_err()) {
+                if let Err(e) = landed {
+                    // SAFETY: the caller's error word.
+                    unsafe { e.record(err) };
+                }
+                break;
+            }
+            let Ok(at) = landed else { break };
+            read(at, (bytes - tile * stage).min(stage));
+            sync_warp(u32::MAX); // every lane's reads of the stage before the release
+            if lane_id() == 0 {
+                // SAFETY: the warp barrier above orders the warp's reads before it.
+                unsafe { self.release(k) };
+            }
+            k += 1;
+            tile += grid_dim_x() as usize;
+        }
     }
 
     /// Consumer: waits, at most `timeout_ns`, for fill `k` to land, and returns its stage.

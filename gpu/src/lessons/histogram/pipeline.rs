@@ -4,13 +4,13 @@
 
 use super::load::{BYTES16, Bytes16, Split16, for_each_strided_byte};
 use crate::atomic::atomic_add_device;
-use crate::index::{block_dim_x, block_idx_x, grid_dim_x, thread_idx_x};
+use crate::index::{block_dim_x, block_idx_x, thread_idx_x};
 use crate::mbarrier::DEFAULT_TIMEOUT_NS;
-use crate::pipeline::{BulkRing, PipelineError};
+use crate::pipeline::BulkRing;
 use crate::shared::dynamic_shared;
 use crate::shared_atomic::SharedU32;
 use crate::sync::sync_threads;
-use crate::warp::{WARP_SIZE, any_sync, lane_id, sync_warp};
+use crate::warp::{WARP_SIZE, lane_id};
 
 /// Stages in the ring of [`histogram_pipeline`]: three fills in flight while one is counted.
 pub const PIPELINE_STAGES: usize = 4;
@@ -100,14 +100,16 @@ kernel! {
     /// memory [`pipeline_shared_bytes`]`(blockDim.x)` — past 48 KiB, so the launch opts in.
     pub unsafe fn histogram_pipeline(arr: *const u8, len: u64, histo: *mut u64, bins: u32, err: *mut u32) {
         let threads = block_dim_x();
-        if threads < 2 * WARP_SIZE || !threads.is_multiple_of(WARP_SIZE) {
-            if thread_idx_x() == 0 {
-                // SAFETY: `err` is the launch's error word.
-                unsafe { PipelineError::BadLaunch.record(err) };
-            }
-            return;
-        }
-        let consumers = threads - WARP_SIZE;
+        // SAFETY: the ring follows the counters, within `pipeline_shared_bytes`; every thread
+        // calls it; `err` is the launch's error word.
+        let ring = unsafe {
+            BulkRing::<PIPELINE_STAGES>::for_block(
+                dynamic_shared::<u8>().add(COUNTER_BYTES as usize),
+                PIPELINE_STAGE_BYTES,
+                err,
+            )
+        };
+        let Some(ring) = ring else { return };
         // SAFETY: the launch gave `pipeline_shared_bytes(threads)`: the counters, then the ring.
         let s_counts = unsafe { dynamic_shared::<u32>() };
         let mut w = thread_idx_x();
@@ -116,67 +118,21 @@ kernel! {
             unsafe { *s_counts.add(w as usize) = 0 };
             w += threads;
         }
-        // SAFETY: the ring follows the counters, within `pipeline_shared_bytes`.
-        let ring = unsafe {
-            BulkRing::<PIPELINE_STAGES>::new(
-                dynamic_shared::<u8>().add(COUNTER_BYTES as usize),
-                PIPELINE_STAGE_BYTES,
-            )
-        };
-        let ring = match ring {
-            Ok(ring) => ring,
-            Err(e) => {
-                if thread_idx_x() == 0 {
-                    // SAFETY: `err` is the launch's error word.
-                    unsafe { PipelineError::from(e).record(err) };
-                }
-                return;
-            }
-        };
-        if thread_idx_x() == 0 {
-            // SAFETY: once, by one thread, before the barrier below: one arrival per consumer
-            // warp releases a stage.
-            unsafe { ring.init(threads / WARP_SIZE - 1) };
-        }
         sync_threads(); // the counters are zero and the ring's barriers initialized
 
         let split = Split16::of(arr, len as usize);
         // SAFETY: `arr + head` is 16-byte aligned; the body's `split.body` vectors follow it.
         let body = unsafe { arr.add(split.head) };
         let body_bytes = split.body * BYTES16;
-        let stage_bytes = PIPELINE_STAGE_BYTES as usize;
-        let tiles = body_bytes.div_ceil(stage_bytes);
-        let (first, step) = (block_idx_x() as usize, grid_dim_x() as usize);
-        let tile_bytes = |tile: usize| (body_bytes - tile * stage_bytes).min(stage_bytes);
 
         if thread_idx_x() < WARP_SIZE {
-            // PHASE: produce (lane 0; the warp's other lanes wait at the warp barrier).
-            if lane_id() == 0 {
-                let (mut k, mut tile) = (0u32, first);
-                while tile < tiles {
-                    // SAFETY: one producer, fills in order; the tile is inside the body, which
-                    // nobody writes during the launch; sizes are multiples of 16 ≤ a stage.
-                    let started = unsafe {
-                        ring.produce(k, body.add(tile * stage_bytes), tile_bytes(tile) as u32, DEFAULT_TIMEOUT_NS)
-                    };
-                    if let Err(e) = started {
-                        // SAFETY: `err` is the launch's error word.
-                        unsafe { e.record(err) };
-                        break;
-                    }
-                    k += 1;
-                    tile += step;
-                }
-                // SAFETY: this ring's producer; `k` fills were started.
-                if let Err(e) = unsafe { ring.drain(k, DEFAULT_TIMEOUT_NS) } {
-                    // SAFETY: `err` is the launch's error word.
-                    unsafe { e.record(err) };
-                }
-            }
-            sync_warp(u32::MAX);
+            // PHASE: produce.
+            // SAFETY: after the barrier; the body is 16-byte aligned, a multiple of 16 bytes,
+            // read-only during the launch.
+            unsafe { ring.produce_tiles(body, body_bytes, DEFAULT_TIMEOUT_NS, err) };
         } else {
             // PHASE: consume.
-            let me = thread_idx_x() - WARP_SIZE;
+            let (me, consumers) = ((thread_idx_x() - WARP_SIZE) as usize, (threads - WARP_SIZE) as usize);
             // This lane's column: its counter for byte `b` is word `b * 32 + lane`, shared with
             // the same lane of the block's other consumer warps (hence the atomic add: another
             // warp's instruction may hit the word, never another lane of this one).
@@ -184,7 +140,6 @@ kernel! {
             let s_lane = unsafe { SharedU32::from_generic(s_counts.add(lane_id() as usize)) };
             // SAFETY: `byte < 256`: a word of this lane's column.
             let count = |byte: u32| unsafe { s_lane.offset(byte * PIPELINE_COLUMNS).red_add_block(1) };
-            let (me, consumers) = (me as usize, consumers as usize);
             if block_idx_x() == 0 {
                 let mut k = me;
                 while k < split.scalars() {
@@ -193,33 +148,12 @@ kernel! {
                     k += consumers;
                 }
             }
-            let (mut k, mut tile) = (0u32, first);
-            while tile < tiles {
-                // SAFETY: fills in order, each released below before the ring comes round.
-                let landed = unsafe { ring.consume(k, DEFAULT_TIMEOUT_NS) };
-                // The warp leaves together (it meets at warp barriers): each lane waited on
-                // its own, so one lane's timeout is the whole warp's.
-                if any_sync(u32::MAX, landed.is_err()) {
-                    if let Err(e) = landed {
-                        // SAFETY: `err` is the launch's error word.
-                        unsafe { e.record(err) };
-                    }
-                    break;
-                }
-                let Ok(stage) = landed else { break };
-                // SAFETY: the stage holds the tile's bytes (the full phase completed);
-                // `consumers > 0`.
-                unsafe {
-                    for_each_strided_byte(stage.cast::<Bytes16>(), me, tile_bytes(tile) / BYTES16, consumers, count)
-                };
-                sync_warp(u32::MAX); // every lane's reads of the stage before the release
-                if lane_id() == 0 {
-                    // SAFETY: the warp barrier above orders the warp's reads before it.
-                    unsafe { ring.release(k) };
-                }
-                k += 1;
-                tile += step;
-            }
+            // SAFETY: after the barrier; the stage holds the tile's bytes while `read` runs.
+            unsafe {
+                ring.consume_tiles(body_bytes, DEFAULT_TIMEOUT_NS, err, |stage, bytes| {
+                    for_each_strided_byte(stage.cast::<Bytes16>(), me, bytes / BYTES16, consumers, count)
+                })
+            };
         }
         sync_threads(); // every lane's counts are in before any thread sums them
         // SAFETY: after the barrier; `histo` as the kernel's contract.

@@ -5,12 +5,13 @@
 use super::last_block::{finish_in_last_block, last_block_shared_bytes};
 use super::ops::{Element, Reduction};
 use super::split::Split16;
-use crate::index::{block_dim_x, block_idx_x, grid_dim_x, thread_idx_x};
+use super::vec::combine_strided;
+use crate::index::{block_dim_x, block_idx_x, thread_idx_x};
 use crate::mbarrier::DEFAULT_TIMEOUT_NS;
-use crate::pipeline::{BulkRing, PipelineError};
+use crate::pipeline::BulkRing;
 use crate::shared::dynamic_shared;
 use crate::sync::sync_threads;
-use crate::warp::{WARP_SIZE, any_sync, lane_id, sync_warp};
+use crate::warp::WARP_SIZE;
 
 /// Stages in the ring of the (f) kernels.
 pub const REDUCE_PIPELINE_STAGES: usize = 4;
@@ -48,74 +49,29 @@ unsafe fn pipeline_reduce<R: Reduction>(
     err: *mut u32,
 ) {
     let threads = block_dim_x();
-    let refuse = || {
-        if thread_idx_x() == 0 {
-            // SAFETY: `err` is the launch's error word.
-            unsafe { PipelineError::BadLaunch.record(err) };
-        }
-    };
-    if threads < 2 * WARP_SIZE || !threads.is_multiple_of(WARP_SIZE) {
-        refuse();
-        return;
-    }
-    // SAFETY: the ring follows the last block's scratch, within the launch's shared memory.
+    // SAFETY: the ring follows the last block's scratch, within the launch's shared memory;
+    // every thread calls it; `err` is the launch's error word.
     let ring = unsafe {
-        BulkRing::<REDUCE_PIPELINE_STAGES>::new(
+        BulkRing::<REDUCE_PIPELINE_STAGES>::for_block(
             dynamic_shared::<u8>().add(last_block_shared_bytes::<R::Acc>(threads) as usize),
             REDUCE_PIPELINE_STAGE_BYTES,
+            err,
         )
     };
-    let Ok(ring) = ring else {
-        refuse();
-        return;
-    };
-    if thread_idx_x() == 0 {
-        // SAFETY: once, by one thread, before the barrier below: one arrival per consumer warp
-        // releases a stage.
-        unsafe { ring.init(threads / WARP_SIZE - 1) };
-    }
+    let Some(ring) = ring else { return };
     sync_threads(); // the ring's barriers are initialized before anyone uses them
 
     let split = Split16::of(x, n as usize);
     let body_bytes = split.body * 16;
-    let stage_bytes = REDUCE_PIPELINE_STAGE_BYTES as usize;
-    let tiles = body_bytes.div_ceil(stage_bytes);
-    let (first, step) = (block_idx_x() as usize, grid_dim_x() as usize);
-    let tile_bytes = |tile: usize| (body_bytes - tile * stage_bytes).min(stage_bytes);
     // SAFETY: `x + head` is 16-byte aligned; the body follows it.
     let body = unsafe { x.add(split.head) }.cast::<u8>();
     let mut acc = R::identity();
 
     if thread_idx_x() < WARP_SIZE {
-        // PHASE: produce (lane 0; the warp's other lanes wait at the warp barrier).
-        if lane_id() == 0 {
-            let (mut k, mut tile) = (0u32, first);
-            while tile < tiles {
-                // SAFETY: one producer, fills in order; the tile is inside the body, which
-                // nobody writes during the launch; sizes are multiples of 16 ≤ a stage.
-                let started = unsafe {
-                    ring.produce(
-                        k,
-                        body.add(tile * stage_bytes),
-                        tile_bytes(tile) as u32,
-                        DEFAULT_TIMEOUT_NS,
-                    )
-                };
-                if let Err(e) = started {
-                    // SAFETY: `err` is the launch's error word.
-                    unsafe { e.record(err) };
-                    break;
-                }
-                k += 1;
-                tile += step;
-            }
-            // SAFETY: this ring's producer; `k` fills were started.
-            if let Err(e) = unsafe { ring.drain(k, DEFAULT_TIMEOUT_NS) } {
-                // SAFETY: `err` is the launch's error word.
-                unsafe { e.record(err) };
-            }
-        }
-        sync_warp(u32::MAX);
+        // PHASE: produce.
+        // SAFETY: after the barrier; the body is 16-byte aligned, a multiple of 16 bytes,
+        // read-only during the launch.
+        unsafe { ring.produce_tiles(body, body_bytes, DEFAULT_TIMEOUT_NS, err) };
     } else {
         // PHASE: consume.
         let me = (thread_idx_x() - WARP_SIZE) as usize;
@@ -128,45 +84,14 @@ unsafe fn pipeline_reduce<R: Reduction>(
                 k += consumers;
             }
         }
-        let (mut k, mut tile) = (0u32, first);
-        while tile < tiles {
-            // SAFETY: fills in order, each released below before the ring comes round.
-            let landed = unsafe { ring.consume(k, DEFAULT_TIMEOUT_NS) };
-            // The warp leaves together (it meets at warp barriers): one lane's timeout is the
-            // whole warp's.
-            if any_sync(u32::MAX, landed.is_err()) {
-                if let Err(e) = landed {
-                    // SAFETY: `err` is the launch's error word.
-                    unsafe { e.record(err) };
-                }
-                break;
-            }
-            let Ok(stage) = landed else { break };
+        let read = |stage: *const u8, bytes: usize| {
             let stage = stage.cast::<<R::Item as Element>::Vec16>();
-            let vectors = tile_bytes(tile) / 16;
-            // SAFETY (every read): `v < vectors`, inside the landed stage.
+            // SAFETY (every load): `v < bytes / 16`, inside the landed stage.
             let load = |v: usize| unsafe { stage.add(v).read() };
-            let mut v = me;
-            while v + 3 * consumers < vectors {
-                let (v0, v1) = (load(v), load(v + consumers));
-                let (v2, v3) = (load(v + 2 * consumers), load(v + 3 * consumers));
-                let left = R::combine(R::lift_vec(v0), R::lift_vec(v1));
-                let right = R::combine(R::lift_vec(v2), R::lift_vec(v3));
-                acc = R::combine(acc, R::combine(left, right));
-                v += 4 * consumers;
-            }
-            while v < vectors {
-                acc = R::combine(acc, R::lift_vec(load(v)));
-                v += consumers;
-            }
-            sync_warp(u32::MAX); // every lane's reads of the stage before the release
-            if lane_id() == 0 {
-                // SAFETY: the warp barrier above orders the warp's reads before it.
-                unsafe { ring.release(k) };
-            }
-            k += 1;
-            tile += step;
-        }
+            acc = combine_strided::<R>(acc, load, me, bytes / 16, consumers);
+        };
+        // SAFETY: after the barrier; the stage holds the tile's bytes while `read` runs.
+        unsafe { ring.consume_tiles(body_bytes, DEFAULT_TIMEOUT_NS, err, read) };
     }
     // The block reduction's scratch is another region than the ring: no ordering needed
     // between the two; `finish_in_last_block` has its own barriers.

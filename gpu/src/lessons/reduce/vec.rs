@@ -35,31 +35,45 @@ unsafe fn vec_reduce<R: Reduction>(
         // SAFETY: `scalar_index(k) < n` for `k < scalars()`.
         acc = R::combine(acc, R::lift(unsafe { x.add(split.scalar_index(k)).read() }));
     }
-    let stride = threads_per_grid_x();
-    let mut v = global_id_x();
-    while v + (VEC_UNROLL - 1) * stride < split.body {
+    // SAFETY (every load): `combine_strided` asks only for `v < split.body`; `split` was made
+    // for `x` and `n`.
+    let load = |v: usize| unsafe { split.load(x, v) };
+    acc = combine_strided::<R>(acc, load, global_id_x(), split.body, threads_per_grid_x());
+    // SAFETY: forwarded.
+    unsafe { finish_in_last_block::<R>(acc, partials, count, result) }
+}
+
+/// Combines into `acc` the vectors `load(v)` for `v = start, start + stride, …` below `end`:
+/// [`VEC_UNROLL`] loads issued back to back, added as a tree `(v0 ∘ v1) ∘ (v2 ∘ v3)` before
+/// joining `acc`, then the rest one at a time. (e)'s loop over global memory and (f)'s over a
+/// landed shared-memory stage.
+#[inline(always)]
+pub(super) fn combine_strided<R: Reduction>(
+    mut acc: R::Acc,
+    load: impl Fn(usize) -> <R::Item as super::ops::Element>::Vec16,
+    start: usize,
+    end: usize,
+    stride: usize,
+) -> R::Acc {
+    let mut v = start;
+    while v + (VEC_UNROLL - 1) * stride < end {
         // Four independent loads first, so that all four are in flight at once.
-        // SAFETY: `v + 3·stride < body`; `split` was made for `x` and `n`.
-        let (v0, v1, v2, v3) = unsafe {
-            (
-                split.load(x, v),
-                split.load(x, v + stride),
-                split.load(x, v + 2 * stride),
-                split.load(x, v + 3 * stride),
-            )
-        };
+        let (v0, v1, v2, v3) = (
+            load(v),
+            load(v + stride),
+            load(v + 2 * stride),
+            load(v + 3 * stride),
+        );
         let left = R::combine(R::lift_vec(v0), R::lift_vec(v1));
         let right = R::combine(R::lift_vec(v2), R::lift_vec(v3));
         acc = R::combine(acc, R::combine(left, right));
         v += VEC_UNROLL * stride;
     }
-    while v < split.body {
-        // SAFETY: `v < body`.
-        acc = R::combine(acc, R::lift_vec(unsafe { split.load(x, v) }));
+    while v < end {
+        acc = R::combine(acc, R::lift_vec(load(v)));
         v += stride;
     }
-    // SAFETY: forwarded.
-    unsafe { finish_in_last_block::<R>(acc, partials, count, result) }
+    acc
 }
 
 macro_rules! vec_kernels {
