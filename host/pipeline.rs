@@ -23,6 +23,9 @@ pub const TIMEOUT_NS: u64 = 1_000_000_000;
 /// The bound of the broken kernels' waits: short, since a consumer that fell behind waits for
 /// a phase that already passed.
 pub const BROKEN_TIMEOUT_NS: u64 = 10_000_000;
+/// The most dependent operations per word `--work` may ask for: at the default size about a
+/// second of computing per launch on an H100.
+pub const MAX_WORK: u32 = 1_000_000;
 /// Timed launches of the correct kernel on a GPU.
 pub const TRIALS: u32 = 10;
 
@@ -202,7 +205,8 @@ fn launch(
 ///
 /// # Errors
 /// [`Error::Unsupported`] below compute capability 9.0; [`Error::InvalidInput`] for zero tiles
-/// or blocks, or more tiles than fit in memory; [`Error::Mismatch`] if the correct kernel
+/// or blocks or more than [`MAX_WORK`] operations per word; [`Error::TooLarge`] for more tiles
+/// than fit in memory; [`Error::Mismatch`] if the correct kernel
 /// wrote a wrong word or timed out; a launch or driver error.
 pub fn run(target: &Target, opts: &PipelineOptions) -> Result<PipelineReport> {
     if !target.has_kernel(gpu::Kernel::PipelineTransform) {
@@ -221,6 +225,12 @@ pub fn run(target: &Target, opts: &PipelineOptions) -> Result<PipelineReport> {
         return Err(Error::InvalidInput(
             "tiles and blocks must be positive".into(),
         ));
+    }
+    if opts.work > MAX_WORK {
+        return Err(Error::InvalidInput(format!(
+            "--work {}: at most {MAX_WORK} operations per word (a launch would run for hours)",
+            opts.work
+        )));
     }
     let n = opts.tiles as usize * LESSON_TILE_WORDS as usize;
     // Input, expected and downloaded words on the host; input and output on the device (and

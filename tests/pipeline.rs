@@ -44,7 +44,7 @@ fn the_lesson_runs_on_the_simulator_at_odd_shapes() {
 }
 
 #[test]
-fn zero_tiles_or_blocks_are_refused() {
+fn zero_tiles_or_blocks_too_much_work_and_too_many_tiles_are_refused() {
     for (tiles, blocks) in [(0, Some(2)), (4, Some(0))] {
         let opts = PipelineOptions {
             tiles,
@@ -55,6 +55,24 @@ fn zero_tiles_or_blocks_are_refused() {
         let e = run(&Target::Sim, &opts).unwrap_err();
         assert!(e.to_string().contains("positive"), "{e}");
     }
+    let endless = PipelineOptions {
+        tiles: 1,
+        work: gridsync::pipeline::MAX_WORK + 1,
+        blocks: None,
+        seed: 1,
+    };
+    let e = run(&Target::Sim, &endless).unwrap_err();
+    assert!(e.to_string().contains("--work"), "{e}");
+    let huge = PipelineOptions {
+        tiles: u32::MAX,
+        work: 1,
+        blocks: None,
+        seed: 1,
+    };
+    assert!(matches!(
+        run(&Target::Sim, &huge),
+        Err(gridsync::Error::TooLarge { .. })
+    ));
 }
 
 #[test]
