@@ -23,6 +23,7 @@ mod barrier;
 mod cluster;
 mod context;
 pub(crate) mod mbarrier;
+pub mod weak;
 
 pub use context::{Ids, WarpView, ids, lane, warp_exchange};
 pub(crate) use context::{
