@@ -33,6 +33,7 @@ pub mod barrier;
 pub mod count_above;
 pub mod dot;
 pub mod histogram;
+pub mod litmus;
 pub mod locks;
 pub mod mbarrier;
 pub mod multi;

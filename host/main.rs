@@ -85,6 +85,11 @@ enum Command {
     /// the mistake of not using atomicAdd's result, and an O(N) cell list; the book's
     /// neighbor.txt (--output) and the sheet with its bonds (--plot).
     Neighbor(cli::neighbor::NeighborArgs),
+    /// Litmus tests of the memory model (MP, SB, LB, CoRR, CoWW, S, R, 2+2W, WRC, IRIW), each
+    /// in every variant (plain, volatile, relaxed, release/acquire, fences) and placement, on the
+    /// GPU under stress or on the simulator's memory (--weak); every outcome counted and judged;
+    /// non-zero exit on a forbidden one.
+    Litmus(cli::litmus::LitmusArgs),
     /// Every GPU of the node: one library call (reduce, histogram, count-above) over a slice
     /// per device, checked against the CPU; a counter, a lock and a barrier shared by the GPUs
     /// at system and at device scope (lock, barrier).
@@ -248,6 +253,10 @@ fn run(cli: &Cli) -> Result<()> {
         Command::Neighbor(args) => {
             let target = Target::open(cli.device, cli.simulate)?;
             cli::neighbor::command(&target, args, cli.json)
+        }
+        Command::Litmus(args) => {
+            let target = Target::open(cli.device, cli.simulate)?;
+            cli::litmus::command(&target, args, cli.json)
         }
         Command::Multi(args) => cli::multi::command(cli.simulate, args, cli.json),
         Command::Stress(args) => cli::stress::command(cli.device, cli.simulate, args, cli.json),

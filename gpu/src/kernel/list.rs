@@ -134,6 +134,7 @@ kernel_list! {
     XpxCountToN => xpx_count_to_n,
     XpxGridBarrier => xpx_grid_barrier,
     GridBarrierPhases => grid_barrier_phases,
+    LitmusRun => litmus_run,
     GridBarrierAbsentBlock => grid_barrier_absent_block,
     GridBarrierBare => grid_barrier_bare,
     GridBarrierClusterBare => grid_barrier_cluster_bare @ sm_90,

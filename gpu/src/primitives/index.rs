@@ -95,3 +95,30 @@ pub fn block_rank_in_grid() -> u32 {
 pub fn grid_stride(n: usize) -> core::iter::StepBy<core::ops::Range<usize>> {
     (global_id_x().min(n)..n).step_by(threads_per_grid_x())
 }
+
+/// The simulator's number of SMs: block `b` runs on SM `b mod SIM_SMS`, so that kernels that
+/// group blocks by SM see groups there too.
+pub const SIM_SMS: u32 = 4;
+
+/// `%smid`: the SM this thread's block runs on, in `0..sm_id_bound()`.
+///
+/// Not `blockIdx`: the hardware decides where each block goes, and two blocks of one launch may
+/// share an SM — which is how a litmus test places its threads on one SM or on different ones.
+/// A block stays on its SM while it runs. PTX: `mov.u32 %r, %smid;`. In the simulator, block
+/// `b` is on SM `b mod` [`SIM_SMS`].
+#[inline(always)]
+pub fn sm_id() -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let id: u32;
+        // SAFETY: reading a special register has no preconditions.
+        unsafe {
+            core::arch::asm!("mov.u32 {id}, %smid;", id = out(reg32) id, options(nomem, nostack))
+        };
+        id
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        block_rank_in_grid() % SIM_SMS
+    }
+}

@@ -7,6 +7,7 @@
 //! | thread | [`time`] | clocks, `nanosleep`, deadlines for bounded spins |
 //! | thread | [`vector`] | 16-byte loads with an aligned head, body and tail |
 //! | thread | [`readonly`] | loads through the read-only data cache (`__ldg`) |
+//! | thread | [`access`] | plain and volatile loads and stores, one instruction each, where written |
 //! | memory model | [`atomic`] | every CUDA atomic, scope and ordering in the name or the type |
 //! | memory model | [`sync`] | fences per scope, and `sync_threads`, the block barrier |
 //! | warp | [`warp`] | lane id, active mask, vote, shuffles, warp barrier |
@@ -28,6 +29,7 @@
 //! simulator — behind `cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))`: a
 //! kernel of yours that uses it goes behind the same `cfg`.
 
+pub mod access;
 pub mod async_copy;
 pub mod atomic;
 pub mod block_reduce;

@@ -1,0 +1,517 @@
+//! The litmus kernel: many instances of one small racing program at once, under stress, every
+//! outcome counted — how the memory model is tested on the hardware.
+//!
+//! A litmus test is a few threads of one or two loads or stores each (MP, SB, LB, …, as the
+//! literature names them), run so that their accesses race, with the question: which final
+//! values can the loads see? One launch runs `iterations` rounds; in each, every tester thread
+//! plays one role of one instance of the test:
+//!
+//! 1. its role's operations are read from the program table (so the racing section is only the
+//!    accesses, the variant's fence and a select);
+//! 2. its instance's threads meet at a spin-up barrier (a counter per instance), so they start
+//!    together;
+//! 3. each performs its loads and stores — plain, volatile, relaxed or release/acquire, with
+//!    the variant's fence between — on the instance's two locations, whose addresses a
+//!    permutation that changes every round scatters over a large array;
+//! 4. while the other threads of the launch (whole blocks, and lanes the test leaves idle)
+//!    stress the memory system with loads and stores to a small scratch array;
+//! 5. after a grid barrier, role 0 of each instance encodes what the loads saw and the final
+//!    values as an outcome key and counts it in its block's shared histogram, and zeroes the
+//!    locations for the next round; a second grid barrier ends the round.
+//!
+//! Where the threads of an instance run is the *placement*: lanes of one warp, warps of one
+//! block, blocks on one SM (grouped by `%smid`), or blocks on different SMs. Blocks register
+//! their SM at the start; a block with no complete group becomes a stress block.
+//!
+//! Source: the method of Alglave et al. (ASPLOS 2015), Sorensen & Donaldson (PLDI 2016) and
+//! Kirkham et al. (2021): memory stress, randomized locations and thread roles, a spin-up
+//! barrier, many instances per launch.
+
+use crate::access::{load_volatile, load_weak, store_volatile, store_weak};
+use crate::atomic::{
+    LoadOrder, Scope, StoreOrder, atomic_add_block, atomic_add_device, fetch_add, load, store,
+};
+use crate::grid::{GridBarrier, GridBarrierState};
+use crate::index::{block_rank_in_grid, sm_id, thread_rank_in_block};
+use crate::shared::dynamic_shared;
+use crate::sync::{
+    fence_acq_rel_block, fence_acq_rel_device, fence_acq_rel_system, fence_sc_block,
+    fence_sc_device, fence_sc_system, sync_threads,
+};
+
+/// Threads per block of the litmus kernel (four warps: at 64 registers a thread, eight blocks fit
+/// on an SM, enough for four-thread tests placed in four blocks of one SM, and stress blocks).
+pub const LITMUS_BLOCK_THREADS: u32 = 128;
+/// The most threads a test has (IRIW's four).
+pub const LITMUS_MAX_THREADS: u32 = 4;
+/// Operations per thread in the program table.
+pub const LITMUS_OPS: u32 = 2;
+/// Values an outcome digit may take: 0 (initial), 1 and 2 (stored). Anything else is a bug.
+pub const LITMUS_VALUES: u32 = 3;
+/// The most digits an outcome has (registers, then final values).
+pub const LITMUS_DIGITS: u32 = 6;
+/// The key of an outcome in which some value was not 0, 1 or 2.
+pub const LITMUS_INVALID_KEY: u32 = 729;
+/// Outcome keys: 3⁶ digit combinations and the invalid key.
+pub const LITMUS_KEYS: u32 = LITMUS_INVALID_KEY + 1;
+/// Dynamic shared memory of a block: its outcome histogram and two words for its SM and ticket.
+pub const LITMUS_SHARED_BYTES: u32 = (LITMUS_KEYS + 2) * 4;
+/// Words of the program table: thread count, the mask of locations whose final values count,
+/// then (kind, location, value) for each thread's two operations.
+pub const LITMUS_PROGRAM_WORDS: u32 = 2 + LITMUS_MAX_THREADS * LITMUS_OPS * 3;
+/// Register slots per instance: one per (thread, operation).
+pub const LITMUS_REG_SLOTS: u32 = LITMUS_MAX_THREADS * LITMUS_OPS;
+
+/// An operation slot with nothing in it.
+pub const OP_NONE: u32 = 0;
+/// A store of the slot's value.
+pub const OP_STORE: u32 = 1;
+/// A load into the slot's register.
+pub const OP_LOAD: u32 = 2;
+
+/// The error counters: `errors[ERR_BARRIER]` grid barrier timeouts, `[ERR_SPIN_UP]` spin-up
+/// barriers given up, `[ERR_SM_TABLE]` blocks whose `%smid` is past the table, `[ERR_VARIANT]`
+/// launches with an unknown variant or placement.
+pub const LITMUS_ERROR_WORDS: u32 = 4;
+/// See [`LITMUS_ERROR_WORDS`].
+pub const ERR_BARRIER: usize = 0;
+/// See [`LITMUS_ERROR_WORDS`].
+pub const ERR_SPIN_UP: usize = 1;
+/// See [`LITMUS_ERROR_WORDS`].
+pub const ERR_SM_TABLE: usize = 2;
+/// See [`LITMUS_ERROR_WORDS`].
+pub const ERR_VARIANT: usize = 3;
+
+/// The instance's threads in one warp.
+pub const PLACE_SAME_WARP: u32 = 0;
+/// In different warps of one block.
+pub const PLACE_SAME_BLOCK: u32 = 1;
+/// In different blocks on one SM.
+pub const PLACE_SAME_SM: u32 = 2;
+/// In blocks on different SMs.
+pub const PLACE_DIFFERENT_SMS: u32 = 3;
+
+/// Everything one litmus launch needs. The host sizes every buffer; see each field.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct LitmusLaunch {
+    /// [`LITMUS_PROGRAM_WORDS`] words.
+    pub program: *const u32,
+    /// `(1 << slot_bits) * stride_words` words, zero before the launch (and zero after it).
+    pub locations: *mut u32,
+    /// `max_instances` spin-up counters, zero before the launch (and after).
+    pub start: *mut u32,
+    /// `max_instances * LITMUS_REG_SLOTS` words.
+    pub regs: *mut u32,
+    /// `stress_lines * 32` words.
+    pub scratch: *mut u32,
+    /// `sms` counters, zero before the launch: blocks registered per SM.
+    pub sm_tickets: *mut u32,
+    /// [`LITMUS_KEYS`] outcome counts, added to.
+    pub counts: *mut u64,
+    /// [`LITMUS_ERROR_WORDS`] error counters, added to.
+    pub errors: *mut u32,
+    /// Which accesses and fences (`0..10`, the host's `Variant`).
+    pub variant: u32,
+    /// `PLACE_*`.
+    pub placement: u32,
+    /// Rounds in this launch.
+    pub iterations: u32,
+    /// Seeds the permutations of this launch.
+    pub seed: u32,
+    /// Entries of `sm_tickets`: blocks on an SM at or past it only stress.
+    pub sms: u32,
+    /// Blocks per SM that test (by registration order); later ones stress.
+    pub test_blocks_per_sm: u32,
+    /// log2 of the number of location slots.
+    pub slot_bits: u32,
+    /// Words between two location slots (32: one 128-byte line each).
+    pub stride_words: u32,
+    /// Loads and stores each stress thread makes per round.
+    pub stress_iters: u32,
+    /// Lines of the scratch array the stress threads hammer (a power of two).
+    pub stress_lines: u32,
+    /// Instances the buffers have room for: `sms * test_blocks_per_sm * 256`.
+    pub max_instances: u32,
+    /// Polls of the spin-up barrier before giving up on it.
+    pub spin_polls: u32,
+}
+
+/// How a variant loads, stores and fences.
+trait Access {
+    /// The load.
+    unsafe fn ld(p: *mut u32) -> u32;
+    /// The store.
+    unsafe fn st(p: *mut u32, v: u32);
+    /// What goes between a thread's two operations.
+    fn between();
+}
+
+macro_rules! access {
+    ($($name:ident: ld |$p:ident| $ld:expr, st |$q:ident, $v:ident| $st:expr, between $f:expr;)*) => {$(
+        struct $name;
+        impl Access for $name {
+            #[inline(always)]
+            unsafe fn ld($p: *mut u32) -> u32 {
+                // SAFETY: `p` is one of the instance's locations.
+                unsafe { $ld }
+            }
+            #[inline(always)]
+            unsafe fn st($q: *mut u32, $v: u32) {
+                // SAFETY: as above.
+                unsafe { $st }
+            }
+            #[inline(always)]
+            fn between() {
+                $f
+            }
+        }
+    )*};
+}
+
+access! {
+    Plain: ld |p| load_weak(p), st |p, v| store_weak(p, v), between ();
+    Volatile: ld |p| load_volatile(p), st |p, v| store_volatile(p, v), between ();
+    Relaxed: ld |p| load(p, Scope::Device, LoadOrder::Relaxed), st |p, v| store(p, v, Scope::Device, StoreOrder::Relaxed), between ();
+    RelAcq: ld |p| load(p, Scope::Device, LoadOrder::Acquire), st |p, v| store(p, v, Scope::Device, StoreOrder::Release), between ();
+    AcqRelCta: ld |p| Relaxed::ld(p), st |p, v| Relaxed::st(p, v), between fence_acq_rel_block();
+    AcqRelGpu: ld |p| Relaxed::ld(p), st |p, v| Relaxed::st(p, v), between fence_acq_rel_device();
+    AcqRelSys: ld |p| Relaxed::ld(p), st |p, v| Relaxed::st(p, v), between fence_acq_rel_system();
+    ScCta: ld |p| Relaxed::ld(p), st |p, v| Relaxed::st(p, v), between fence_sc_block();
+    ScGpu: ld |p| Relaxed::ld(p), st |p, v| Relaxed::st(p, v), between fence_sc_device();
+    ScSys: ld |p| Relaxed::ld(p), st |p, v| Relaxed::st(p, v), between fence_sc_system();
+}
+
+kernel! {
+    /// `l.iterations` rounds of the litmus test in `l.program` with `l.variant`'s accesses and
+    /// `l.placement`, every outcome counted in `l.counts` (see the [module docs](self)). Every
+    /// block must be resident: the rounds end at grid barriers on `barrier`.
+    pub unsafe fn litmus_run(l: LitmusLaunch, barrier: *mut GridBarrierState) {
+        // SAFETY: the host's buffers, sized as `LitmusLaunch` says; every block resident.
+        unsafe {
+            match l.variant {
+                0 => body::<Plain>(&l, barrier),
+                1 => body::<Volatile>(&l, barrier),
+                2 => body::<Relaxed>(&l, barrier),
+                3 => body::<RelAcq>(&l, barrier),
+                4 => body::<AcqRelCta>(&l, barrier),
+                5 => body::<AcqRelGpu>(&l, barrier),
+                6 => body::<AcqRelSys>(&l, barrier),
+                7 => body::<ScCta>(&l, barrier),
+                8 => body::<ScGpu>(&l, barrier),
+                9 => body::<ScSys>(&l, barrier),
+                _ => {
+                    if block_rank_in_grid() == 0 && thread_rank_in_block() == 0 {
+                        atomic_add_device(l.errors.add(ERR_VARIANT), 1);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// SplitMix's finalizer, 32 bits: the round's random numbers.
+#[inline(always)]
+fn mix(mut z: u32) -> u32 {
+    z = (z ^ (z >> 16)).wrapping_mul(0x7feb_352d);
+    z = (z ^ (z >> 15)).wrapping_mul(0x846c_a68b);
+    z ^ (z >> 16)
+}
+
+/// One round's choices, the same in every thread.
+#[derive(Clone, Copy)]
+struct Round {
+    /// Rotates roles among lanes, warps or blocks, and pairs different thread indices.
+    rot: u32,
+    /// The location permutation `slot ↦ (a·slot + b) mod 2^slot_bits` (`a` odd: a bijection).
+    a: u32,
+    b: u32,
+}
+
+/// The instance and role of this thread in this round, or `None` for a stress thread.
+///
+/// # Safety
+/// `l.sm_tickets` is complete (read after the registration's grid barrier).
+#[inline(always)]
+unsafe fn place(
+    l: &LitmusLaunch,
+    threads: u32,
+    smid: u32,
+    ticket: u32,
+    r: Round,
+) -> Option<(u32, u32)> {
+    let tt = l.test_blocks_per_sm;
+    if smid >= l.sms || ticket >= tt || threads == 0 || threads > LITMUS_MAX_THREADS {
+        return None;
+    }
+    let tid = thread_rank_in_block();
+    let (warp, lane) = (tid / 32, tid % 32);
+    let warps = LITMUS_BLOCK_THREADS / 32;
+    let group = smid * tt + ticket;
+    let tickets = |s: u32| {
+        // SAFETY: `s < l.sms`, checked by every caller; the table is complete (contract).
+        unsafe { load_weak(l.sm_tickets.add(s as usize)) }
+    };
+    let (instance, role) = match l.placement {
+        PLACE_SAME_WARP => {
+            let per = 32 / threads;
+            let turned = (lane + r.rot) % 32;
+            ((group * warps + warp) * per + turned % per, turned / per)
+        }
+        PLACE_SAME_BLOCK => {
+            let per = warps / threads;
+            let turned = (warp + r.rot) % warps;
+            (group * per * 32 + (turned % per) * 32 + lane, turned / per)
+        }
+        PLACE_SAME_SM => {
+            let per = tt / threads;
+            let g = ticket / threads;
+            if g >= per || tickets(smid) < (g + 1) * threads {
+                return None;
+            }
+            let role = (ticket + r.rot) % threads;
+            let pair = (tid + role * r.rot) % LITMUS_BLOCK_THREADS;
+            ((smid * per + g) * LITMUS_BLOCK_THREADS + pair, role)
+        }
+        PLACE_DIFFERENT_SMS => {
+            let first = smid / threads * threads;
+            if first + threads > l.sms || (first..first + threads).any(|s| tickets(s) <= ticket) {
+                return None;
+            }
+            let role = (smid + r.rot) % threads;
+            let pair = (tid + role * r.rot) % LITMUS_BLOCK_THREADS;
+            (
+                ((smid / threads) * tt + ticket) * LITMUS_BLOCK_THREADS + pair,
+                role,
+            )
+        }
+        _ => return None,
+    };
+    (role < threads && instance < l.max_instances).then_some((instance, role))
+}
+
+/// The address of location `loc` of `instance` this round.
+#[inline(always)]
+fn location(l: &LitmusLaunch, instance: u32, loc: u32, r: Round) -> *mut u32 {
+    let slot =
+        (instance * 2 + loc).wrapping_mul(r.a).wrapping_add(r.b) & ((1u32 << l.slot_bits) - 1);
+    l.locations
+        .wrapping_add(slot as usize * l.stride_words as usize)
+}
+
+/// Word `i` of the program table.
+#[inline(always)]
+unsafe fn word(l: &LitmusLaunch, i: u32) -> u32 {
+    // SAFETY: the caller keeps `i < LITMUS_PROGRAM_WORDS`.
+    unsafe { load_weak(l.program.add(i as usize)) }
+}
+
+/// The whole kernel for one variant.
+///
+/// # Safety
+/// As [`litmus_run`].
+#[inline(always)]
+unsafe fn body<A: Access>(l: &LitmusLaunch, state: *mut GridBarrierState) {
+    // SAFETY: the host's buffers (contract).
+    unsafe {
+        let tid = thread_rank_in_block();
+        let hist: *mut u32 = dynamic_shared();
+        // The histogram only: the two words after it are thread 0's, written just below.
+        let mut i = tid;
+        while i < LITMUS_KEYS {
+            *hist.add(i as usize) = 0;
+            i += LITMUS_BLOCK_THREADS;
+        }
+        // Registration: which SM this block is on, and how many blocks came there before it.
+        if tid == 0 {
+            let smid = sm_id();
+            let ticket = if smid < l.sms {
+                fetch_add(
+                    l.sm_tickets.add(smid as usize),
+                    1,
+                    Scope::Device,
+                    crate::atomic::Order::Relaxed,
+                )
+            } else {
+                atomic_add_device(l.errors.add(ERR_SM_TABLE), 1);
+                u32::MAX
+            };
+            *hist.add(LITMUS_KEYS as usize) = smid;
+            *hist.add(LITMUS_KEYS as usize + 1) = ticket;
+        }
+        sync_threads();
+        let (smid, ticket) = (
+            *hist.add(LITMUS_KEYS as usize),
+            *hist.add(LITMUS_KEYS as usize + 1),
+        );
+        let mut barrier = GridBarrier::from_ptr(state);
+        if barrier.sync().is_err() {
+            return note_barrier_timeout(l);
+        }
+        let threads = word(l, 0);
+        let finals = word(l, 1);
+        let mut stress =
+            mix(l.seed
+                ^ (block_rank_in_grid() * LITMUS_BLOCK_THREADS + tid).wrapping_mul(0x9e37_79b9));
+        for it in 0..l.iterations {
+            let h = mix(l.seed ^ mix(it.wrapping_add(0x632b_e5ab)));
+            let r = Round {
+                rot: h & 0xff,
+                a: mix(h ^ 0x5bd1_e995) | 1,
+                b: mix(h.wrapping_add(1)),
+            };
+            let me = place(l, threads, smid, ticket, r);
+            if let Some((instance, role)) = me {
+                test::<A>(l, instance, role, threads, r);
+            } else {
+                // Stress: stores and loads all over a small array, while the testers race.
+                let lane = tid % 32;
+                for _ in 0..l.stress_iters {
+                    stress = stress.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                    let line = (stress >> 16) & (l.stress_lines - 1);
+                    store_volatile(l.scratch.add((line * 32 + lane) as usize), stress);
+                    let _ = load_volatile(l.scratch.add(((line ^ 1) * 32 + lane) as usize));
+                }
+            }
+            if barrier.sync().is_err() {
+                return note_barrier_timeout(l);
+            }
+            if let Some((instance, 0)) = me {
+                let key = outcome_key(l, instance, threads, finals, r);
+                atomic_add_block(hist.add(key as usize), 1);
+                store(
+                    location(l, instance, 0, r),
+                    0,
+                    Scope::Device,
+                    StoreOrder::Relaxed,
+                );
+                store(
+                    location(l, instance, 1, r),
+                    0,
+                    Scope::Device,
+                    StoreOrder::Relaxed,
+                );
+                store(
+                    l.start.add(instance as usize),
+                    0,
+                    Scope::Device,
+                    StoreOrder::Relaxed,
+                );
+            }
+            if barrier.sync().is_err() {
+                return note_barrier_timeout(l);
+            }
+        }
+        sync_threads();
+        let mut k = tid;
+        while k < LITMUS_KEYS {
+            let c = *hist.add(k as usize);
+            if c != 0 {
+                atomic_add_device(l.counts.add(k as usize), u64::from(c));
+            }
+            k += LITMUS_BLOCK_THREADS;
+        }
+    }
+}
+
+/// Counts a grid barrier timeout (once per block).
+#[inline(always)]
+fn note_barrier_timeout(l: &LitmusLaunch) {
+    if thread_rank_in_block() == 0 {
+        // SAFETY: `errors` has LITMUS_ERROR_WORDS words.
+        unsafe { atomic_add_device(l.errors.add(ERR_BARRIER), 1) };
+    }
+}
+
+/// One tester's part of one instance: spin up with the instance's other threads, then the
+/// role's two operations with the variant's fence between, then the loaded values to `regs`.
+///
+/// # Safety
+/// As [`litmus_run`]; `instance < l.max_instances`, `role < threads`.
+#[inline(always)]
+unsafe fn test<A: Access>(l: &LitmusLaunch, instance: u32, role: u32, threads: u32, r: Round) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        let base = 2 + role * LITMUS_OPS * 3;
+        let (k0, l0, v0) = (word(l, base), word(l, base + 1), word(l, base + 2));
+        let (k1, l1, v1) = (word(l, base + 3), word(l, base + 4), word(l, base + 5));
+        let (x, y) = (location(l, instance, 0, r), location(l, instance, 1, r));
+        let p0 = if l0 == 0 { x } else { y };
+        let p1 = if l1 == 0 { x } else { y };
+        if threads > 1 {
+            let start = l.start.add(instance as usize);
+            atomic_add_device(start, 1);
+            let mut polls = 0;
+            while load(start, Scope::Device, LoadOrder::Relaxed) < threads {
+                polls += 1;
+                if polls > l.spin_polls {
+                    atomic_add_device(l.errors.add(ERR_SPIN_UP), 1);
+                    break;
+                }
+            }
+        }
+        let mut got0 = 0;
+        let mut got1 = 0;
+        if k0 == OP_STORE {
+            A::st(p0, v0);
+        } else if k0 == OP_LOAD {
+            got0 = A::ld(p0);
+        }
+        if k1 != OP_NONE {
+            A::between();
+            if k1 == OP_STORE {
+                A::st(p1, v1);
+            } else {
+                got1 = A::ld(p1);
+            }
+        }
+        let regs = l
+            .regs
+            .add((instance * LITMUS_REG_SLOTS + role * LITMUS_OPS) as usize);
+        store_weak(regs, got0);
+        store_weak(regs.add(1), got1);
+    }
+}
+
+/// The outcome of `instance` this round as a key: its loaded values (thread by thread,
+/// operation by operation), then the final values of the locations in `finals`, as base-3
+/// digits; [`LITMUS_INVALID_KEY`] if any value is not 0, 1 or 2.
+///
+/// # Safety
+/// As [`test`]; after the round's grid barrier.
+#[inline(always)]
+unsafe fn outcome_key(l: &LitmusLaunch, instance: u32, threads: u32, finals: u32, r: Round) -> u32 {
+    // SAFETY: the caller's contract.
+    unsafe {
+        let mut key = 0;
+        let mut weight = 1;
+        let mut digit = |v: u32| {
+            if v >= LITMUS_VALUES {
+                key = LITMUS_INVALID_KEY;
+                weight = 0;
+            } else if key != LITMUS_INVALID_KEY {
+                key += v * weight;
+                weight *= LITMUS_VALUES;
+            }
+        };
+        for t in 0..threads {
+            for k in 0..LITMUS_OPS {
+                if word(l, 2 + (t * LITMUS_OPS + k) * 3) == OP_LOAD {
+                    digit(load_weak(l.regs.add(
+                        (instance * LITMUS_REG_SLOTS + t * LITMUS_OPS + k) as usize,
+                    )));
+                }
+            }
+        }
+        for loc in 0..2 {
+            if finals & (1 << loc) != 0 {
+                digit(load(
+                    location(l, instance, loc, r),
+                    Scope::Device,
+                    LoadOrder::Relaxed,
+                ));
+            }
+        }
+        key
+    }
+}

@@ -1,0 +1,117 @@
+//! Plain and volatile loads and stores of global or shared memory, each exactly one PTX
+//! instruction where it is written.
+//!
+//! A Rust `*p` is a plain access the compiler may merge, hoist out of a loop or drop — which is
+//! the grid-barrier article's bug. These functions are what a litmus test needs instead: the
+//! access the hardware performs, at the place in the program it is written, with the ordering
+//! PTX gives it:
+//!
+//! | function | PTX | memory model |
+//! |---|---|---|
+//! | [`load_weak`], [`store_weak`] | `ld.u32`, `st.u32` (`.weak`, the default) | no ordering; racing with a write, no guarantee at all |
+//! | [`load_volatile`], [`store_volatile`] | `ld.volatile.u32`, `st.volatile.u32` | relaxed at system scope: coherent, not ordered |
+//!
+//! For ordered accesses use [`atomic::load`](crate::atomic::load) and
+//! [`atomic::store`](crate::atomic::store), which take a scope and an ordering. In the
+//! simulator both kinds are volatile host accesses.
+//!
+//! # Safety
+//! `p` is non-null, aligned to 4 bytes, and points to global or shared memory the calling
+//! thread may access.
+
+/// Loads `*p` with a plain (weak) load the compiler keeps where it is written.
+///
+/// Scope: none. Ordering: none — a weak load racing with another thread's store may return
+/// anything the model allows, and on a GPU usually a value from this SM's L1 cache. CUDA: a load
+/// through a non-`volatile` pointer. PTX: `ld.u32`.
+///
+/// # Safety
+/// See the [module docs](self#safety).
+#[inline(always)]
+pub unsafe fn load_weak(p: *const u32) -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let v: u32;
+        // SAFETY: the caller's contract; the asm reads 4 bytes at `p`.
+        unsafe {
+            core::arch::asm!("ld.u32 {v}, [{p}];", v = out(reg32) v, p = in(reg64) p, options(nostack, readonly))
+        };
+        v
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    // SAFETY: the caller's contract.
+    unsafe {
+        p.read_volatile()
+    }
+}
+
+/// Stores `v` to `*p` with a plain (weak) store the compiler keeps where it is written.
+///
+/// Scope: none. Ordering: none. CUDA: a store through a non-`volatile` pointer. PTX: `st.u32`.
+///
+/// # Safety
+/// See the [module docs](self#safety).
+#[inline(always)]
+pub unsafe fn store_weak(p: *mut u32, v: u32) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the caller's contract; the asm writes 4 bytes at `p`.
+    unsafe {
+        core::arch::asm!("st.u32 [{p}], {v};", v = in(reg32) v, p = in(reg64) p, options(nostack))
+    };
+    #[cfg(not(target_arch = "nvptx64"))]
+    // SAFETY: the caller's contract.
+    unsafe {
+        p.write_volatile(v)
+    }
+}
+
+/// Loads `*p` with a volatile load: read again from memory every time it is executed.
+///
+/// Scope: system. Ordering: relaxed — coherent (never an older value after a newer one), but
+/// nothing orders it against this thread's other accesses. CUDA: a load through a `volatile`
+/// pointer. PTX: `ld.volatile.u32`.
+///
+/// Not an acquire: the sources' `volatile` flag spin still needs a fence after it.
+///
+/// # Safety
+/// See the [module docs](self#safety).
+#[inline(always)]
+pub unsafe fn load_volatile(p: *const u32) -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let v: u32;
+        // SAFETY: the caller's contract; the asm reads 4 bytes at `p`.
+        unsafe {
+            core::arch::asm!("ld.volatile.u32 {v}, [{p}];", v = out(reg32) v, p = in(reg64) p, options(nostack, readonly))
+        };
+        v
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    // SAFETY: the caller's contract.
+    unsafe {
+        p.read_volatile()
+    }
+}
+
+/// Stores `v` to `*p` with a volatile store.
+///
+/// Scope: system. Ordering: relaxed. CUDA: a store through a `volatile` pointer.
+/// PTX: `st.volatile.u32`.
+///
+/// Not a release: data written before it may become visible after it.
+///
+/// # Safety
+/// See the [module docs](self#safety).
+#[inline(always)]
+pub unsafe fn store_volatile(p: *mut u32, v: u32) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the caller's contract; the asm writes 4 bytes at `p`.
+    unsafe {
+        core::arch::asm!("st.volatile.u32 [{p}], {v};", v = in(reg32) v, p = in(reg64) p, options(nostack))
+    };
+    #[cfg(not(target_arch = "nvptx64"))]
+    // SAFETY: the caller's contract.
+    unsafe {
+        p.write_volatile(v)
+    }
+}

@@ -1,0 +1,251 @@
+//! `gridsync litmus`: the memory model's litmus tests, on the GPU under stress or on the
+//! simulator's memory.
+
+use super::output::{parse_option, print_json_or};
+use clap::Args;
+use gridsync::litmus::{
+    LitmusOptions, LitmusReport, LitmusResult, Placement, Test, Variant, Verdict, model, run,
+};
+use gridsync::{Error, Result, Target};
+use std::io::{IsTerminal, Write};
+
+#[derive(Args)]
+pub struct LitmusArgs {
+    /// A test to run (repeatable): MP, SB, LB, CoRR, CoWW, S, R, 2+2W, WRC, IRIW [default: all].
+    #[arg(long = "test", value_name = "NAME", value_parser = parse_option::<Test>)]
+    tests: Vec<Test>,
+    /// A variant (repeatable): plain, volatile, relaxed, rel-acq, acq_rel.cta|gpu|sys,
+    /// sc.cta|gpu|sys [default: all].
+    #[arg(long = "variant", value_name = "NAME", value_parser = parse_option::<Variant>)]
+    variants: Vec<Variant>,
+    /// Where the threads of an instance run (repeatable, GPU): warp, block, sm, sms
+    /// [default: all].
+    #[arg(long = "placement", value_name = "NAME", value_parser = parse_option::<Placement>)]
+    placements: Vec<Placement>,
+    /// Instances (GPU) or seeded runs (simulator) per combination [default: 10 000 000 on a
+    /// GPU, 100 000 on the simulator].
+    #[arg(long, value_name = "N")]
+    iterations: Option<u64>,
+    /// A bound on the whole run, shared among the combinations [default: 600 on a GPU, 60 on
+    /// the simulator].
+    #[arg(long, value_name = "S")]
+    seconds: Option<f64>,
+    /// Seeds the permutations (GPU) and the runs (simulator).
+    #[arg(long, value_name = "S")]
+    seed: Option<u64>,
+    /// With --simulate: the weak memory, which may show what the PTX model allows (stale
+    /// loads, stores out of order) instead of the sequentially consistent one.
+    #[arg(long)]
+    weak: bool,
+    /// With --simulate and one --test and --variant: run RUN of --seed again and tell it step
+    /// by step (the report's `first_weak_run` names one that gave the weak outcome).
+    #[arg(long, value_name = "RUN")]
+    replay: Option<u64>,
+    /// Loads and stores each stress thread makes per round (GPU; 0: no stress).
+    #[arg(long, value_name = "N")]
+    stress_iters: Option<u32>,
+    /// Lines of 128 bytes the stress threads hammer (GPU; a power of two).
+    #[arg(long, value_name = "N")]
+    stress_lines: Option<u32>,
+    /// Words between two location slots (GPU; 32: one line each).
+    #[arg(long, value_name = "WORDS")]
+    stride: Option<u32>,
+    /// Print every outcome of every combination, not only the weak outcome's count.
+    #[arg(long)]
+    outcomes: bool,
+}
+
+/// `given`, or `all` when nothing was given.
+fn or_all<T: Clone>(given: &[T], all: Vec<T>) -> Vec<T> {
+    if given.is_empty() {
+        all
+    } else {
+        given.to_vec()
+    }
+}
+
+pub fn command(target: &Target, args: &LitmusArgs, json: bool) -> Result<()> {
+    if args.weak && !target.is_sim() {
+        return Err(Error::InvalidInput(
+            "--weak chooses the simulator's memory: use it with --simulate".into(),
+        ));
+    }
+    let defaults = LitmusOptions::for_target(target);
+    let opts = LitmusOptions {
+        tests: or_all(&args.tests, defaults.tests.clone()),
+        variants: or_all(&args.variants, defaults.variants.clone()),
+        placements: or_all(&args.placements, defaults.placements.clone()),
+        iterations: args.iterations.unwrap_or(defaults.iterations),
+        seconds: args.seconds.unwrap_or(defaults.seconds),
+        seed: args.seed.unwrap_or(defaults.seed),
+        weak: args.weak,
+        stress: gridsync::litmus::Stress {
+            iters: args.stress_iters.unwrap_or(defaults.stress.iters),
+            lines: args.stress_lines.unwrap_or(defaults.stress.lines),
+            stride_words: args.stride.unwrap_or(defaults.stress.stride_words),
+        },
+    };
+    if let Some(run_no) = args.replay {
+        return replay(target, &opts, run_no, json);
+    }
+    let show = !json && std::io::stderr().is_terminal();
+    let total = opts.tests.len() * opts.variants.len();
+    let mut done = 0;
+    let report = run(target, &opts, |r| {
+        done += 1;
+        if show {
+            eprint!("\rlitmus: {} {} {}", r.name, r.variant.name(), placement(r));
+            eprint!(
+                " ({done} combinations of up to {})\x1b[K",
+                total * opts.placements.len()
+            );
+            let _ = std::io::stderr().flush();
+        }
+    })?;
+    if show {
+        eprint!("\r\x1b[K");
+    }
+    print_json_or(json, &report, |r| print_report(r, args.outcomes))?;
+    if report.passed() {
+        Ok(())
+    } else {
+        Err(Error::Mismatch(format!(
+            "{} forbidden outcomes observed: a bug in the test, or a finding about the hardware",
+            report.forbidden
+        )))
+    }
+}
+
+fn replay(target: &Target, opts: &LitmusOptions, run_no: u64, json: bool) -> Result<()> {
+    let ([test], [variant]) = (&opts.tests[..], &opts.variants[..]) else {
+        return Err(Error::InvalidInput(
+            "--replay needs exactly one --test and one --variant".into(),
+        ));
+    };
+    if !target.is_sim() {
+        return Err(Error::InvalidInput(
+            "--replay replays a simulator run: use it with --simulate".into(),
+        ));
+    }
+    let mode = if opts.weak {
+        gpu::sim::weak::Mode::Weak
+    } else {
+        gpu::sim::weak::Mode::Sc
+    };
+    let steps = model::replay(*test, *variant, mode, opts.seed, run_no);
+    if json {
+        return super::output::print_json(&steps);
+    }
+    println!(
+        "{} {} on the simulator's {} memory, seed {}, run {run_no}:",
+        test.name(),
+        variant.name(),
+        if opts.weak {
+            "weak"
+        } else {
+            "sequentially consistent"
+        },
+        opts.seed
+    );
+    for s in steps {
+        println!("  {s}");
+    }
+    Ok(())
+}
+
+fn placement(r: &LitmusResult) -> &'static str {
+    r.placement.map_or("—", Placement::name)
+}
+
+fn print_report(r: &LitmusReport, outcomes: bool) {
+    let memory = match r.memory {
+        "gpu" => "under stress".to_string(),
+        m => format!(
+            "on the simulator's {} memory",
+            if m == "weak" {
+                "weak"
+            } else {
+                "sequentially consistent"
+            }
+        ),
+    };
+    println!("litmus tests on the {} {memory}", r.target);
+    if let Some((blocks, testing)) = r.blocks {
+        println!(
+            "  {blocks} blocks of {} threads, {testing} per SM testing, the rest stressing ({} loads and stores a round each, {} lines)",
+            gpu::checks::litmus::LITMUS_BLOCK_THREADS,
+            r.options.stress.iters,
+            r.options.stress.lines
+        );
+    }
+    println!(
+        "  each cell: how often the weak outcome was seen, out of the instances run; × = forbidden by the PTX model there"
+    );
+    let mut last: Option<Test> = None;
+    for res in &r.results {
+        if last != Some(res.test) {
+            last = Some(res.test);
+            println!();
+            let names = res.test.digit_names();
+            let cond: Vec<String> = names
+                .iter()
+                .zip(res.test.weak_outcome())
+                .map(|(n, v)| format!("{n}={v}"))
+                .collect();
+            println!("  {} — weak outcome: {}", res.name, cond.join(" ∧ "));
+        }
+        let rate = if res.weak > 0 {
+            format!("{:.3e}", res.weak_rate)
+        } else {
+            "0".to_string()
+        };
+        println!(
+            "    {:<12} {:<6} {:>12} / {:<12} {:>10} {}{}",
+            res.variant.name(),
+            placement(res),
+            res.weak,
+            res.instances,
+            rate,
+            if res.weak_forbidden { "×" } else { " " },
+            if res.forbidden > 0 {
+                format!("  FORBIDDEN OUTCOMES SEEN: {}", res.forbidden)
+            } else {
+                String::new()
+            }
+        );
+        if outcomes || res.forbidden > 0 {
+            for o in &res.outcomes {
+                let tag = match o.verdict {
+                    Verdict::Sc => "",
+                    Verdict::WeakAllowed => "  (weak, allowed)",
+                    Verdict::Forbidden => "  (FORBIDDEN)",
+                };
+                println!("        {:>12}  {}{tag}", o.count, o.text);
+            }
+        }
+        if let Some(first) = res.first_weak_run {
+            if outcomes {
+                println!(
+                    "        first weak run: {first} (replay: --test {} --variant {} --replay {first})",
+                    res.name,
+                    res.variant.name()
+                );
+            }
+        }
+    }
+    println!();
+    println!(
+        "  {} combinations in {:.1} s; {} forbidden outcomes{}",
+        r.results.len(),
+        r.seconds,
+        r.forbidden,
+        if r.short > 0 {
+            format!(
+                "; {} combinations stopped short of {} (time)",
+                r.short, r.options.iterations
+            )
+        } else {
+            String::new()
+        }
+    );
+}

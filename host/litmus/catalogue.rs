@@ -1,0 +1,444 @@
+//! The tests, their variants and placements, and what the PTX memory model says of each
+//! outcome.
+//!
+//! Every test here has one outcome that no interleaving of its threads can give — its *weak*
+//! outcome, the `exists` clause of the literature's `.litmus` files — and every other outcome
+//! is sequentially consistent. Whether the weak outcome is allowed depends on the variant (what
+//! orders the accesses) and the placement (whether a fence's scope covers every thread):
+//!
+//! | test | weak outcome | forbidden by |
+//! |---|---|---|
+//! | MP | `1:r0=1 ∧ 1:r1=0` | release/acquire, an acq_rel or SC fence in scope |
+//! | SB | `0:r0=0 ∧ 1:r0=0` | an SC fence in scope only |
+//! | LB | `0:r0=1 ∧ 1:r0=1` | release/acquire, an acq_rel or SC fence in scope |
+//! | CoRR | `1:r0=1 ∧ 1:r1=0` | any strong access (relaxed, volatile…): coherence |
+//! | CoWW | `x=1` | always (one thread's own order) |
+//! | S | `1:r0=1 ∧ x=2` | release/acquire, an acq_rel or SC fence in scope |
+//! | R | `1:r0=0 ∧ y=2` | an SC fence in scope only |
+//! | 2+2W | `x=1 ∧ y=1` | an SC fence in scope only |
+//! | WRC | `1:r0=1 ∧ 2:r0=1 ∧ 2:r1=0` | release/acquire, an acq_rel or SC fence in scope |
+//! | IRIW | `2:r0=1 ∧ 2:r1=0 ∧ 3:r0=1 ∧ 3:r1=0` | an SC fence in scope only |
+//!
+//! Plain (weak) accesses are not "morally strong" in PTX: racing, they promise no coherence
+//! between threads, so only CoWW's outcome (one thread's own stores) is forbidden for them. A
+//! `.cta` fence covers the threads of one block: placed in different blocks, a test's fences do
+//! not synchronize, and its weak outcome is allowed (PTX ISA, "Memory Consistency Model":
+//! morally strong operations, causality order, and the SB/LB/MP examples there).
+
+use gpu::checks::litmus::{
+    LITMUS_MAX_THREADS, LITMUS_OPS, LITMUS_PROGRAM_WORDS, OP_LOAD, OP_NONE, OP_STORE,
+    PLACE_DIFFERENT_SMS, PLACE_SAME_BLOCK, PLACE_SAME_SM, PLACE_SAME_WARP,
+};
+use gpu::sim::weak::{FenceKind, Instr, LoadKind, Program, StoreKind};
+use serde::Serialize;
+
+/// A litmus test's shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum Test {
+    /// Message passing: data, then flag; the reader sees the flag and stale data.
+    MP,
+    /// Store buffering: each thread stores, then loads the other's location; both see 0.
+    SB,
+    /// Load buffering: each loads, then stores what the other loads; both see the other's store.
+    LB,
+    /// Read-read coherence: a thread reads a new value, then the older one.
+    CoRR,
+    /// Write-write coherence: two stores of one thread end in the wrong order.
+    CoWW,
+    /// S: a store ordered after a read of a flag is overwritten by the store before the flag.
+    S,
+    /// R: a store-store thread and a store-load thread; the load misses the first store.
+    R,
+    /// 2+2W: two threads each store two locations in opposite orders; both first stores win.
+    TwoPlusTwoW,
+    /// Write-to-read causality: a value passed on through a third thread arrives ahead of
+    /// itself.
+    WRC,
+    /// Independent reads of independent writes: two readers see two stores in opposite orders.
+    IRIW,
+}
+
+/// How the accesses of a test are made, and what goes between them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Variant {
+    /// Plain loads and stores (`ld`, `st`: `.weak`), as `*p` in CUDA.
+    Plain,
+    /// `ld.volatile`, `st.volatile`: the sources' `volatile` (relaxed at system scope).
+    Volatile,
+    /// `ld.relaxed.gpu`, `st.relaxed.gpu`: what `atomic::load`/`store` with `Relaxed` emit.
+    Relaxed,
+    /// `st.release.gpu` stores, `ld.acquire.gpu` loads.
+    ReleaseAcquire,
+    /// Relaxed accesses with `fence.acq_rel.cta` between.
+    FenceAcqRelCta,
+    /// Relaxed accesses with `fence.acq_rel.gpu` between.
+    FenceAcqRelGpu,
+    /// Relaxed accesses with `fence.acq_rel.sys` between.
+    FenceAcqRelSys,
+    /// Relaxed accesses with `fence.sc.cta` between (`__threadfence_block`).
+    FenceScCta,
+    /// Relaxed accesses with `fence.sc.gpu` between (`__threadfence`).
+    FenceScGpu,
+    /// Relaxed accesses with `fence.sc.sys` between (`__threadfence_system`).
+    FenceScSys,
+}
+
+/// Where the threads of one instance run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Placement {
+    /// Lanes of one warp.
+    SameWarp,
+    /// Warps of one block.
+    SameBlock,
+    /// Blocks on one SM.
+    SameSm,
+    /// Blocks on different SMs.
+    DifferentSms,
+}
+
+/// What the model says of an outcome.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Some interleaving of the threads gives it.
+    Sc,
+    /// The test's weak outcome, allowed for this variant and placement.
+    WeakAllowed,
+    /// The test's weak outcome where the model forbids it, or a value no run can give.
+    Forbidden,
+}
+
+impl Test {
+    /// Every test, in the order of the literature's tables.
+    pub const ALL: [Test; 10] = [
+        Test::MP,
+        Test::SB,
+        Test::LB,
+        Test::CoRR,
+        Test::CoWW,
+        Test::S,
+        Test::R,
+        Test::TwoPlusTwoW,
+        Test::WRC,
+        Test::IRIW,
+    ];
+
+    /// The name the literature uses.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Test::MP => "MP",
+            Test::SB => "SB",
+            Test::LB => "LB",
+            Test::CoRR => "CoRR",
+            Test::CoWW => "CoWW",
+            Test::S => "S",
+            Test::R => "R",
+            Test::TwoPlusTwoW => "2+2W",
+            Test::WRC => "WRC",
+            Test::IRIW => "IRIW",
+        }
+    }
+
+    /// The test named `name` (case-insensitive).
+    pub fn from_name(name: &str) -> Option<Test> {
+        Test::ALL
+            .into_iter()
+            .find(|t| t.name().eq_ignore_ascii_case(name))
+    }
+
+    /// The threads' operations, without fences: (is a store, location, value) per operation.
+    /// Location 0 is `x`, 1 is `y`; stores write 1 or 2.
+    fn shape(self) -> Vec<Vec<(bool, u32, u32)>> {
+        const X: u32 = 0;
+        const Y: u32 = 1;
+        let st = |loc, v| (true, loc, v);
+        let ld = |loc| (false, loc, 0);
+        match self {
+            Test::MP => vec![vec![st(X, 1), st(Y, 1)], vec![ld(Y), ld(X)]],
+            Test::SB => vec![vec![st(X, 1), ld(Y)], vec![st(Y, 1), ld(X)]],
+            Test::LB => vec![vec![ld(X), st(Y, 1)], vec![ld(Y), st(X, 1)]],
+            Test::CoRR => vec![vec![st(X, 1)], vec![ld(X), ld(X)]],
+            Test::CoWW => vec![vec![st(X, 1), st(X, 2)]],
+            Test::S => vec![vec![st(X, 2), st(Y, 1)], vec![ld(Y), st(X, 1)]],
+            Test::R => vec![vec![st(X, 1), st(Y, 1)], vec![st(Y, 2), ld(X)]],
+            Test::TwoPlusTwoW => vec![vec![st(X, 1), st(Y, 2)], vec![st(Y, 1), st(X, 2)]],
+            Test::WRC => vec![vec![st(X, 1)], vec![ld(X), st(Y, 1)], vec![ld(Y), ld(X)]],
+            Test::IRIW => vec![
+                vec![st(X, 1)],
+                vec![st(Y, 1)],
+                vec![ld(X), ld(Y)],
+                vec![ld(Y), ld(X)],
+            ],
+        }
+    }
+
+    /// The threads.
+    pub fn threads(self) -> usize {
+        self.shape().len()
+    }
+
+    /// The locations whose final values are part of the outcome (bit 0: `x`, bit 1: `y`).
+    pub const fn finals_mask(self) -> u32 {
+        match self {
+            Test::CoWW | Test::S => 0b01,
+            Test::R => 0b10,
+            Test::TwoPlusTwoW => 0b11,
+            _ => 0,
+        }
+    }
+
+    /// The name of each digit of an outcome: `t:rN` for the `N`th load of thread `t`, then
+    /// `x`, `y` for final values.
+    pub fn digit_names(self) -> Vec<String> {
+        let mut names = Vec::new();
+        for (t, ops) in self.shape().iter().enumerate() {
+            let loads = ops.iter().filter(|op| !op.0).count();
+            names.extend((0..loads).map(|n| format!("{t}:r{n}")));
+        }
+        for (bit, name) in [(1, "x"), (2, "y")] {
+            if self.finals_mask() & bit != 0 {
+                names.push(name.to_string());
+            }
+        }
+        names
+    }
+
+    /// The weak outcome, digit by digit (see [`Test::digit_names`]).
+    pub fn weak_outcome(self) -> Vec<u64> {
+        match self {
+            Test::MP | Test::CoRR => vec![1, 0],
+            Test::SB => vec![0, 0],
+            Test::LB => vec![1, 1],
+            Test::CoWW => vec![1],
+            Test::S => vec![1, 2],
+            Test::R => vec![0, 2],
+            Test::TwoPlusTwoW => vec![1, 1],
+            Test::WRC => vec![1, 1, 0],
+            Test::IRIW => vec![1, 0, 1, 0],
+        }
+    }
+
+    /// Whether the model forbids the weak outcome for `variant`, with the threads at
+    /// `placement` (`None`: every scope covers every thread, as in the simulator).
+    pub fn forbidden(self, variant: Variant, placement: Option<Placement>) -> bool {
+        let in_block = !matches!(placement, Some(Placement::SameSm | Placement::DifferentSms));
+        // What orders the two accesses of a thread, once scopes are accounted for.
+        let order = match variant {
+            Variant::Plain => Strength::None,
+            Variant::Volatile | Variant::Relaxed => Strength::Coherent,
+            Variant::ReleaseAcquire | Variant::FenceAcqRelGpu | Variant::FenceAcqRelSys => {
+                Strength::Causal
+            }
+            Variant::FenceScGpu | Variant::FenceScSys => Strength::Sc,
+            Variant::FenceAcqRelCta if in_block => Strength::Causal,
+            Variant::FenceScCta if in_block => Strength::Sc,
+            Variant::FenceAcqRelCta | Variant::FenceScCta => Strength::Coherent,
+        };
+        match self {
+            Test::CoWW => true,
+            Test::CoRR => order >= Strength::Coherent,
+            Test::MP | Test::LB | Test::S | Test::WRC => order >= Strength::Causal,
+            Test::SB | Test::R | Test::TwoPlusTwoW | Test::IRIW => order >= Strength::Sc,
+        }
+    }
+
+    /// The program table the litmus kernel reads ([`LITMUS_PROGRAM_WORDS`] words).
+    pub fn table(self) -> Vec<u32> {
+        let shape = self.shape();
+        let mut words = vec![0; LITMUS_PROGRAM_WORDS as usize];
+        words[0] = shape.len() as u32;
+        words[1] = self.finals_mask();
+        for (t, ops) in shape.iter().enumerate() {
+            for k in 0..LITMUS_OPS as usize {
+                let at = 2 + (t * LITMUS_OPS as usize + k) * 3;
+                let (kind, loc, value) = match ops.get(k) {
+                    Some(&(true, loc, v)) => (OP_STORE, loc, v),
+                    Some(&(false, loc, _)) => (OP_LOAD, loc, 0),
+                    None => (OP_NONE, 0, 0),
+                };
+                words[at..at + 3].copy_from_slice(&[kind, loc, value]);
+            }
+        }
+        debug_assert!(shape.len() <= LITMUS_MAX_THREADS as usize);
+        words
+    }
+
+    /// The test as a program of the weak simulator, with `variant`'s accesses and fences.
+    /// Registers are numbered as the outcome's digits; final values follow them.
+    pub fn program(self, variant: Variant) -> Program {
+        let (load, store, fence) = variant.simulated();
+        let mut regs = 0;
+        let threads = self
+            .shape()
+            .iter()
+            .map(|ops| {
+                let mut instrs = Vec::new();
+                for (k, &(is_store, loc, value)) in ops.iter().enumerate() {
+                    if k > 0
+                        && let Some(f) = fence
+                    {
+                        instrs.push(Instr::Fence(f));
+                    }
+                    instrs.push(if is_store {
+                        Instr::Store {
+                            loc: loc.into(),
+                            value: value.into(),
+                            kind: store,
+                        }
+                    } else {
+                        regs += 1;
+                        Instr::Load {
+                            reg: regs - 1,
+                            loc: loc.into(),
+                            kind: load,
+                        }
+                    });
+                }
+                instrs
+            })
+            .collect();
+        let finals = [(1, 0), (2, 1)]
+            .into_iter()
+            .filter(|&(bit, _)| self.finals_mask() & bit != 0)
+            .map(|(_, loc)| loc)
+            .collect();
+        Program {
+            threads,
+            regs,
+            finals,
+        }
+    }
+}
+
+/// How strongly a variant orders a thread's two accesses, weakest first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Strength {
+    /// Not even coherence between threads (plain accesses).
+    None,
+    /// Coherent, unordered (relaxed, volatile, a fence out of scope).
+    Coherent,
+    /// Release/acquire: synchronizes through the value read.
+    Causal,
+    /// SC fences: also ordered with each other.
+    Sc,
+}
+
+impl Variant {
+    /// Every variant, weakest first.
+    pub const ALL: [Variant; 10] = [
+        Variant::Plain,
+        Variant::Volatile,
+        Variant::Relaxed,
+        Variant::ReleaseAcquire,
+        Variant::FenceAcqRelCta,
+        Variant::FenceAcqRelGpu,
+        Variant::FenceAcqRelSys,
+        Variant::FenceScCta,
+        Variant::FenceScGpu,
+        Variant::FenceScSys,
+    ];
+
+    /// The short name used on the command line and in tables.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Variant::Plain => "plain",
+            Variant::Volatile => "volatile",
+            Variant::Relaxed => "relaxed",
+            Variant::ReleaseAcquire => "rel-acq",
+            Variant::FenceAcqRelCta => "acq_rel.cta",
+            Variant::FenceAcqRelGpu => "acq_rel.gpu",
+            Variant::FenceAcqRelSys => "acq_rel.sys",
+            Variant::FenceScCta => "sc.cta",
+            Variant::FenceScGpu => "sc.gpu",
+            Variant::FenceScSys => "sc.sys",
+        }
+    }
+
+    /// The variant named `name`.
+    pub fn from_name(name: &str) -> Option<Variant> {
+        Variant::ALL.into_iter().find(|v| v.name() == name)
+    }
+
+    /// The number the kernel's `variant` parameter takes.
+    pub fn code(self) -> u32 {
+        Variant::ALL.iter().position(|&v| v == self).unwrap_or(0) as u32
+    }
+
+    /// The weak simulator's load, store and fence for this variant (scopes are not simulated).
+    fn simulated(self) -> (LoadKind, StoreKind, Option<FenceKind>) {
+        match self {
+            Variant::Plain => (LoadKind::Weak, StoreKind::Weak, None),
+            Variant::Volatile | Variant::Relaxed => (LoadKind::Relaxed, StoreKind::Relaxed, None),
+            Variant::ReleaseAcquire => (LoadKind::Acquire, StoreKind::Release, None),
+            Variant::FenceAcqRelCta | Variant::FenceAcqRelGpu | Variant::FenceAcqRelSys => (
+                LoadKind::Relaxed,
+                StoreKind::Relaxed,
+                Some(FenceKind::AcqRel),
+            ),
+            Variant::FenceScCta | Variant::FenceScGpu | Variant::FenceScSys => {
+                (LoadKind::Relaxed, StoreKind::Relaxed, Some(FenceKind::Sc))
+            }
+        }
+    }
+}
+
+impl Placement {
+    /// Every placement, closest first.
+    pub const ALL: [Placement; 4] = [
+        Placement::SameWarp,
+        Placement::SameBlock,
+        Placement::SameSm,
+        Placement::DifferentSms,
+    ];
+
+    /// The short name used on the command line and in tables.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Placement::SameWarp => "warp",
+            Placement::SameBlock => "block",
+            Placement::SameSm => "sm",
+            Placement::DifferentSms => "sms",
+        }
+    }
+
+    /// The placement named `name`.
+    pub fn from_name(name: &str) -> Option<Placement> {
+        Placement::ALL.into_iter().find(|p| p.name() == name)
+    }
+
+    /// The number the kernel's `placement` parameter takes.
+    pub const fn code(self) -> u32 {
+        match self {
+            Placement::SameWarp => PLACE_SAME_WARP,
+            Placement::SameBlock => PLACE_SAME_BLOCK,
+            Placement::SameSm => PLACE_SAME_SM,
+            Placement::DifferentSms => PLACE_DIFFERENT_SMS,
+        }
+    }
+}
+
+macro_rules! from_str {
+    ($($t:ident, $what:literal;)*) => {$(
+        impl std::str::FromStr for $t {
+            type Err = crate::runtime::error::Error;
+            fn from_str(s: &str) -> Result<$t, Self::Err> {
+                $t::from_name(s).ok_or_else(|| {
+                    let names: Vec<_> = $t::ALL.iter().map(|x| x.name()).collect();
+                    crate::runtime::error::Error::InvalidInput(format!(
+                        concat!("no ", $what, " {:?}: one of {}"),
+                        s,
+                        names.join(", ")
+                    ))
+                })
+            }
+        }
+    )*};
+}
+
+from_str! {
+    Test, "litmus test";
+    Variant, "variant";
+    Placement, "placement";
+}

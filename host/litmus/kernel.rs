@@ -1,0 +1,272 @@
+//! Runs the litmus kernel (`gpu/src/checks/litmus.rs`): buffers sized once, then launches of
+//! many rounds until a combination has been observed often enough or its time is up.
+
+use super::catalogue::{Placement, Test, Variant};
+use crate::primitives::barrier::DeviceGridBarrier;
+use crate::runtime::buffer::Buffer;
+use crate::runtime::error::{Error, Result};
+use crate::runtime::grid::max_coresident_blocks;
+use crate::runtime::launch::{LaunchMode, Target};
+use crate::runtime::memory::{Footprint, check_fits};
+use gpu::LaunchConfig;
+use gpu::checks::litmus::{
+    self as k, ERR_BARRIER, ERR_SM_TABLE, ERR_SPIN_UP, ERR_VARIANT, LITMUS_BLOCK_THREADS,
+    LITMUS_ERROR_WORDS, LITMUS_KEYS, LITMUS_MAX_THREADS, LITMUS_PROGRAM_WORDS, LITMUS_REG_SLOTS,
+    LITMUS_SHARED_BYTES, LitmusLaunch,
+};
+use gpu::index::SIM_SMS;
+use std::time::Instant;
+
+// SAFETY: `#[repr(C)]` of raw pointers and `u32`s, the same layout on both targets.
+unsafe impl crate::runtime::args::KernelParam for LitmusLaunch {}
+
+/// Rounds of the first launch of a combination, which measures how many instances a round has.
+const FIRST_ROUNDS: u32 = 8;
+/// The most rounds in one launch (tens of milliseconds on an H100).
+const MAX_ROUNDS: u32 = 2048;
+/// Blocks per SM on the simulator (its SMs are [`SIM_SMS`]).
+const SIM_BLOCKS_PER_SM: u32 = 2;
+
+/// How the stress threads and the locations are set up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Stress {
+    /// Loads and stores each stress thread makes per round (0: no stress).
+    pub iters: u32,
+    /// Lines of 128 bytes the stress threads hammer (a power of two, at least 2).
+    pub lines: u32,
+    /// Words between two location slots: 32 puts each location on its own 128-byte line.
+    pub stride_words: u32,
+}
+
+impl Default for Stress {
+    fn default() -> Stress {
+        Stress {
+            iters: 64,
+            lines: 64,
+            stride_words: 32,
+        }
+    }
+}
+
+/// What one combination gave.
+#[derive(Clone, Debug, Default)]
+pub struct Observed {
+    /// Instances seen per outcome key.
+    pub counts: Vec<u64>,
+    /// Rounds run.
+    pub rounds: u64,
+    /// Spin-up barriers given up (the instance still ran, unsynchronized).
+    pub spin_up_timeouts: u64,
+    /// Blocks whose `%smid` was past the SM table (they stressed instead).
+    pub blocks_off_table: u64,
+}
+
+/// The buffers and launch shape of the litmus kernel on one target.
+pub struct Runner<'t> {
+    target: &'t Target,
+    cfg: LaunchConfig,
+    sms: u32,
+    test_blocks_per_sm: u32,
+    slot_bits: u32,
+    max_instances: u32,
+    stress: Stress,
+    program: Buffer<u32>,
+    locations: Buffer<u32>,
+    start: Buffer<u32>,
+    regs: Buffer<u32>,
+    scratch: Buffer<u32>,
+    sm_tickets: Buffer<u32>,
+    counts: Buffer<u64>,
+    errors: Buffer<u32>,
+    barrier: DeviceGridBarrier,
+}
+
+impl<'t> Runner<'t> {
+    /// Sizes the launch (every SM full of blocks of [`LITMUS_BLOCK_THREADS`]; three quarters
+    /// of each SM's blocks test, the rest stress) and allocates the buffers.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for stress lines that are not a power of two of at least 2 or a
+    /// stride of 0 or over 1024 words; [`Error::TooLarge`] if the buffers do not fit; a driver
+    /// error.
+    pub fn new(target: &'t Target, stress: Stress) -> Result<Runner<'t>> {
+        if stress.lines < 2 || !stress.lines.is_power_of_two() || stress.lines > 1 << 16 {
+            return Err(Error::InvalidInput(format!(
+                "--stress-lines must be a power of two from 2 to 65536, not {}",
+                stress.lines
+            )));
+        }
+        if !(1..=1024).contains(&stress.stride_words) {
+            return Err(Error::InvalidInput(format!(
+                "--stride must be 1 to 1024 words, not {}",
+                stress.stride_words
+            )));
+        }
+        let (sms, per_sm) = match target {
+            Target::Sim => (SIM_SMS, SIM_BLOCKS_PER_SM),
+            Target::Gpu(gpu) => {
+                let sms = gpu.info().sm_count;
+                let all = max_coresident_blocks(
+                    gpu,
+                    gpu::Kernel::LitmusRun.name(),
+                    LITMUS_BLOCK_THREADS,
+                    LITMUS_SHARED_BYTES,
+                )?;
+                (sms, (all / sms.max(1)).max(1))
+            }
+        };
+        let test_blocks_per_sm = if per_sm <= LITMUS_MAX_THREADS {
+            per_sm
+        } else {
+            (per_sm * 3 / 4).max(LITMUS_MAX_THREADS)
+        };
+        let max_instances = sms * test_blocks_per_sm * LITMUS_BLOCK_THREADS;
+        let slot_bits = (2 * u64::from(max_instances))
+            .next_power_of_two()
+            .trailing_zeros();
+        let slots = 1u64 << slot_bits;
+        let location_words = slots * u64::from(stress.stride_words);
+        let words = location_words
+            + u64::from(max_instances) * (1 + u64::from(LITMUS_REG_SLOTS))
+            + u64::from(stress.lines) * 32;
+        check_fits(
+            target,
+            "the litmus buffers",
+            Footprint::per_element(words, 4, 4),
+        )?;
+        let cfg = LaunchConfig::linear(sms * per_sm, LITMUS_BLOCK_THREADS)
+            .with_shared_bytes(LITMUS_SHARED_BYTES);
+        Ok(Runner {
+            target,
+            cfg,
+            sms,
+            test_blocks_per_sm,
+            slot_bits,
+            max_instances,
+            stress,
+            program: target.zeros(LITMUS_PROGRAM_WORDS as usize)?,
+            locations: target.zeros(location_words as usize)?,
+            start: target.zeros(max_instances as usize)?,
+            regs: target.zeros((max_instances * LITMUS_REG_SLOTS) as usize)?,
+            scratch: target.zeros((stress.lines * 32) as usize)?,
+            sm_tickets: target.zeros(sms as usize)?,
+            counts: target.zeros(LITMUS_KEYS as usize)?,
+            errors: target.zeros(LITMUS_ERROR_WORDS as usize)?,
+            barrier: DeviceGridBarrier::new(target)?,
+        })
+    }
+
+    /// Blocks of the launch.
+    pub fn blocks(&self) -> u32 {
+        self.cfg.grid.count() as u32
+    }
+
+    /// Blocks per SM that test.
+    pub fn test_blocks_per_sm(&self) -> u32 {
+        self.test_blocks_per_sm
+    }
+
+    /// Runs `test` with `variant` at `placement` until at least `instances` instances have been
+    /// observed, or `deadline` has passed (after at least one launch). `seed` seeds the
+    /// permutations; every launch derives its own from it.
+    ///
+    /// # Errors
+    /// [`Error::BarrierTimeout`] if a grid barrier gave up (the counts would be wrong); a
+    /// driver error.
+    pub fn run(
+        &self,
+        test: Test,
+        variant: Variant,
+        placement: Placement,
+        instances: u64,
+        deadline: Instant,
+        seed: u64,
+    ) -> Result<Observed> {
+        let t = self.target;
+        t.write(&self.program, &test.table())?;
+        t.clear(&self.counts)?;
+        t.clear(&self.errors)?;
+        let mut rounds = 0u64;
+        let mut launch = 0u64;
+        let mut next = FIRST_ROUNDS;
+        loop {
+            let launch_seed = crate::inputs::splitmix64(
+                seed ^ (launch << 40)
+                    ^ ((test as u64) << 32)
+                    ^ (u64::from(variant.code()) << 8)
+                    ^ u64::from(placement.code()),
+            ) as u32;
+            self.launch(variant, placement, next, launch_seed)?;
+            t.synchronize()?;
+            self.barrier.check(t).inspect_err(|_| {
+                // A round cut short leaves locations and counters dirty.
+                let _ = t.clear(&self.locations);
+                let _ = t.clear(&self.start);
+            })?;
+            rounds += u64::from(next);
+            launch += 1;
+            let seen: u64 = t.download(&self.counts)?.iter().sum();
+            if seen >= instances || Instant::now() >= deadline || seen == 0 {
+                break;
+            }
+            let per_round = seen.div_ceil(rounds).max(1);
+            next = (instances - seen)
+                .div_ceil(per_round)
+                .clamp(1, u64::from(MAX_ROUNDS)) as u32;
+        }
+        let errors = t.download(&self.errors)?;
+        if errors[ERR_VARIANT] != 0 {
+            return Err(Error::InvalidInput(format!(
+                "the litmus kernel refused variant {} or placement {}",
+                variant.code(),
+                placement.code()
+            )));
+        }
+        if errors[ERR_BARRIER] != 0 {
+            return Err(Error::BarrierTimeout {
+                blocks: errors[ERR_BARRIER],
+            });
+        }
+        Ok(Observed {
+            counts: t.download(&self.counts)?,
+            rounds,
+            spin_up_timeouts: errors[ERR_SPIN_UP].into(),
+            blocks_off_table: errors[ERR_SM_TABLE].into(),
+        })
+    }
+
+    /// One launch of `rounds` rounds.
+    fn launch(&self, variant: Variant, placement: Placement, rounds: u32, seed: u32) -> Result<()> {
+        let t = self.target;
+        t.clear(&self.sm_tickets)?;
+        let l = LitmusLaunch {
+            program: self.program.ptr(),
+            locations: self.locations.ptr(),
+            start: self.start.ptr(),
+            regs: self.regs.ptr(),
+            scratch: self.scratch.ptr(),
+            sm_tickets: self.sm_tickets.ptr(),
+            counts: self.counts.ptr(),
+            errors: self.errors.ptr(),
+            variant: variant.code(),
+            placement: placement.code(),
+            iterations: rounds,
+            seed,
+            sms: self.sms,
+            test_blocks_per_sm: self.test_blocks_per_sm,
+            slot_bits: self.slot_bits,
+            stride_words: self.stress.stride_words,
+            stress_iters: self.stress.iters,
+            stress_lines: self.stress.lines,
+            max_instances: self.max_instances,
+            spin_polls: 1 << 16,
+        };
+        let (cfg, bar, state) = (self.cfg, &self.barrier, self.barrier.ptr());
+        // SAFETY: every pointer in `l` is a buffer of this runner sized as `LitmusLaunch` asks
+        // (locations and counters zero, as every launch leaves them); `state` is the barrier's;
+        // the buffers outlive the launch, which `run` synchronizes.
+        unsafe {
+            crate::launch_grid_synced!(t, bar, k::litmus_run, cfg, LaunchMode::Plain, (l, state))
+        }
+    }
+}

@@ -1,0 +1,304 @@
+//! Litmus tests: the memory model tested on the GPU under stress, and on the simulator's weak
+//! memory — every outcome of small racing programs counted and judged against the PTX model.
+//!
+//! Each test (MP, SB, LB, CoRR, CoWW, S, R, 2+2W, WRC, IRIW) runs in each variant (plain,
+//! volatile, relaxed, release/acquire, `fence.acq_rel` and `fence.sc` at three scopes) and each
+//! placement of its threads (one warp, one block, one SM, different SMs). An outcome no
+//! interleaving gives is *weak*; where the model forbids it for that variant and placement, it
+//! is *forbidden*, and seeing one is either a bug in the test or a finding about the hardware:
+//! the report's [`LitmusReport::passed`] is then false and the CLI exits non-zero.
+//!
+//! ```no_run
+//! # fn main() -> gridsync::Result<()> {
+//! use gridsync::Target;
+//! use gridsync::litmus::{LitmusOptions, Test, Variant, run};
+//! let target = Target::open(0, false)?;
+//! let opts = LitmusOptions {
+//!     tests: vec![Test::MP],
+//!     variants: vec![Variant::Relaxed, Variant::ReleaseAcquire],
+//!     ..LitmusOptions::for_target(&target)
+//! };
+//! let report = run(&target, &opts, |_| {})?;
+//! assert!(report.passed());
+//! for r in &report.results {
+//!     println!("{} {}: {} weak in {}", r.name, r.variant.name(), r.weak, r.instances);
+//! }
+//! # Ok(()) }
+//! ```
+//!
+//! Device code: `gpu/src/checks/litmus.rs`; the weak memory: `gpu/src/sim/weak/`.
+
+pub mod catalogue;
+mod kernel;
+pub mod model;
+pub mod outcome;
+
+pub use catalogue::{Placement, Test, Variant, Verdict};
+pub use kernel::{Observed, Runner, Stress};
+pub use outcome::OutcomeCount;
+
+use crate::runtime::error::{Error, Result};
+use crate::runtime::launch::Target;
+use gpu::sim::weak::Mode;
+use serde::Serialize;
+use std::time::{Duration, Instant};
+
+/// Instances per test, variant and placement on a GPU, by default.
+pub const GPU_ITERATIONS: u64 = 10_000_000;
+/// Seeded runs per test and variant on the simulator, by default.
+pub const SIM_ITERATIONS: u64 = 100_000;
+/// The most instances or runs one combination may be asked for.
+pub const MAX_ITERATIONS: u64 = 1 << 40;
+/// The most seconds a whole run may be given: a day.
+pub const MAX_SECONDS: f64 = 86_400.0;
+/// The seed when none is given.
+pub const DEFAULT_SEED: u64 = 0x6c69_746d_7573;
+
+/// What [`run`] runs.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LitmusOptions {
+    /// The tests.
+    pub tests: Vec<Test>,
+    /// The variants of each.
+    pub variants: Vec<Variant>,
+    /// The placements (GPU only; the simulator has none).
+    pub placements: Vec<Placement>,
+    /// Instances (GPU) or seeded runs (simulator) per combination.
+    pub iterations: u64,
+    /// A bound on the whole run: each combination gets its share, and stops early if past it.
+    pub seconds: f64,
+    /// Seeds every permutation (GPU) and every run (simulator).
+    pub seed: u64,
+    /// On the simulator: the weak memory (`gpu::sim::weak`) instead of the sequentially
+    /// consistent one.
+    pub weak: bool,
+    /// The GPU's stress and location layout.
+    pub stress: Stress,
+}
+
+impl LitmusOptions {
+    /// Everything: every test, variant and placement, [`GPU_ITERATIONS`] on a GPU within ten
+    /// minutes, [`SIM_ITERATIONS`] seeded runs on the simulator within one (its sequentially
+    /// consistent memory; set `weak` for the weak one).
+    pub fn for_target(target: &Target) -> LitmusOptions {
+        let sim = target.is_sim();
+        LitmusOptions {
+            tests: Test::ALL.to_vec(),
+            variants: Variant::ALL.to_vec(),
+            placements: Placement::ALL.to_vec(),
+            iterations: if sim { SIM_ITERATIONS } else { GPU_ITERATIONS },
+            seconds: if sim { 60.0 } else { 600.0 },
+            seed: DEFAULT_SEED,
+            weak: false,
+            stress: Stress::default(),
+        }
+    }
+}
+
+/// One test × variant × placement.
+#[derive(Clone, Debug, Serialize)]
+pub struct LitmusResult {
+    /// The test.
+    pub test: Test,
+    /// Its name (`MP`, `2+2W`, …).
+    pub name: &'static str,
+    /// The variant.
+    pub variant: Variant,
+    /// The placement (`None` on the simulator, and for one-thread tests).
+    pub placement: Option<Placement>,
+    /// Instances (GPU) or runs (simulator) observed.
+    pub instances: u64,
+    /// Every outcome seen, most frequent first.
+    pub outcomes: Vec<OutcomeCount>,
+    /// How often the test's weak outcome was seen.
+    pub weak: u64,
+    /// `weak / instances`.
+    pub weak_rate: f64,
+    /// Whether the model forbids the weak outcome here.
+    pub weak_forbidden: bool,
+    /// Forbidden outcomes seen (which must be 0).
+    pub forbidden: u64,
+    /// The simulator's first run that gave the weak outcome: `--replay` shows it step by step.
+    pub first_weak_run: Option<u64>,
+    /// Spin-up barriers given up on the GPU (the instance ran without it).
+    pub spin_up_timeouts: u64,
+    /// Rounds of the litmus kernel (0 on the simulator).
+    pub rounds: u64,
+    /// Blocks whose `%smid` was past the SM table, and so only stressed (GPU; expected 0).
+    pub blocks_off_table: u64,
+    /// Seconds it took.
+    pub seconds: f64,
+}
+
+/// The whole run.
+#[derive(Clone, Debug, Serialize)]
+pub struct LitmusReport {
+    /// Where it ran.
+    pub target: String,
+    /// Which memory: `gpu`, `sc` (the simulator's default) or `weak`.
+    pub memory: &'static str,
+    /// What ran.
+    pub options: LitmusOptions,
+    /// Blocks per launch and how many per SM test (GPU).
+    pub blocks: Option<(u32, u32)>,
+    /// Every combination, in order.
+    pub results: Vec<LitmusResult>,
+    /// Forbidden outcomes seen in all.
+    pub forbidden: u64,
+    /// Combinations that fell short of the iterations asked for (time ran out first).
+    pub short: usize,
+    /// Seconds in all.
+    pub seconds: f64,
+}
+
+impl LitmusReport {
+    /// No forbidden outcome was seen.
+    pub fn passed(&self) -> bool {
+        self.forbidden == 0
+    }
+}
+
+/// Checks the options before anything runs.
+fn check(opts: &LitmusOptions) -> Result<()> {
+    if opts.tests.is_empty() || opts.variants.is_empty() || opts.placements.is_empty() {
+        return Err(Error::InvalidInput(
+            "litmus needs at least one test, one variant and one placement".into(),
+        ));
+    }
+    if !(1..=MAX_ITERATIONS).contains(&opts.iterations) {
+        return Err(Error::InvalidInput(format!(
+            "--iterations must be 1 to {MAX_ITERATIONS}, not {}",
+            opts.iterations
+        )));
+    }
+    if !(opts.seconds.is_finite() && opts.seconds > 0.0 && opts.seconds <= MAX_SECONDS) {
+        return Err(Error::InvalidInput(format!(
+            "--seconds must be above 0 and at most {MAX_SECONDS}, not {}",
+            opts.seconds
+        )));
+    }
+    Ok(())
+}
+
+/// Runs every combination of `opts` on `target` — the litmus kernel on a GPU, the tests'
+/// programs on the simulator's memory — calling `progress` after each.
+///
+/// # Errors
+/// [`Error::InvalidInput`] for options out of range; on a GPU, as the kernel's runner
+/// (buffers that do not fit, a grid barrier that gave up, a driver error).
+pub fn run(
+    target: &Target,
+    opts: &LitmusOptions,
+    mut progress: impl FnMut(&LitmusResult),
+) -> Result<LitmusReport> {
+    check(opts)?;
+    let start = Instant::now();
+    // (test, variant, placement) in order; one-thread tests once, without a placement.
+    let mut combos = Vec::new();
+    for &test in &opts.tests {
+        for &variant in &opts.variants {
+            if target.is_sim() || test.threads() == 1 {
+                combos.push((test, variant, None));
+            } else {
+                combos.extend(opts.placements.iter().map(|&p| (test, variant, Some(p))));
+            }
+        }
+    }
+    let share = |i: usize| {
+        start + Duration::from_secs_f64(opts.seconds * (i + 1) as f64 / combos.len() as f64)
+    };
+    let runner = match target {
+        Target::Gpu(_) => Some(kernel::Runner::new(target, opts.stress)?),
+        Target::Sim => None,
+    };
+    let mut results = Vec::with_capacity(combos.len());
+    for (i, &(test, variant, placement)) in combos.iter().enumerate() {
+        let began = Instant::now();
+        let (instances, outcomes, first_weak_run, gpu) = match &runner {
+            Some(r) => {
+                let seen = r.run(
+                    test,
+                    variant,
+                    placement.unwrap_or(Placement::SameWarp),
+                    opts.iterations,
+                    share(i),
+                    opts.seed,
+                )?;
+                let outcomes = outcome::tally_keys(test, variant, placement, &seen.counts);
+                let n = seen.counts.iter().sum();
+                (n, outcomes, None, seen)
+            }
+            None => {
+                let mode = if opts.weak { Mode::Weak } else { Mode::Sc };
+                let runs =
+                    model::run_seeded(test, variant, mode, opts.iterations, opts.seed, share(i));
+                let weak = test.weak_outcome();
+                let first = runs.outcomes.get(&weak).map(|&(_, first)| first);
+                let outcomes = outcome::tally(
+                    test,
+                    variant,
+                    None,
+                    runs.outcomes
+                        .iter()
+                        .map(|(v, &(c, _))| (Some(v.clone()), c)),
+                );
+                (runs.runs, outcomes, first, kernel::Observed::default())
+            }
+        };
+        let weak_values = test.weak_outcome();
+        let weak = outcomes
+            .iter()
+            .filter(|o| o.values.as_deref() == Some(&weak_values[..]))
+            .map(|o| o.count)
+            .sum();
+        let forbidden = outcomes
+            .iter()
+            .filter(|o| o.verdict == Verdict::Forbidden)
+            .map(|o| o.count)
+            .sum();
+        let result = LitmusResult {
+            test,
+            name: test.name(),
+            variant,
+            placement,
+            instances,
+            weak,
+            weak_rate: if instances > 0 {
+                weak as f64 / instances as f64
+            } else {
+                0.0
+            },
+            weak_forbidden: test.forbidden(variant, placement),
+            forbidden,
+            first_weak_run,
+            spin_up_timeouts: gpu.spin_up_timeouts,
+            rounds: gpu.rounds,
+            blocks_off_table: gpu.blocks_off_table,
+            outcomes,
+            seconds: began.elapsed().as_secs_f64(),
+        };
+        progress(&result);
+        results.push(result);
+    }
+    let forbidden = results.iter().map(|r| r.forbidden).sum();
+    let short = results
+        .iter()
+        .filter(|r| r.instances < opts.iterations)
+        .count();
+    Ok(LitmusReport {
+        target: target.describe(),
+        memory: match (target.is_sim(), opts.weak) {
+            (false, _) => "gpu",
+            (true, false) => "sc",
+            (true, true) => "weak",
+        },
+        options: opts.clone(),
+        blocks: runner
+            .as_ref()
+            .map(|r| (r.blocks(), r.test_blocks_per_sm())),
+        results,
+        forbidden,
+        short,
+        seconds: start.elapsed().as_secs_f64(),
+    })
+}
