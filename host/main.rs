@@ -254,10 +254,7 @@ fn run(cli: &Cli) -> Result<()> {
             let target = Target::open(cli.device, cli.simulate)?;
             cli::neighbor::command(&target, args, cli.json)
         }
-        Command::Litmus(args) => {
-            let target = Target::open(cli.device, cli.simulate)?;
-            cli::litmus::command(&target, args, cli.json)
-        }
+        Command::Litmus(args) => cli::litmus::command(cli.device, cli.simulate, args, cli.json),
         Command::Multi(args) => cli::multi::command(cli.simulate, args, cli.json),
         Command::Stress(args) => cli::stress::command(cli.device, cli.simulate, args, cli.json),
         Command::Bench { which } => {

@@ -53,6 +53,12 @@ pub struct LitmusArgs {
     /// Print every outcome of every combination, not only the weak outcome's count.
     #[arg(long)]
     outcomes: bool,
+    /// Read a report written by --json instead of running (then print it, or --plot it).
+    #[arg(long, value_name = "FILE.json")]
+    report: Option<std::path::PathBuf>,
+    /// Write the weak outcome's rate per test, variant and placement as an SVG heat map.
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<std::path::PathBuf>,
 }
 
 /// `given`, or `all` when nothing was given.
@@ -64,7 +70,11 @@ fn or_all<T: Clone>(given: &[T], all: Vec<T>) -> Vec<T> {
     }
 }
 
-pub fn command(target: &Target, args: &LitmusArgs, json: bool) -> Result<()> {
+pub fn command(device: u32, simulate: bool, args: &LitmusArgs, json: bool) -> Result<()> {
+    if let Some(file) = &args.report {
+        return show_saved(file, args, json);
+    }
+    let target = &Target::open(device, simulate)?;
     if args.weak && !target.is_sim() {
         return Err(Error::InvalidInput(
             "--weak chooses the simulator's memory: use it with --simulate".into(),
@@ -85,6 +95,9 @@ pub fn command(target: &Target, args: &LitmusArgs, json: bool) -> Result<()> {
             stride_words: args.stride.unwrap_or(defaults.stress.stride_words),
         },
     };
+    if let Some(path) = &args.plot {
+        gridsync::plot::check_svg_path(path)?;
+    }
     if let Some(run_no) = args.replay {
         return replay(target, &opts, run_no, json);
     }
@@ -105,6 +118,9 @@ pub fn command(target: &Target, args: &LitmusArgs, json: bool) -> Result<()> {
     if show {
         eprint!("\r\x1b[K");
     }
+    if let Some(path) = &args.plot {
+        gridsync::plot::write_svg(path, &report.plot())?;
+    }
     print_json_or(json, &report, |r| print_report(r, args.outcomes))?;
     if report.passed() {
         Ok(())
@@ -114,6 +130,21 @@ pub fn command(target: &Target, args: &LitmusArgs, json: bool) -> Result<()> {
             report.forbidden
         )))
     }
+}
+
+/// Prints (or plots) a report saved with --json.
+fn show_saved(file: &std::path::Path, args: &LitmusArgs, json: bool) -> Result<()> {
+    let text = std::fs::read_to_string(file).map_err(|source| Error::Io {
+        path: file.to_path_buf(),
+        source,
+    })?;
+    let report: LitmusReport = serde_json::from_str(&text).map_err(|e| {
+        Error::InvalidInput(format!("{}: not a litmus report: {e}", file.display()))
+    })?;
+    if let Some(path) = &args.plot {
+        gridsync::plot::write_svg(path, &report.plot())?;
+    }
+    print_json_or(json, &report, |r| print_report(r, args.outcomes))
 }
 
 fn replay(target: &Target, opts: &LitmusOptions, run_no: u64, json: bool) -> Result<()> {
@@ -158,7 +189,7 @@ fn placement(r: &LitmusResult) -> &'static str {
 }
 
 fn print_report(r: &LitmusReport, outcomes: bool) {
-    let memory = match r.memory {
+    let memory = match r.memory.as_str() {
         "gpu" => "under stress".to_string(),
         m => format!(
             "on the simulator's {} memory",
@@ -179,57 +210,89 @@ fn print_report(r: &LitmusReport, outcomes: bool) {
         );
     }
     println!(
-        "  each cell: how often the weak outcome was seen, out of the instances run; × = forbidden by the PTX model there"
+        "  each cell: how often the test's weak outcome was seen (and its rate); × where the PTX model forbids it"
     );
-    let mut last: Option<Test> = None;
-    for res in &r.results {
-        if last != Some(res.test) {
-            last = Some(res.test);
-            println!();
-            let names = res.test.digit_names();
-            let cond: Vec<String> = names
-                .iter()
-                .zip(res.test.weak_outcome())
-                .map(|(n, v)| format!("{n}={v}"))
-                .collect();
-            println!("  {} — weak outcome: {}", res.name, cond.join(" ∧ "));
-        }
-        let rate = if res.weak > 0 {
-            format!("{:.3e}", res.weak_rate)
-        } else {
-            "0".to_string()
-        };
+    let columns: Vec<Option<Placement>> = if r.memory == "gpu" {
+        r.options.placements.iter().copied().map(Some).collect()
+    } else {
+        vec![None]
+    };
+    for &test in &r.options.tests {
+        let mine: Vec<&LitmusResult> = r.results.iter().filter(|x| x.test == test).collect();
+        let Some(first) = mine.first() else { continue };
+        let cond: Vec<String> = test
+            .digit_names()
+            .iter()
+            .zip(test.weak_outcome())
+            .map(|(n, v)| format!("{n}={v}"))
+            .collect();
+        let (lo, hi) = mine.iter().fold((u64::MAX, 0), |(lo, hi), x| {
+            (lo.min(x.instances), hi.max(x.instances))
+        });
+        println!();
         println!(
-            "    {:<12} {:<6} {:>12} / {:<12} {:>10} {}{}",
-            res.variant.name(),
-            placement(res),
-            res.weak,
-            res.instances,
-            rate,
-            if res.weak_forbidden { "×" } else { " " },
-            if res.forbidden > 0 {
-                format!("  FORBIDDEN OUTCOMES SEEN: {}", res.forbidden)
+            "  {} — weak outcome {} — {} each",
+            first.name,
+            cond.join(" ∧ "),
+            if lo == hi {
+                format!("{lo} instances")
             } else {
-                String::new()
+                format!("{lo} to {hi} instances")
             }
         );
-        if outcomes || res.forbidden > 0 {
-            for o in &res.outcomes {
-                let tag = match o.verdict {
-                    Verdict::Sc => "",
-                    Verdict::WeakAllowed => "  (weak, allowed)",
-                    Verdict::Forbidden => "  (FORBIDDEN)",
-                };
-                println!("        {:>12}  {}{tag}", o.count, o.text);
-            }
+        let cols: Vec<Option<Placement>> = if test.threads() == 1 {
+            vec![None]
+        } else {
+            columns.clone()
+        };
+        let mut head = format!("    {:<12}", "");
+        for p in &cols {
+            head += &format!(" {:>18}", p.map_or("one thread", Placement::name));
         }
-        if let Some(first) = res.first_weak_run {
-            if outcomes {
-                println!(
-                    "        first weak run: {first} (replay: --test {} --variant {} --replay {first})",
-                    res.name,
-                    res.variant.name()
-                );
+        println!("{head}");
+        for &v in &r.options.variants {
+            let mut line = format!("    {:<12}", v.name());
+            for &p in &cols {
+                let cell = match mine.iter().find(|x| x.variant == v && x.placement == p) {
+                    None => "—".to_string(),
+                    Some(x) => {
+                        let mark = if x.weak_forbidden { "×" } else { " " };
+                        if x.weak == 0 {
+                            format!("0{mark}")
+                        } else {
+                            format!("{} ({:.1e}){mark}", x.weak, x.weak_rate)
+                        }
+                    }
+                };
+                line += &format!(" {cell:>18}");
+            }
+            println!("{line}");
+            for x in mine.iter().filter(|x| x.variant == v) {
+                if x.forbidden > 0 {
+                    println!(
+                        "      FORBIDDEN OUTCOMES SEEN at {}: {}",
+                        placement(x),
+                        x.forbidden
+                    );
+                }
+                if outcomes || x.forbidden > 0 {
+                    println!("      {} {}:", x.variant.name(), placement(x));
+                    for o in &x.outcomes {
+                        let tag = match o.verdict {
+                            Verdict::Sc => "",
+                            Verdict::WeakAllowed => "  (weak, allowed)",
+                            Verdict::Forbidden => "  (FORBIDDEN)",
+                        };
+                        println!("        {:>12}  {}{tag}", o.count, o.text);
+                    }
+                    if let Some(first) = x.first_weak_run {
+                        println!(
+                            "        first weak run: {first} (see it step by step: --test {} --variant {} --replay {first})",
+                            x.name,
+                            x.variant.name()
+                        );
+                    }
+                }
             }
         }
     }

@@ -30,10 +30,10 @@ use gpu::checks::litmus::{
     PLACE_DIFFERENT_SMS, PLACE_SAME_BLOCK, PLACE_SAME_SM, PLACE_SAME_WARP,
 };
 use gpu::sim::weak::{FenceKind, Instr, LoadKind, Program, StoreKind};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A litmus test's shape.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum Test {
     /// Message passing: data, then flag; the reader sees the flag and stale data.
     MP,
@@ -59,7 +59,7 @@ pub enum Test {
 }
 
 /// How the accesses of a test are made, and what goes between them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Variant {
     /// Plain loads and stores (`ld`, `st`: `.weak`), as `*p` in CUDA.
@@ -85,7 +85,7 @@ pub enum Variant {
 }
 
 /// Where the threads of one instance run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Placement {
     /// Lanes of one warp.
@@ -99,7 +99,7 @@ pub enum Placement {
 }
 
 /// What the model says of an outcome.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// Some interleaving of the threads gives it.

@@ -28,7 +28,7 @@ const MAX_ROUNDS: u32 = 2048;
 const SIM_BLOCKS_PER_SM: u32 = 2;
 
 /// How the stress threads and the locations are set up.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Stress {
     /// Loads and stores each stress thread makes per round (0: no stress).
     pub iters: u32,

@@ -40,7 +40,7 @@ pub use outcome::OutcomeCount;
 use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
 use gpu::sim::weak::Mode;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::time::{Duration, Instant};
 
 /// Instances per test, variant and placement on a GPU, by default.
@@ -55,7 +55,7 @@ pub const MAX_SECONDS: f64 = 86_400.0;
 pub const DEFAULT_SEED: u64 = 0x6c69_746d_7573;
 
 /// What [`run`] runs.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LitmusOptions {
     /// The tests.
     pub tests: Vec<Test>,
@@ -96,12 +96,12 @@ impl LitmusOptions {
 }
 
 /// One test × variant × placement.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct LitmusResult {
     /// The test.
     pub test: Test,
     /// Its name (`MP`, `2+2W`, …).
-    pub name: &'static str,
+    pub name: String,
     /// The variant.
     pub variant: Variant,
     /// The placement (`None` on the simulator, and for one-thread tests).
@@ -131,12 +131,12 @@ pub struct LitmusResult {
 }
 
 /// The whole run.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct LitmusReport {
     /// Where it ran.
     pub target: String,
     /// Which memory: `gpu`, `sc` (the simulator's default) or `weak`.
-    pub memory: &'static str,
+    pub memory: String,
     /// What ran.
     pub options: LitmusOptions,
     /// Blocks per launch and how many per SM test (GPU).
@@ -155,6 +155,86 @@ impl LitmusReport {
     /// No forbidden outcome was seen.
     pub fn passed(&self) -> bool {
         self.forbidden == 0
+    }
+
+    /// The weak outcome's rate per test (a panel each), variant (rows) and placement
+    /// (columns), on a log scale; a cross where the model forbids it. An SVG document.
+    pub fn plot(&self) -> String {
+        use crate::plot::{HeatCell, HeatPanel, heatmaps};
+        let mut panels: Vec<HeatPanel> = Vec::new();
+        let columns: Vec<Option<Placement>> = if self.memory == "gpu" {
+            self.options.placements.iter().copied().map(Some).collect()
+        } else {
+            vec![None]
+        };
+        for &test in &self.options.tests {
+            let cols: Vec<Option<Placement>> = if test.threads() == 1 {
+                vec![None]
+            } else {
+                columns.clone()
+            };
+            let cells = self
+                .options
+                .variants
+                .iter()
+                .map(|&v| {
+                    cols.iter()
+                        .map(|&p| {
+                            let r = self
+                                .results
+                                .iter()
+                                .find(|r| r.test == test && r.variant == v && r.placement == p);
+                            HeatCell {
+                                value: r.filter(|r| r.instances > 0).map(|r| r.weak_rate),
+                                marked: test.forbidden(v, p),
+                                note: r.map_or("not run".into(), |r| {
+                                    format!(
+                                        "{} {} {}: {} weak of {}",
+                                        test.name(),
+                                        v.name(),
+                                        p.map_or("—", Placement::name),
+                                        r.weak,
+                                        r.instances
+                                    )
+                                }),
+                            }
+                        })
+                        .collect()
+                })
+                .collect();
+            panels.push(HeatPanel {
+                title: format!("{} ({})", test.name(), {
+                    let names = test.digit_names();
+                    names
+                        .iter()
+                        .zip(test.weak_outcome())
+                        .map(|(n, v)| format!("{n}={v}"))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                }),
+                rows: self
+                    .options
+                    .variants
+                    .iter()
+                    .map(|v| v.name().to_string())
+                    .collect(),
+                cols: cols
+                    .iter()
+                    .map(|p| p.map_or("—", Placement::name).to_string())
+                    .collect(),
+                cells,
+            });
+        }
+        heatmaps(
+            &panels,
+            5,
+            -7.0,
+            -1.0,
+            &format!(
+                "how often each test's weak outcome was seen on the {} ({})",
+                self.target, self.memory
+            ),
+        )
     }
 }
 
@@ -258,7 +338,7 @@ pub fn run(
             .sum();
         let result = LitmusResult {
             test,
-            name: test.name(),
+            name: test.name().to_string(),
             variant,
             placement,
             instances,
@@ -291,7 +371,8 @@ pub fn run(
             (false, _) => "gpu",
             (true, false) => "sc",
             (true, true) => "weak",
-        },
+        }
+        .to_string(),
         options: opts.clone(),
         blocks: runner
             .as_ref()

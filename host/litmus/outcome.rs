@@ -3,11 +3,11 @@
 use super::catalogue::{Placement, Test, Variant, Verdict};
 use gpu::checks::litmus::{LITMUS_INVALID_KEY, LITMUS_VALUES};
 use gpu::sim::weak::{Exhaustive, Mode, program};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
 /// One outcome and how often it was seen.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OutcomeCount {
     /// The values, digit by digit ([`Test::digit_names`]); `None` when some value was not 0, 1
     /// or 2 (which no run can give).

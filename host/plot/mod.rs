@@ -27,11 +27,13 @@ const FONT: &str = "font-family=\"sans-serif\" font-size=\"12\"";
 
 mod bars;
 mod bonds;
+mod heatmap;
 mod lines;
 mod timeline;
 
 pub use bars::{BarPanel, bar_charts};
 pub use bonds::{BondsPlot, bonds_chart, window_for};
+pub use heatmap::{HeatCell, HeatPanel, heatmaps};
 pub use lines::{Series, TwoAxisChart, two_axis_chart};
 pub use timeline::{Timeline, TimelineBar, TimelinePanel, TimelineRow, timeline_chart};
 
