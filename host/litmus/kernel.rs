@@ -24,6 +24,12 @@ unsafe impl crate::runtime::args::KernelParam for LitmusLaunch {}
 const FIRST_ROUNDS: u32 = 8;
 /// The most rounds in one launch (tens of milliseconds on an H100).
 const MAX_ROUNDS: u32 = 2048;
+/// Polls of the spin-up barrier before a tester gives up on it, on a GPU (milliseconds).
+const GPU_SPIN_POLLS: u32 = 1 << 16;
+/// The same on the simulator.
+const SIM_SPIN_POLLS: u32 = 1 << 8;
+/// How long a simulated block waits at a grid barrier before giving up.
+const SIM_BARRIER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 /// Blocks per SM on the simulator (its SMs are [`SIM_SMS`]).
 const SIM_BLOCKS_PER_SM: u32 = 2;
 
@@ -152,7 +158,12 @@ impl<'t> Runner<'t> {
             sm_tickets: target.zeros(sms as usize)?,
             counts: target.zeros(LITMUS_KEYS as usize)?,
             errors: target.zeros(LITMUS_ERROR_WORDS as usize)?,
-            barrier: DeviceGridBarrier::new(target)?,
+            // The simulator's thousand OS threads take far longer per round than a GPU: its
+            // bound is its own deadlock limit's half, not the GPU's second.
+            barrier: match target {
+                Target::Sim => DeviceGridBarrier::with_timeout(target, SIM_BARRIER_TIMEOUT)?,
+                Target::Gpu(_) => DeviceGridBarrier::new(target)?,
+            },
         })
     }
 
@@ -188,7 +199,9 @@ impl<'t> Runner<'t> {
         t.clear(&self.errors)?;
         let mut rounds = 0u64;
         let mut launch = 0u64;
-        let mut next = FIRST_ROUNDS;
+        // A guess of a round's instances (a quarter of the room) sizes the first launch.
+        let guess = u64::from(self.max_instances / 4).max(1);
+        let mut next = instances.div_ceil(guess).clamp(1, u64::from(FIRST_ROUNDS)) as u32;
         loop {
             let launch_seed = crate::inputs::splitmix64(
                 seed ^ (launch << 40)
@@ -259,7 +272,11 @@ impl<'t> Runner<'t> {
             stress_iters: self.stress.iters,
             stress_lines: self.stress.lines,
             max_instances: self.max_instances,
-            spin_polls: 1 << 16,
+            spin_polls: match t {
+                Target::Gpu(_) => GPU_SPIN_POLLS,
+                // The simulator's threads start far apart anyway; long spins only cost time.
+                Target::Sim => SIM_SPIN_POLLS,
+            },
         };
         let (cfg, bar, state) = (self.cfg, &self.barrier, self.barrier.ptr());
         // SAFETY: every pointer in `l` is a buffer of this runner sized as `LitmusLaunch` asks

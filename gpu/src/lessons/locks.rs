@@ -19,12 +19,25 @@
 //! | [`lock_mutex`] | [`Mutex`]: the warp cohort made automatic, acquire/release, back-off, bounded | the one to use |
 //! | [`lock_ticket`] | [`TicketLock`]: first come, first served | fairness, at a cost |
 
+use crate::access::{load_plain, store_plain};
 use crate::lock::{
     Mutex, MutexState, TicketLock, TicketState, spin_lock, spin_lock_unfenced, spin_unlock,
     spin_unlock_unfenced,
 };
 use crate::sync::threadfence;
 use crate::warp::{WARP_SIZE, active_mask, lane_id, shfl_sync, sync_warp};
+
+/// The critical section every kernel here guards: `*counter += 1`, a plain load and a plain
+/// store. Written with [`load_plain`] and [`store_plain`] — the same instructions on the GPU —
+/// so that the simulator's weak memory sees them, and can show what a missing fence does.
+///
+/// # Safety
+/// `counter` points to a `u32`.
+#[inline(always)]
+unsafe fn add_one(counter: *mut u32) {
+    // SAFETY: the caller's contract.
+    unsafe { store_plain(counter, load_plain(counter).wrapping_add(1)) }
+}
 
 kernel! {
     /// Every thread takes the lock, adds one to `x[0]`, and releases it: exactly 160 at 10 × 16.
@@ -34,7 +47,7 @@ kernel! {
         // SAFETY: `x` and `mutex` each point to one u32; `x` is only touched under the lock.
         unsafe {
             spin_lock(mutex);
-            *x += 1;
+            add_one(x);
             spin_unlock(mutex);
         }
     }
@@ -56,7 +69,7 @@ kernel! {
             // SAFETY: `mutex` points to a u32 used only as this lock; `counter` to a u32.
             unsafe {
                 spin_lock_unfenced(mutex);
-                *counter += 1;
+                add_one(counter);
                 spin_unlock_unfenced(mutex);
             }
         }
@@ -78,7 +91,7 @@ kernel! {
             // SAFETY: as `lock_unfenced`; the fences make the critical section exclusive.
             unsafe {
                 spin_lock(mutex);
-                *counter += 1;
+                add_one(counter);
                 spin_unlock(mutex);
             }
         }
@@ -103,7 +116,7 @@ kernel! {
                 unsafe {
                     if crate::atomic::atomic_cas_device(mutex, 0, 1) == 0 {
                         threadfence();
-                        *counter += 1;
+                        add_one(counter);
                         threadfence();
                         crate::atomic::atomic_exch_device(mutex, 0);
                         blocked = false;
@@ -139,7 +152,7 @@ kernel! {
                 if mask & (1 << turn) != 0 {
                     if lane == turn {
                         // SAFETY: the warp holds the lock and lane `turn` alone runs this.
-                        unsafe { *counter += 1 };
+                        unsafe { add_one(counter) };
                     }
                     sync_warp(mask);
                 }
@@ -164,7 +177,7 @@ kernel! {
         for _ in 0..iters {
             let Ok(_guard) = mutex.lock() else { return };
             // SAFETY: the guard makes this thread the only one in here.
-            unsafe { *counter += 1 };
+            unsafe { add_one(counter) };
         }
     }
 }
@@ -180,7 +193,7 @@ kernel! {
         for _ in 0..iters {
             let Ok(_guard) = lock.lock() else { return };
             // SAFETY: the guard makes this thread the only one in here.
-            unsafe { *counter += 1 };
+            unsafe { add_one(counter) };
         }
     }
 }
@@ -195,7 +208,7 @@ kernel! {
         let mutex = unsafe { Mutex::from_ptr(state) };
         if let Ok(guard) = mutex.lock() {
             // SAFETY: held, by the only thread that will ever hold it.
-            unsafe { *counter += 1 };
+            unsafe { add_one(counter) };
             core::mem::forget(guard);
         }
     }

@@ -10,14 +10,84 @@
 //! |---|---|---|
 //! | [`load_weak`], [`store_weak`] | `ld.u32`, `st.u32` (`.weak`, the default) | no ordering; racing with a write, no guarantee at all |
 //! | [`load_volatile`], [`store_volatile`] | `ld.volatile.u32`, `st.volatile.u32` | relaxed at system scope: coherent, not ordered |
+//! | [`load_plain`], [`store_plain`] | whatever the compiler makes of `*p` | as weak, and the compiler may also merge, hoist or drop it |
 //!
 //! For ordered accesses use [`atomic::load`](crate::atomic::load) and
-//! [`atomic::store`](crate::atomic::store), which take a scope and an ordering. In the
-//! simulator both kinds are volatile host accesses.
+//! [`atomic::store`](crate::atomic::store), which take a scope and an ordering.
+//!
+//! In the simulator all are host accesses — except in a weak launch
+//! ([`sim::weak::scoped`](crate::sim::weak::scoped)), where they go to the weak memory: volatile
+//! ones as relaxed, weak and plain ones as plain (a plain load keeps returning the value it last
+//! read until a fence or an acquire lets it see more, as a hoisted load or an L1 line does).
+//! [`load_plain`] and [`store_plain`] exist for that: a kernel's `*p` written with them runs
+//! exactly as before on the GPU, and the weak simulator can show what its races do.
 //!
 //! # Safety
 //! `p` is non-null, aligned to 4 bytes, and points to global or shared memory the calling
 //! thread may access.
+
+/// The simulator's side of every load here.
+#[cfg(not(target_arch = "nvptx64"))]
+unsafe fn sim_load(p: *const u32, kind: crate::sim::weak::LoadKind) -> u32 {
+    use crate::sim::weak::sched::Width;
+    match crate::sim::weak_op(|w, me| w.load(me, p as usize, Width::W32, kind)) {
+        Some(v) => v as u32,
+        // SAFETY: the caller's contract.
+        None => unsafe { p.read_volatile() },
+    }
+}
+
+/// The simulator's side of every store here.
+#[cfg(not(target_arch = "nvptx64"))]
+unsafe fn sim_store(p: *mut u32, v: u32, kind: crate::sim::weak::StoreKind) {
+    use crate::sim::weak::sched::Width;
+    if crate::sim::weak_op(|w, me| w.store(me, p as usize, Width::W32, v.into(), kind)).is_none() {
+        // SAFETY: the caller's contract.
+        unsafe { p.write_volatile(v) }
+    }
+}
+
+/// Loads `*p` as a Rust `*p` does: a plain load the compiler may merge with others, hoist out
+/// of a loop or drop.
+///
+/// Scope: none. Ordering: none. CUDA: a load through a non-`volatile` pointer. PTX: `ld` (or
+/// none at all, if the compiler kept an earlier value).
+///
+/// # Safety
+/// See the [module docs](self#safety); a racing write makes the value unspecified.
+#[inline(always)]
+pub unsafe fn load_plain(p: *const u32) -> u32 {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the caller's contract.
+    unsafe {
+        *p
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    // SAFETY: the caller's contract.
+    unsafe {
+        sim_load(p, crate::sim::weak::LoadKind::Weak)
+    }
+}
+
+/// Stores `v` to `*p` as a Rust `*p = v` does.
+///
+/// Scope: none. Ordering: none. CUDA: a store through a non-`volatile` pointer. PTX: `st`.
+///
+/// # Safety
+/// See the [module docs](self#safety).
+#[inline(always)]
+pub unsafe fn store_plain(p: *mut u32, v: u32) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: the caller's contract.
+    unsafe {
+        *p = v
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    // SAFETY: the caller's contract.
+    unsafe {
+        sim_store(p, v, crate::sim::weak::StoreKind::Weak)
+    }
+}
 
 /// Loads `*p` with a plain (weak) load the compiler keeps where it is written.
 ///
@@ -61,7 +131,7 @@ pub unsafe fn store_weak(p: *mut u32, v: u32) {
     #[cfg(not(target_arch = "nvptx64"))]
     // SAFETY: the caller's contract.
     unsafe {
-        p.write_volatile(v)
+        sim_store(p, v, crate::sim::weak::StoreKind::Weak)
     }
 }
 
@@ -112,6 +182,6 @@ pub unsafe fn store_volatile(p: *mut u32, v: u32) {
     #[cfg(not(target_arch = "nvptx64"))]
     // SAFETY: the caller's contract.
     unsafe {
-        p.write_volatile(v)
+        sim_store(p, v, crate::sim::weak::StoreKind::Relaxed)
     }
 }

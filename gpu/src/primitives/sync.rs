@@ -77,7 +77,16 @@ macro_rules! fence_fn {
                 core::arch::asm!($ptx, options(nostack));
             }
             #[cfg(not(target_arch = "nvptx64"))]
-            core::sync::atomic::fence(core::sync::atomic::Ordering::$host);
+            {
+                use core::sync::atomic::Ordering;
+                let kind = match Ordering::$host {
+                    Ordering::SeqCst => crate::sim::weak::FenceKind::Sc,
+                    _ => crate::sim::weak::FenceKind::AcqRel,
+                };
+                if crate::sim::weak_op(|w, me| w.fence(me, kind)).is_none() {
+                    core::sync::atomic::fence(Ordering::$host);
+                }
+            }
         }
     };
 }

@@ -93,10 +93,47 @@ impl SimBarrier {
         }
     }
 
-    /// A thread is done (exited or unwound): the barrier stops waiting for it.
-    pub(super) fn leave(&self) {
+    /// [`wait`](Self::wait) in a weak launch, as thread `me`: the thread holding the token
+    /// arrives; the last to arrive opens the barrier for the others (they become ready to run),
+    /// the others give the token away until it opens.
+    pub(super) fn wait_weak(
+        &self,
+        launch: &Launch,
+        w: &super::weak::sched::WeakLaunch,
+        me: u32,
+        what: &'static str,
+        predicate: bool,
+    ) -> bool {
+        let mut s = self.lock();
+        s.arrived += 1;
+        s.any |= predicate;
+        if self.release_if_complete(&mut s) {
+            let any = s.released_any;
+            drop(s);
+            w.release(self.key());
+            return any;
+        }
+        drop(s);
+        match w.block(me, self.key(), &|| launch.aborted()) {
+            // Nothing ran between the release and this read but the threads it released.
+            Ok(()) => self.lock().released_any,
+            Err(why) => {
+                self.lock().arrived -= 1;
+                launch.stuck(why, what)
+            }
+        }
+    }
+
+    /// The barrier's identity in a weak launch's scheduler.
+    pub(super) fn key(&self) -> usize {
+        self as *const SimBarrier as usize
+    }
+
+    /// A thread is done (exited or unwound): the barrier stops waiting for it. Returns whether
+    /// that opened it.
+    pub(super) fn leave(&self) -> bool {
         let mut s = self.lock();
         s.live = s.live.saturating_sub(1);
-        self.release_if_complete(&mut s);
+        self.release_if_complete(&mut s)
     }
 }

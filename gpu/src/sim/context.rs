@@ -1,6 +1,8 @@
 //! What each simulated thread knows about itself, and the block and warp state it shares.
 
 use super::barrier::SimBarrier;
+use super::weak::FenceKind;
+use super::weak::sched::WeakLaunch;
 use super::{Abort, Launch, SimError};
 use crate::LaunchConfig;
 use std::cell::{Cell, UnsafeCell};
@@ -124,6 +126,8 @@ unsafe impl Sync for BlockState {}
 pub(super) struct ThreadCtx {
     ids: Ids,
     launch: *const Launch,
+    /// The thread's rank in the grid: its number in a weak launch's scheduler.
+    rank: u32,
     block: u32,
     warp: u32,
     lane: u32,
@@ -143,6 +147,7 @@ impl ThreadCtx {
                 cluster_dim: [cfg.cluster.x, cfg.cluster.y, cfg.cluster.z],
             },
             launch,
+            rank: block * cfg.block.count() as u32 + rank,
             block,
             warp: rank / 32,
             lane: rank % 32,
@@ -182,8 +187,43 @@ pub fn lane() -> u32 {
     ctx().lane
 }
 
+/// In a weak launch ([`weak::scoped`](super::weak::scoped)), runs `op` on its memory as the
+/// calling thread, then hands the token on (maybe back to itself); `None` — and `op` not run —
+/// outside a weak launch, or outside a kernel.
+pub(crate) fn weak<R>(op: impl FnOnce(&WeakLaunch, u32) -> R) -> Option<R> {
+    let c = CTX.get()?;
+    // SAFETY: `launch` points to the launch this thread belongs to, alive until it returns.
+    let launch = unsafe { &*c.launch };
+    let w = launch.weak.as_ref()?;
+    let r = op(w, c.rank);
+    if let Err(why) = w.switch(c.rank, &|| launch.aborted()) {
+        launch.stuck(why, "a memory operation");
+    }
+    Some(r)
+}
+
+/// Whether the calling thread runs in a weak launch.
+pub(crate) fn in_weak_launch() -> bool {
+    CTX.get().is_some_and(|c| {
+        // SAFETY: as in `weak`.
+        unsafe { &*c.launch }.weak.is_some()
+    })
+}
+
 pub(crate) fn block_barrier(predicate: bool) -> bool {
-    with_launch(|_, launch, block| block.barrier.wait(launch, "sync_threads", predicate))
+    with_launch(|c, launch, block| match &launch.weak {
+        // The barrier orders the block's memory: an SC fence on each side of it is at least as
+        // strong as `bar.sync`'s block-scope ordering, so it shows nothing the GPU could not.
+        Some(w) => {
+            w.fence(c.rank, FenceKind::Sc);
+            let any = block
+                .barrier
+                .wait_weak(launch, w, c.rank, "sync_threads", predicate);
+            w.fence(c.rank, FenceKind::Sc);
+            any
+        }
+        None => block.barrier.wait(launch, "sync_threads", predicate),
+    })
 }
 
 pub(crate) fn shared_base() -> *mut u8 {
@@ -235,14 +275,26 @@ pub(crate) fn map_shared(p: *const u8, rank: u32) -> *mut u8 {
 pub fn warp_exchange(value: u64) -> WarpView {
     with_launch(|c, launch, block| {
         let warp = &block.warps[c.warp as usize];
+        // In a weak launch the warp's lanes meet through the scheduler, with SC fences (as
+        // strong as `__syncwarp`'s ordering, stronger than a shuffle's: nothing the GPU forbids).
+        let meet = || match &launch.weak {
+            Some(w) => {
+                w.fence(c.rank, FenceKind::Sc);
+                warp.barrier
+                    .wait_weak(launch, w, c.rank, "a warp operation", false);
+            }
+            None => {
+                warp.barrier.wait(launch, "a warp operation", false);
+            }
+        };
         warp.slots[c.lane as usize].store(value, Ordering::Relaxed);
-        warp.barrier.wait(launch, "a warp operation", false);
+        meet();
         let view = WarpView {
             values: std::array::from_fn(|l| warp.slots[l].load(Ordering::Relaxed)),
             live: warp.live.load(Ordering::Relaxed),
         };
         // Nobody may overwrite a slot until every lane has read them all.
-        warp.barrier.wait(launch, "a warp operation", false);
+        meet();
         view
     })
 }
@@ -268,8 +320,16 @@ pub(super) fn run_thread<F: Fn() + Sync>(launch: &Launch, ctx: ThreadCtx, kernel
     CTX.set(Some(ctx));
     let block = &launch.blocks[ctx.block as usize];
     let warp = &block.warps[ctx.warp as usize];
+    if let Some(w) = &launch.weak {
+        w.register(ctx.rank);
+    }
     let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         launch.start.wait(launch, "the start of the launch", false);
+        if let Some(w) = &launch.weak
+            && let Err(why) = w.wait_turn(ctx.rank, &|| launch.aborted())
+        {
+            launch.stuck(why, "the start of the launch");
+        }
         if !launch.aborted() {
             kernel();
         }
@@ -280,8 +340,22 @@ pub(super) fn run_thread<F: Fn() + Sync>(launch: &Launch, ctx: ThreadCtx, kernel
         launch.fail(SimError::Panicked(panic_message(payload.as_ref())));
     }
     warp.live.fetch_and(!(1 << ctx.lane), Ordering::Relaxed);
-    warp.barrier.leave();
-    block.barrier.leave();
+    let opened = [
+        (warp.barrier.leave(), warp.barrier.key()),
+        (block.barrier.leave(), block.barrier.key()),
+    ];
     launch.clusters[ctx.ids.cluster_linear() as usize].leave();
+    if let Some(w) = &launch.weak {
+        for (open, key) in opened {
+            if open {
+                w.release(key);
+            }
+        }
+        if w.exit(ctx.rank).is_err() {
+            launch.fail(SimError::Deadlock(
+                "a barrier the threads left wait at, which no thread can reach any more",
+            ));
+        }
+    }
     CTX.set(None);
 }

@@ -27,7 +27,8 @@ pub mod weak;
 
 pub use context::{Ids, WarpView, ids, lane, warp_exchange};
 pub(crate) use context::{
-    block_barrier, cluster_arrive, cluster_wait, host_clock_ns, map_shared, shared_base, shared_len,
+    block_barrier, cluster_arrive, cluster_wait, host_clock_ns, in_weak_launch, map_shared,
+    shared_base, shared_len, weak as weak_op,
 };
 
 use crate::LaunchConfig;
@@ -121,11 +122,22 @@ pub(crate) struct Launch {
     clusters: Vec<SplitBarrier>,
     aborted: AtomicBool,
     error: Mutex<Option<SimError>>,
+    /// The scheduler and memory of a weak launch ([`weak::scoped`]).
+    weak: Option<weak::sched::WeakLaunch>,
 }
 
 impl Launch {
     fn aborted(&self) -> bool {
         self.aborted.load(Ordering::Acquire)
+    }
+
+    /// A weak launch cannot go on: records a deadlock (every thread left waits at a barrier)
+    /// and unwinds this thread.
+    fn stuck(&self, why: weak::sched::Stuck, what: &'static str) -> ! {
+        if let weak::sched::Stuck::Deadlock = why {
+            self.fail(SimError::Deadlock(what));
+        }
+        std::panic::resume_unwind(Box::new(Abort));
     }
 
     /// Records the first error and tells every thread to stop.
@@ -197,6 +209,12 @@ pub fn check_config(cfg: &LaunchConfig) -> Result<(), SimError> {
 pub fn launch<F: Fn() + Sync>(cfg: &LaunchConfig, kernel: F) -> Result<(), SimError> {
     check_config(cfg)?;
     let total = cfg.threads() as u32;
+    let weak = weak::sched::next_launch_seed().map(|rng| weak::sched::WeakLaunch::new(total, rng));
+    if weak.is_some() && cfg.is_clustered() {
+        return Err(SimError::Config(
+            "the weak memory does not simulate thread block clusters".into(),
+        ));
+    }
     let per_block = cfg.block.count() as u32;
     let launch = Launch {
         cfg: *cfg,
@@ -209,6 +227,7 @@ pub fn launch<F: Fn() + Sync>(cfg: &LaunchConfig, kernel: F) -> Result<(), SimEr
             .collect(),
         aborted: AtomicBool::new(false),
         error: Mutex::new(None),
+        weak,
     };
     let launch = &launch;
     let kernel = &kernel;
@@ -230,6 +249,9 @@ pub fn launch<F: Fn() + Sync>(cfg: &LaunchConfig, kernel: F) -> Result<(), SimEr
             }
         }
     });
+    if let Some(w) = &launch.weak {
+        w.report();
+    }
     match launch
         .error
         .lock()

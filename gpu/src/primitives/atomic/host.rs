@@ -1,9 +1,13 @@
 //! The simulator backend: each operation is the `core::sync::atomic` operation with the same
 //! ordering. The scope is accepted and ignored — a CPU's caches are coherent, every atomic here
 //! is as strong as a system-scoped one — so the simulator checks a kernel's logic, never whether
-//! its scopes are wide enough.
+//! its scopes are wide enough. In a weak launch (`sim::weak::scoped`) each operation goes to
+//! the weak memory instead, which may show what the PTX model allows its ordering.
 
 use super::{LoadOrder, Order, Scope, StoreOrder};
+use crate::sim::weak::sched::Width;
+use crate::sim::weak::{LoadKind, StoreKind};
+use crate::sim::weak_op;
 use core::sync::atomic::{AtomicI32, AtomicI64, AtomicU32, AtomicU64, Ordering};
 
 fn rmw(order: Order) -> Ordering {
@@ -38,9 +42,18 @@ fn store_order(order: StoreOrder) -> Ordering {
 }
 
 macro_rules! native_fns {
-    ($($name:ident: $atomic:ident . $method:ident, $bits:ty as $val:ty;)*) => {$(
+    ($($name:ident: $atomic:ident . $method:ident, $bits:ty as $val:ty, $w:ident, |$o:ident, $v:ident| $weak:expr;)*) => {$(
         #[inline]
         pub(super) unsafe fn $name(addr: *mut $bits, val: $bits, _scope: Scope, order: Order) -> $bits {
+            let weak = weak_op(|w, me| {
+                w.rmw(me, addr as usize, Width::$w, order, |old| {
+                    let ($o, $v) = (old as $bits, val);
+                    Some($weak as u64)
+                })
+            });
+            if let Some(old) = weak {
+                return old as $bits;
+            }
             // SAFETY: the caller upholds the atomic module's contract: `addr` is valid, aligned
             // and only accessed atomically while the kernel runs.
             let a = unsafe { $atomic::from_ptr(addr.cast()) };
@@ -50,31 +63,40 @@ macro_rules! native_fns {
 }
 
 native_fns! {
-    add_u32: AtomicU32.fetch_add, u32 as u32;
-    add_s32: AtomicI32.fetch_add, u32 as i32;
-    add_u64: AtomicU64.fetch_add, u64 as u64;
-    exch_b32: AtomicU32.swap, u32 as u32;
-    exch_b64: AtomicU64.swap, u64 as u64;
-    min_u32: AtomicU32.fetch_min, u32 as u32;
-    min_s32: AtomicI32.fetch_min, u32 as i32;
-    min_u64: AtomicU64.fetch_min, u64 as u64;
-    min_s64: AtomicI64.fetch_min, u64 as i64;
-    max_u32: AtomicU32.fetch_max, u32 as u32;
-    max_s32: AtomicI32.fetch_max, u32 as i32;
-    max_u64: AtomicU64.fetch_max, u64 as u64;
-    max_s64: AtomicI64.fetch_max, u64 as i64;
-    and_b32: AtomicU32.fetch_and, u32 as u32;
-    and_b64: AtomicU64.fetch_and, u64 as u64;
-    or_b32: AtomicU32.fetch_or, u32 as u32;
-    or_b64: AtomicU64.fetch_or, u64 as u64;
-    xor_b32: AtomicU32.fetch_xor, u32 as u32;
-    xor_b64: AtomicU64.fetch_xor, u64 as u64;
+    add_u32: AtomicU32.fetch_add, u32 as u32, W32, |o, v| o.wrapping_add(v);
+    add_s32: AtomicI32.fetch_add, u32 as i32, W32, |o, v| o.wrapping_add(v);
+    add_u64: AtomicU64.fetch_add, u64 as u64, W64, |o, v| o.wrapping_add(v);
+    exch_b32: AtomicU32.swap, u32 as u32, W32, |_o, v| v;
+    exch_b64: AtomicU64.swap, u64 as u64, W64, |_o, v| v;
+    min_u32: AtomicU32.fetch_min, u32 as u32, W32, |o, v| o.min(v);
+    min_s32: AtomicI32.fetch_min, u32 as i32, W32, |o, v| (o as i32).min(v as i32) as u32;
+    min_u64: AtomicU64.fetch_min, u64 as u64, W64, |o, v| o.min(v);
+    min_s64: AtomicI64.fetch_min, u64 as i64, W64, |o, v| (o as i64).min(v as i64) as u64;
+    max_u32: AtomicU32.fetch_max, u32 as u32, W32, |o, v| o.max(v);
+    max_s32: AtomicI32.fetch_max, u32 as i32, W32, |o, v| (o as i32).max(v as i32) as u32;
+    max_u64: AtomicU64.fetch_max, u64 as u64, W64, |o, v| o.max(v);
+    max_s64: AtomicI64.fetch_max, u64 as i64, W64, |o, v| (o as i64).max(v as i64) as u64;
+    and_b32: AtomicU32.fetch_and, u32 as u32, W32, |o, v| o & v;
+    and_b64: AtomicU64.fetch_and, u64 as u64, W64, |o, v| o & v;
+    or_b32: AtomicU32.fetch_or, u32 as u32, W32, |o, v| o | v;
+    or_b64: AtomicU64.fetch_or, u64 as u64, W64, |o, v| o | v;
+    xor_b32: AtomicU32.fetch_xor, u32 as u32, W32, |o, v| o ^ v;
+    xor_b64: AtomicU64.fetch_xor, u64 as u64, W64, |o, v| o ^ v;
 }
 
 macro_rules! cas_loop_fns {
-    ($($name:ident: $atomic:ident, $bits:ty, |$old:ident, $val:ident| $new:expr;)*) => {$(
+    ($($name:ident: $atomic:ident, $bits:ty, $w:ident, |$old:ident, $val:ident| $new:expr;)*) => {$(
         #[inline]
         pub(super) unsafe fn $name(addr: *mut $bits, $val: $bits, _scope: Scope, order: Order) -> $bits {
+            let weak = weak_op(|w, me| {
+                w.rmw(me, addr as usize, Width::$w, order, |old| {
+                    let $old = old as $bits;
+                    Some($new as u64)
+                })
+            });
+            if let Some(old) = weak {
+                return old as $bits;
+            }
             // SAFETY: as in `native_fns`.
             let a = unsafe { $atomic::from_ptr(addr) };
             match a.fetch_update(rmw(order), failure(order), |$old| Some($new)) {
@@ -85,16 +107,24 @@ macro_rules! cas_loop_fns {
 }
 
 cas_loop_fns! {
-    add_f32: AtomicU32, u32, |old, val| (f32::from_bits(old) + f32::from_bits(val)).to_bits();
-    add_f64: AtomicU64, u64, |old, val| (f64::from_bits(old) + f64::from_bits(val)).to_bits();
-    inc: AtomicU32, u32, |old, val| if old >= val { 0 } else { old + 1 };
-    dec: AtomicU32, u32, |old, val| if old == 0 || old > val { val } else { old - 1 };
+    add_f32: AtomicU32, u32, W32, |old, val| (f32::from_bits(old) + f32::from_bits(val)).to_bits();
+    add_f64: AtomicU64, u64, W64, |old, val| (f64::from_bits(old) + f64::from_bits(val)).to_bits();
+    inc: AtomicU32, u32, W32, |old, val| if old >= val { 0 } else { old + 1 };
+    dec: AtomicU32, u32, W32, |old, val| if old == 0 || old > val { val } else { old - 1 };
 }
 
 macro_rules! width_fns {
-    ($($cas:ident, $ld:ident, $st:ident: $atomic:ident, $bits:ty;)*) => {$(
+    ($($cas:ident, $ld:ident, $st:ident: $atomic:ident, $bits:ty, $w:ident;)*) => {$(
         #[inline]
         pub(super) unsafe fn $cas(addr: *mut $bits, cmp: $bits, val: $bits, _scope: Scope, order: Order) -> $bits {
+            let weak = weak_op(|w, me| {
+                w.rmw(me, addr as usize, Width::$w, order, |old| {
+                    (old as $bits == cmp).then_some(val as u64)
+                })
+            });
+            if let Some(old) = weak {
+                return old as $bits;
+            }
             // SAFETY: as in `native_fns`.
             let a = unsafe { $atomic::from_ptr(addr) };
             match a.compare_exchange(cmp, val, rmw(order), failure(order)) {
@@ -111,6 +141,13 @@ macro_rules! width_fns {
 
         #[inline]
         pub(super) unsafe fn $ld(addr: *const $bits, _scope: Scope, order: LoadOrder) -> $bits {
+            let kind = match order {
+                LoadOrder::Relaxed => LoadKind::Relaxed,
+                LoadOrder::Acquire => LoadKind::Acquire,
+            };
+            if let Some(v) = weak_op(|w, me| w.load(me, addr as usize, Width::$w, kind)) {
+                return v as $bits;
+            }
             // SAFETY: as in `native_fns`; the load does not write through the pointer.
             let a = unsafe { $atomic::from_ptr(addr.cast_mut()) };
             a.load(load_order(order))
@@ -118,6 +155,13 @@ macro_rules! width_fns {
 
         #[inline]
         pub(super) unsafe fn $st(addr: *mut $bits, val: $bits, _scope: Scope, order: StoreOrder) {
+            let kind = match order {
+                StoreOrder::Relaxed => StoreKind::Relaxed,
+                StoreOrder::Release => StoreKind::Release,
+            };
+            if weak_op(|w, me| w.store(me, addr as usize, Width::$w, val as u64, kind)).is_some() {
+                return;
+            }
             // SAFETY: as in `native_fns`.
             let a = unsafe { $atomic::from_ptr(addr) };
             a.store(val, store_order(order))
@@ -126,8 +170,8 @@ macro_rules! width_fns {
 }
 
 width_fns! {
-    cas_b32, ld_b32, st_b32: AtomicU32, u32;
-    cas_b64, ld_b64, st_b64: AtomicU64, u64;
+    cas_b32, ld_b32, st_b32: AtomicU32, u32, W32;
+    cas_b64, ld_b64, st_b64: AtomicU64, u64, W64;
 }
 
 macro_rules! red_fns {

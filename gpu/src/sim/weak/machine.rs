@@ -134,6 +134,11 @@ struct ThreadViews {
     acq: View,
     /// `cur` as of the last release fence: what its relaxed stores carry.
     rel: View,
+    /// The write each location's last plain load read: plain loads keep returning it while
+    /// the thread's view allows (a value kept in a register or an L1 line), so a plain spin
+    /// with no fence in it never sees a new value — as on a GPU, where the compiler hoists the
+    /// load or the SM's L1 keeps the line.
+    sticky: View,
 }
 
 /// A weak memory shared by `threads` threads; see the [module docs](self).
@@ -214,12 +219,21 @@ impl Machine {
         }
     }
 
-    /// Thread `t` loads `loc`: any write from its view onwards, picked by `ch`.
+    /// Thread `t` loads `loc`: any write from its view onwards, picked by `ch` — for a plain
+    /// load, the write its last plain load of `loc` read, while its view still allows it.
     pub fn load(&mut self, t: usize, loc: Loc, kind: LoadKind, ch: &mut impl Chooser) -> u64 {
         let floor = self.threads[t].cur.get(loc);
+        let kept = self.threads[t].sticky.get(loc);
         let tl = self.timeline(loc);
         let first = tl.partition_point(|m| m.stamp < floor);
-        let i = first + ch.choose(tl.len() - first);
+        // `sticky` holds stamp + 1, so that 0 means "none" even for the initial write.
+        let held = (kind == LoadKind::Weak && kept > floor)
+            .then(|| tl.binary_search_by_key(&(kept - 1), |m| m.stamp).ok())
+            .flatten();
+        let i = match held {
+            Some(i) => i,
+            None => first + ch.choose(tl.len() - first),
+        };
         let stale = i + 1 < tl.len();
         let (stamp, value, view) = (tl[i].stamp, tl[i].value, tl[i].view.clone());
         let th = &mut self.threads[t];
@@ -229,6 +243,9 @@ impl Machine {
         if kind == LoadKind::Acquire {
             th.cur.join(&view);
         }
+        if kind == LoadKind::Weak {
+            th.sticky.raise(loc, stamp + 1);
+        }
         self.log(Event::Load {
             thread: t,
             loc,
@@ -237,6 +254,23 @@ impl Machine {
             stale,
         });
         value
+    }
+
+    /// A write nobody modelled (host code, or a kernel's plain Rust access) left `value` at
+    /// `loc`: it becomes the newest write, and every thread's view moves past the older ones —
+    /// stronger than any GPU, so never a behaviour the model forbids.
+    pub fn overwrite(&mut self, loc: Loc, value: u64) {
+        let tl = self.timeline(loc);
+        let stamp = tl.last().map_or(0, |m| m.stamp) + GAP;
+        tl.push(Message {
+            stamp,
+            value,
+            view: View::new(),
+            rmw: false,
+        });
+        for th in &mut self.threads {
+            th.cur.raise(loc, stamp);
+        }
     }
 
     /// Thread `t` stores `value` to `loc`: after every write it has seen, and — when stores may

@@ -21,11 +21,13 @@
 pub mod chooser;
 pub mod machine;
 pub mod program;
+pub(crate) mod sched;
 pub mod view;
 
 pub use chooser::{Chooser, Exhaustive, Seeded};
 pub use machine::{Event, FenceKind, LoadKind, Machine, StoreKind};
 pub use program::{Instr, Mode, Outcome, Program};
+pub use sched::{WeakStats, scoped};
 pub use view::{Loc, Stamp, View};
 
 #[cfg(test)]
