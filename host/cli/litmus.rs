@@ -204,7 +204,7 @@ fn print_report(r: &LitmusReport, outcomes: bool) {
     if let Some((blocks, testing)) = r.blocks {
         println!(
             "  {blocks} blocks of {} threads, {testing} per SM testing, the rest stressing ({} loads and stores a round each, {} lines)",
-            gpu::checks::litmus::LITMUS_BLOCK_THREADS,
+            gpu::lessons::litmus::LITMUS_BLOCK_THREADS,
             r.options.stress.iters,
             r.options.stress.lines
         );

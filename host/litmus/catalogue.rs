@@ -19,17 +19,27 @@
 //! | WRC | `1:r0=1 ∧ 2:r0=1 ∧ 2:r1=0` | release/acquire, an acq_rel or SC fence in scope |
 //! | IRIW | `2:r0=1 ∧ 2:r1=0 ∧ 3:r0=1 ∧ 3:r1=0` | an SC fence in scope only |
 //!
+//! And the sources' pitfalls, as the same kind of test:
+//!
+//! | test | the pitfall | outcome counted | forbidden by |
+//! |---|---|---|---|
+//! | MP+lock | the lock without `threadfence` (the CUDA lock blog, Numba part 4): data written in the critical section, the lock released with `atomicExch`, taken with `atomicCAS`, the data read | `1:r0=1 ∧ 1:r1=0`: the lock taken, the data stale | as MP |
+//! | MP+atomic | the grid-barrier article's counter: data written, arrival counted with an atomic add, the count polled, the data read | `1:r0=1 ∧ 1:r1=0`: the arrival seen, the data stale | as MP |
+//! | slot-read | the neighbor-list mistake (CUDA book 9.3): `atomicAdd(&n, 1)`, then the slot read from `n` | `0:r0=2 ∧ 1:r0=2`: both threads take slot 2 | nothing: it is an interleaving |
+//! | slot-ret | the fix: the slot is `atomicAdd`'s result | `0:r0=0 ∧ 1:r0=0`: both take slot 0 | always (atomicity) |
+//!
 //! Plain (weak) accesses are not "morally strong" in PTX: racing, they promise no coherence
 //! between threads, so only CoWW's outcome (one thread's own stores) is forbidden for them. A
 //! `.cta` fence covers the threads of one block: placed in different blocks, a test's fences do
 //! not synchronize, and its weak outcome is allowed (PTX ISA, "Memory Consistency Model":
 //! morally strong operations, causality order, and the SB/LB/MP examples there).
 
-use gpu::checks::litmus::{
-    LITMUS_MAX_THREADS, LITMUS_OPS, LITMUS_PROGRAM_WORDS, OP_LOAD, OP_NONE, OP_STORE,
-    PLACE_DIFFERENT_SMS, PLACE_SAME_BLOCK, PLACE_SAME_SM, PLACE_SAME_WARP,
+use gpu::atomic::Order;
+use gpu::lessons::litmus::{
+    LITMUS_MAX_THREADS, LITMUS_OPS, LITMUS_PROGRAM_WORDS, OP_ADD, OP_CAS, OP_EXCH, OP_LOAD, OP_RED,
+    OP_STORE, PLACE_DIFFERENT_SMS, PLACE_SAME_BLOCK, PLACE_SAME_SM, PLACE_SAME_WARP,
 };
-use gpu::sim::weak::{FenceKind, Instr, LoadKind, Program, StoreKind};
+use gpu::sim::weak::{FenceKind, Instr, LoadKind, Loc, Program, RmwOp, StoreKind};
 use serde::{Deserialize, Serialize};
 
 /// A litmus test's shape.
@@ -56,6 +66,50 @@ pub enum Test {
     WRC,
     /// Independent reads of independent writes: two readers see two stores in opposite orders.
     IRIW,
+    /// MP through a lock: the unlock an `atomicExch`, the lock an `atomicCAS` (the lock
+    /// without `threadfence`).
+    MpLock,
+    /// MP through an atomic counter: the flag an `atomicAdd` (the grid-barrier article's
+    /// arrival).
+    MpAtomic,
+    /// The neighbor-list mistake: `atomicAdd(&n, 1)`, then the slot read from `n`.
+    SlotRead,
+    /// Its fix: the slot is `atomicAdd`'s result.
+    SlotRet,
+}
+
+/// One operation of a test's thread: location 0 is `x`, 1 is `y`; stores write 1 or 2.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Op {
+    St(u32, u32),
+    Ld(u32),
+    /// `atomicAdd`, returning the old value.
+    Add(u32, u32),
+    /// An atomic add returning nothing.
+    Red(u32, u32),
+    /// `atomicExch`, returning the old value.
+    Exch(u32, u32),
+    /// `atomicCAS(p, 1, value)`, returning the old value.
+    Cas(u32, u32),
+}
+
+impl Op {
+    /// Whether it writes a register.
+    fn returns(self) -> bool {
+        matches!(self, Op::Ld(_) | Op::Add(..) | Op::Exch(..) | Op::Cas(..))
+    }
+
+    /// (kind, location, value) in the kernel's program table.
+    fn table(self) -> [u32; 3] {
+        match self {
+            Op::St(l, v) => [OP_STORE, l, v],
+            Op::Ld(l) => [OP_LOAD, l, 0],
+            Op::Add(l, v) => [OP_ADD, l, v],
+            Op::Red(l, v) => [OP_RED, l, v],
+            Op::Exch(l, v) => [OP_EXCH, l, v],
+            Op::Cas(l, v) => [OP_CAS, l, v],
+        }
+    }
 }
 
 /// How the accesses of a test are made, and what goes between them.
@@ -111,8 +165,8 @@ pub enum Verdict {
 }
 
 impl Test {
-    /// Every test, in the order of the literature's tables.
-    pub const ALL: [Test; 10] = [
+    /// Every test: the literature's, then the sources' pitfalls.
+    pub const ALL: [Test; 14] = [
         Test::MP,
         Test::SB,
         Test::LB,
@@ -123,6 +177,10 @@ impl Test {
         Test::TwoPlusTwoW,
         Test::WRC,
         Test::IRIW,
+        Test::MpLock,
+        Test::MpAtomic,
+        Test::SlotRead,
+        Test::SlotRet,
     ];
 
     /// The name the literature uses.
@@ -138,6 +196,10 @@ impl Test {
             Test::TwoPlusTwoW => "2+2W",
             Test::WRC => "WRC",
             Test::IRIW => "IRIW",
+            Test::MpLock => "MP+lock",
+            Test::MpAtomic => "MP+atomic",
+            Test::SlotRead => "slot-read",
+            Test::SlotRet => "slot-ret",
         }
     }
 
@@ -148,29 +210,32 @@ impl Test {
             .find(|t| t.name().eq_ignore_ascii_case(name))
     }
 
-    /// The threads' operations, without fences: (is a store, location, value) per operation.
-    /// Location 0 is `x`, 1 is `y`; stores write 1 or 2.
-    fn shape(self) -> Vec<Vec<(bool, u32, u32)>> {
+    /// The threads' operations, without fences.
+    fn shape(self) -> Vec<Vec<Op>> {
+        use Op::*;
         const X: u32 = 0;
         const Y: u32 = 1;
-        let st = |loc, v| (true, loc, v);
-        let ld = |loc| (false, loc, 0);
         match self {
-            Test::MP => vec![vec![st(X, 1), st(Y, 1)], vec![ld(Y), ld(X)]],
-            Test::SB => vec![vec![st(X, 1), ld(Y)], vec![st(Y, 1), ld(X)]],
-            Test::LB => vec![vec![ld(X), st(Y, 1)], vec![ld(Y), st(X, 1)]],
-            Test::CoRR => vec![vec![st(X, 1)], vec![ld(X), ld(X)]],
-            Test::CoWW => vec![vec![st(X, 1), st(X, 2)]],
-            Test::S => vec![vec![st(X, 2), st(Y, 1)], vec![ld(Y), st(X, 1)]],
-            Test::R => vec![vec![st(X, 1), st(Y, 1)], vec![st(Y, 2), ld(X)]],
-            Test::TwoPlusTwoW => vec![vec![st(X, 1), st(Y, 2)], vec![st(Y, 1), st(X, 2)]],
-            Test::WRC => vec![vec![st(X, 1)], vec![ld(X), st(Y, 1)], vec![ld(Y), ld(X)]],
+            Test::MP => vec![vec![St(X, 1), St(Y, 1)], vec![Ld(Y), Ld(X)]],
+            Test::SB => vec![vec![St(X, 1), Ld(Y)], vec![St(Y, 1), Ld(X)]],
+            Test::LB => vec![vec![Ld(X), St(Y, 1)], vec![Ld(Y), St(X, 1)]],
+            Test::CoRR => vec![vec![St(X, 1)], vec![Ld(X), Ld(X)]],
+            Test::CoWW => vec![vec![St(X, 1), St(X, 2)]],
+            Test::S => vec![vec![St(X, 2), St(Y, 1)], vec![Ld(Y), St(X, 1)]],
+            Test::R => vec![vec![St(X, 1), St(Y, 1)], vec![St(Y, 2), Ld(X)]],
+            Test::TwoPlusTwoW => vec![vec![St(X, 1), St(Y, 2)], vec![St(Y, 1), St(X, 2)]],
+            Test::WRC => vec![vec![St(X, 1)], vec![Ld(X), St(Y, 1)], vec![Ld(Y), Ld(X)]],
             Test::IRIW => vec![
-                vec![st(X, 1)],
-                vec![st(Y, 1)],
-                vec![ld(X), ld(Y)],
-                vec![ld(Y), ld(X)],
+                vec![St(X, 1)],
+                vec![St(Y, 1)],
+                vec![Ld(X), Ld(Y)],
+                vec![Ld(Y), Ld(X)],
             ],
+            // y is the lock word: 0 held by thread 0, 1 free, 2 taken by thread 1.
+            Test::MpLock => vec![vec![St(X, 1), Exch(Y, 1)], vec![Cas(Y, 2), Ld(X)]],
+            Test::MpAtomic => vec![vec![St(X, 1), Add(Y, 1)], vec![Ld(Y), Ld(X)]],
+            Test::SlotRead => vec![vec![Red(X, 1), Ld(X)], vec![Red(X, 1), Ld(X)]],
+            Test::SlotRet => vec![vec![Add(X, 1)], vec![Add(X, 1)]],
         }
     }
 
@@ -194,7 +259,7 @@ impl Test {
     pub fn digit_names(self) -> Vec<String> {
         let mut names = Vec::new();
         for (t, ops) in self.shape().iter().enumerate() {
-            let loads = ops.iter().filter(|op| !op.0).count();
+            let loads = ops.iter().filter(|op| op.returns()).count();
             names.extend((0..loads).map(|n| format!("{t}:r{n}")));
         }
         for (bit, name) in [(1, "x"), (2, "y")] {
@@ -205,9 +270,13 @@ impl Test {
         names
     }
 
-    /// The weak outcome, digit by digit (see [`Test::digit_names`]).
+    /// The outcome the test counts, digit by digit (see [`Test::digit_names`]): its weak
+    /// outcome, or for `slot-read` the pitfall's (which is an interleaving).
     pub fn weak_outcome(self) -> Vec<u64> {
         match self {
+            Test::MpLock | Test::MpAtomic => vec![0, 1, 0],
+            Test::SlotRead => vec![2, 2],
+            Test::SlotRet => vec![0, 0],
             Test::MP | Test::CoRR => vec![1, 0],
             Test::SB => vec![0, 0],
             Test::LB => vec![1, 1],
@@ -237,7 +306,9 @@ impl Test {
             Variant::FenceAcqRelCta | Variant::FenceScCta => Strength::Coherent,
         };
         match self {
-            Test::CoWW => true,
+            Test::CoWW | Test::SlotRet => true,
+            Test::SlotRead => false,
+            Test::MpLock | Test::MpAtomic => order >= Strength::Causal,
             Test::CoRR => order >= Strength::Coherent,
             Test::MP | Test::LB | Test::S | Test::WRC => order >= Strength::Causal,
             Test::SB | Test::R | Test::TwoPlusTwoW | Test::IRIW => order >= Strength::Sc,
@@ -251,14 +322,9 @@ impl Test {
         words[0] = shape.len() as u32;
         words[1] = self.finals_mask();
         for (t, ops) in shape.iter().enumerate() {
-            for k in 0..LITMUS_OPS as usize {
+            for (k, op) in ops.iter().enumerate().take(LITMUS_OPS as usize) {
                 let at = 2 + (t * LITMUS_OPS as usize + k) * 3;
-                let (kind, loc, value) = match ops.get(k) {
-                    Some(&(true, loc, v)) => (OP_STORE, loc, v),
-                    Some(&(false, loc, _)) => (OP_LOAD, loc, 0),
-                    None => (OP_NONE, 0, 0),
-                };
-                words[at..at + 3].copy_from_slice(&[kind, loc, value]);
+                words[at..at + 3].copy_from_slice(&op.table());
             }
         }
         debug_assert!(shape.len() <= LITMUS_MAX_THREADS as usize);
@@ -269,31 +335,64 @@ impl Test {
     /// Registers are numbered as the outcome's digits; final values follow them.
     pub fn program(self, variant: Variant) -> Program {
         let (load, store, fence) = variant.simulated();
+        let rmw = variant.rmw_order();
         let mut regs = 0;
+        let mut next_reg = || {
+            regs += 1;
+            regs - 1
+        };
         let threads = self
             .shape()
             .iter()
             .map(|ops| {
                 let mut instrs = Vec::new();
-                for (k, &(is_store, loc, value)) in ops.iter().enumerate() {
+                for (k, &op) in ops.iter().enumerate() {
                     if k > 0
                         && let Some(f) = fence
                     {
                         instrs.push(Instr::Fence(f));
                     }
-                    instrs.push(if is_store {
-                        Instr::Store {
-                            loc: loc.into(),
-                            value: value.into(),
+                    let at = |l: u32| Loc::from(l);
+                    let rmw_instr = |reg, loc: u32, op, order| Instr::Rmw {
+                        reg,
+                        loc: at(loc),
+                        op,
+                        order,
+                    };
+                    instrs.push(match op {
+                        Op::St(loc, v) => Instr::Store {
+                            loc: at(loc),
+                            value: v.into(),
                             kind: store,
-                        }
-                    } else {
-                        regs += 1;
-                        Instr::Load {
-                            reg: regs - 1,
-                            loc: loc.into(),
+                        },
+                        Op::Ld(loc) => Instr::Load {
+                            reg: next_reg(),
+                            loc: at(loc),
                             kind: load,
+                        },
+                        Op::Add(loc, v) => {
+                            rmw_instr(Some(next_reg()), loc, RmwOp::Add(v.into()), rmw)
                         }
+                        Op::Red(loc, v) => {
+                            let order = if rmw == Order::AcqRel {
+                                Order::Release
+                            } else {
+                                rmw
+                            };
+                            rmw_instr(None, loc, RmwOp::Add(v.into()), order)
+                        }
+                        Op::Exch(loc, v) => {
+                            rmw_instr(Some(next_reg()), loc, RmwOp::Exch(v.into()), rmw)
+                        }
+                        Op::Cas(loc, v) => rmw_instr(
+                            Some(next_reg()),
+                            loc,
+                            RmwOp::Cas {
+                                expected: 1,
+                                new: v.into(),
+                            },
+                            rmw,
+                        ),
                     });
                 }
                 instrs
@@ -364,6 +463,15 @@ impl Variant {
     /// The number the kernel's `variant` parameter takes.
     pub fn code(self) -> u32 {
         Variant::ALL.iter().position(|&v| v == self).unwrap_or(0) as u32
+    }
+
+    /// The ordering of the test's read-modify-writes under this variant (as the kernel's).
+    fn rmw_order(self) -> Order {
+        if self == Variant::ReleaseAcquire {
+            Order::AcqRel
+        } else {
+            Order::Relaxed
+        }
     }
 
     /// The weak simulator's load, store and fence for this variant (scopes are not simulated).

@@ -9,12 +9,12 @@ use crate::runtime::grid::max_coresident_blocks;
 use crate::runtime::launch::{LaunchMode, Target};
 use crate::runtime::memory::{Footprint, check_fits};
 use gpu::LaunchConfig;
-use gpu::checks::litmus::{
+use gpu::index::SIM_SMS;
+use gpu::lessons::litmus::{
     self as k, ERR_BARRIER, ERR_SM_TABLE, ERR_SPIN_UP, ERR_VARIANT, LITMUS_BLOCK_THREADS,
     LITMUS_ERROR_WORDS, LITMUS_KEYS, LITMUS_MAX_THREADS, LITMUS_PROGRAM_WORDS, LITMUS_REG_SLOTS,
     LITMUS_SHARED_BYTES, LitmusLaunch,
 };
-use gpu::index::SIM_SMS;
 use std::time::Instant;
 
 // SAFETY: `#[repr(C)]` of raw pointers and `u32`s, the same layout on both targets.

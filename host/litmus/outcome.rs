@@ -1,7 +1,7 @@
 //! Outcomes: the kernel's keys decoded, named as the literature writes them, and judged.
 
 use super::catalogue::{Placement, Test, Variant, Verdict};
-use gpu::checks::litmus::{LITMUS_INVALID_KEY, LITMUS_VALUES};
+use gpu::lessons::litmus::{LITMUS_INVALID_KEY, LITMUS_VALUES};
 use gpu::sim::weak::{Exhaustive, Mode, program};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;

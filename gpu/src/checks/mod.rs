@@ -5,5 +5,4 @@ pub mod atomics;
 pub mod barrier;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]
 pub mod hopper;
-pub mod litmus;
 pub mod primitives;

@@ -10,6 +10,7 @@ pub mod barrier;
 pub mod count_above;
 pub mod dot;
 pub mod histogram;
+pub mod litmus;
 pub mod locks;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]
 pub mod mbarrier;

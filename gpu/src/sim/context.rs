@@ -202,8 +202,9 @@ pub(crate) fn weak<R>(op: impl FnOnce(&WeakLaunch, u32) -> R) -> Option<R> {
     Some(r)
 }
 
-/// Whether the calling thread runs in a weak launch.
-pub(crate) fn in_weak_launch() -> bool {
+/// Whether the calling thread runs in a weak launch ([`weak::scoped`](super::weak::scoped)):
+/// a kernel may bound a spin that the weak memory keeps stale for ever more tightly there.
+pub fn in_weak_launch() -> bool {
     CTX.get().is_some_and(|c| {
         // SAFETY: as in `weak`.
         unsafe { &*c.launch }.weak.is_some()

@@ -25,10 +25,10 @@ mod context;
 pub(crate) mod mbarrier;
 pub mod weak;
 
-pub use context::{Ids, WarpView, ids, lane, warp_exchange};
+pub use context::{Ids, WarpView, ids, in_weak_launch, lane, warp_exchange};
 pub(crate) use context::{
-    block_barrier, cluster_arrive, cluster_wait, host_clock_ns, in_weak_launch, map_shared,
-    shared_base, shared_len, weak as weak_op,
+    block_barrier, cluster_arrive, cluster_wait, host_clock_ns, map_shared, shared_base,
+    shared_len, weak as weak_op,
 };
 
 use crate::LaunchConfig;

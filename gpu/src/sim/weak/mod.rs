@@ -26,7 +26,7 @@ pub mod view;
 
 pub use chooser::{Chooser, Exhaustive, Seeded};
 pub use machine::{Event, FenceKind, LoadKind, Machine, StoreKind};
-pub use program::{Instr, Mode, Outcome, Program};
+pub use program::{Instr, Mode, Outcome, Program, RmwOp};
 pub use sched::{WeakStats, scoped};
 pub use view::{Loc, Stamp, View};
 
@@ -177,8 +177,9 @@ mod tests {
     #[test]
     fn each_weak_outcome_needs_exactly_the_ordering_the_model_says() {
         use V::*;
-        // (shape, weak outcome, variants that show it, variants that must not)
-        let cases: [(&str, fn(V) -> Program, Vec<u64>, &[V], &[V]); 6] = [
+        /// (shape, weak outcome, variants that show it, variants that must not)
+        type Case<'a> = (&'a str, fn(V) -> Program, Vec<u64>, &'a [V], &'a [V]);
+        let cases: [Case; 6] = [
             (
                 "MP",
                 mp,

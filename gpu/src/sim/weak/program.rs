@@ -12,6 +12,7 @@
 use super::chooser::Chooser;
 use super::machine::{FenceKind, LoadKind, Machine, StoreKind};
 use super::view::Loc;
+use crate::atomic::Order;
 
 /// One instruction of a litmus thread.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -34,14 +35,54 @@ pub enum Instr {
         /// How.
         kind: LoadKind,
     },
+    /// A read-modify-write: reads the newest write, writes `op`'s result right after it.
+    Rmw {
+        /// The register the value read goes to (`None`: a reduction, which returns nothing).
+        reg: Option<usize>,
+        /// Where.
+        loc: Loc,
+        /// What it writes.
+        op: RmwOp,
+        /// Its ordering.
+        order: Order,
+    },
     /// A fence.
     Fence(FenceKind),
+}
+
+/// What a read-modify-write writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RmwOp {
+    /// The old value plus this.
+    Add(u64),
+    /// This.
+    Exch(u64),
+    /// This, if the old value was `expected` (else nothing: a failed compare-and-swap).
+    Cas {
+        /// The value that must be there.
+        expected: u64,
+        /// The value written if it is.
+        new: u64,
+    },
+}
+
+impl RmwOp {
+    /// What it writes over `old` (`None`: nothing).
+    pub fn apply(self, old: u64) -> Option<u64> {
+        match self {
+            RmwOp::Add(v) => Some(old.wrapping_add(v)),
+            RmwOp::Exch(v) => Some(v),
+            RmwOp::Cas { expected, new } => (old == expected).then_some(new),
+        }
+    }
 }
 
 impl Instr {
     fn loc(self) -> Option<Loc> {
         match self {
-            Instr::Store { loc, .. } | Instr::Load { loc, .. } => Some(loc),
+            Instr::Store { loc, .. } | Instr::Load { loc, .. } | Instr::Rmw { loc, .. } => {
+                Some(loc)
+            }
             Instr::Fence(_) => None,
         }
     }
@@ -56,12 +97,18 @@ impl Instr {
             Instr::Load {
                 kind: LoadKind::Acquire,
                 ..
+            } | Instr::Rmw {
+                order: Order::Acquire | Order::AcqRel,
+                ..
             }
         );
         let release = matches!(
             later,
             Instr::Store {
                 kind: StoreKind::Release,
+                ..
+            } | Instr::Rmw {
+                order: Order::Release | Order::AcqRel,
                 ..
             }
         );
@@ -164,6 +211,17 @@ pub fn run(program: &Program, mode: Mode, record: bool, ch: &mut impl Chooser) -
                 } else {
                     m.load(t, loc, kind, &mut latest)
                 };
+            }
+            Instr::Rmw {
+                reg,
+                loc,
+                op,
+                order,
+            } => {
+                let old = m.rmw(t, loc, order, |old| op.apply(old));
+                if let Some(r) = reg {
+                    regs[r] = old;
+                }
             }
             Instr::Fence(kind) => m.fence(t, kind),
         }

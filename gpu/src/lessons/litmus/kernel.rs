@@ -1,35 +1,9 @@
-//! The litmus kernel: many instances of one small racing program at once, under stress, every
-//! outcome counted — how the memory model is tested on the hardware.
-//!
-//! A litmus test is a few threads of one or two loads or stores each (MP, SB, LB, …, as the
-//! literature names them), run so that their accesses race, with the question: which final
-//! values can the loads see? One launch runs `iterations` rounds; in each, every tester thread
-//! plays one role of one instance of the test:
-//!
-//! 1. its role's operations are read from the program table (so the racing section is only the
-//!    accesses, the variant's fence and a select);
-//! 2. its instance's threads meet at a spin-up barrier (a counter per instance), so they start
-//!    together;
-//! 3. each performs its loads and stores — plain, volatile, relaxed or release/acquire, with
-//!    the variant's fence between — on the instance's two locations, whose addresses a
-//!    permutation that changes every round scatters over a large array;
-//! 4. while the other threads of the launch (whole blocks, and lanes the test leaves idle)
-//!    stress the memory system with loads and stores to a small scratch array;
-//! 5. after a grid barrier, role 0 of each instance encodes what the loads saw and the final
-//!    values as an outcome key and counts it in its block's shared histogram, and zeroes the
-//!    locations for the next round; a second grid barrier ends the round.
-//!
-//! Where the threads of an instance run is the *placement*: lanes of one warp, warps of one
-//! block, blocks on one SM (grouped by `%smid`), or blocks on different SMs. Blocks register
-//! their SM at the start; a block with no complete group becomes a stress block.
-//!
-//! Source: the method of Alglave et al. (ASPLOS 2015), Sorensen & Donaldson (PLDI 2016) and
-//! Kirkham et al. (2021): memory stress, randomized locations and thread roles, a spin-up
-//! barrier, many instances per launch.
+//! The litmus kernel: the rounds, the placement of each thread, the stress, the outcome keys.
 
 use crate::access::{load_volatile, load_weak, store_volatile, store_weak};
 use crate::atomic::{
-    LoadOrder, Scope, StoreOrder, atomic_add_block, atomic_add_device, fetch_add, load, store,
+    LoadOrder, Order, Scope, StoreOrder, atomic_add_block, atomic_add_device, compare_and_swap,
+    exch, fetch_add, load, red_add, store,
 };
 use crate::grid::{GridBarrier, GridBarrierState};
 use crate::index::{block_rank_in_grid, sm_id, thread_rank_in_block};
@@ -39,118 +13,54 @@ use crate::sync::{
     fence_sc_device, fence_sc_system, sync_threads,
 };
 
-/// Threads per block of the litmus kernel (four warps: at 64 registers a thread, eight blocks fit
-/// on an SM, enough for four-thread tests placed in four blocks of one SM, and stress blocks).
-pub const LITMUS_BLOCK_THREADS: u32 = 128;
-/// The most threads a test has (IRIW's four).
-pub const LITMUS_MAX_THREADS: u32 = 4;
-/// Operations per thread in the program table.
-pub const LITMUS_OPS: u32 = 2;
-/// Values an outcome digit may take: 0 (initial), 1 and 2 (stored). Anything else is a bug.
-pub const LITMUS_VALUES: u32 = 3;
-/// The most digits an outcome has (registers, then final values).
-pub const LITMUS_DIGITS: u32 = 6;
-/// The key of an outcome in which some value was not 0, 1 or 2.
-pub const LITMUS_INVALID_KEY: u32 = 729;
-/// Outcome keys: 3⁶ digit combinations and the invalid key.
-pub const LITMUS_KEYS: u32 = LITMUS_INVALID_KEY + 1;
-/// Dynamic shared memory of a block: its outcome histogram and two words for its SM and ticket.
-pub const LITMUS_SHARED_BYTES: u32 = (LITMUS_KEYS + 2) * 4;
-/// Words of the program table: thread count, the mask of locations whose final values count,
-/// then (kind, location, value) for each thread's two operations.
-pub const LITMUS_PROGRAM_WORDS: u32 = 2 + LITMUS_MAX_THREADS * LITMUS_OPS * 3;
-/// Register slots per instance: one per (thread, operation).
-pub const LITMUS_REG_SLOTS: u32 = LITMUS_MAX_THREADS * LITMUS_OPS;
+use super::*;
 
-/// An operation slot with nothing in it.
-pub const OP_NONE: u32 = 0;
-/// A store of the slot's value.
-pub const OP_STORE: u32 = 1;
-/// A load into the slot's register.
-pub const OP_LOAD: u32 = 2;
-
-/// The error counters: `errors[ERR_BARRIER]` grid barrier timeouts, `[ERR_SPIN_UP]` spin-up
-/// barriers given up, `[ERR_SM_TABLE]` blocks whose `%smid` is past the table, `[ERR_VARIANT]`
-/// launches with an unknown variant or placement.
-pub const LITMUS_ERROR_WORDS: u32 = 4;
-/// See [`LITMUS_ERROR_WORDS`].
-pub const ERR_BARRIER: usize = 0;
-/// See [`LITMUS_ERROR_WORDS`].
-pub const ERR_SPIN_UP: usize = 1;
-/// See [`LITMUS_ERROR_WORDS`].
-pub const ERR_SM_TABLE: usize = 2;
-/// See [`LITMUS_ERROR_WORDS`].
-pub const ERR_VARIANT: usize = 3;
-
-/// The instance's threads in one warp.
-pub const PLACE_SAME_WARP: u32 = 0;
-/// In different warps of one block.
-pub const PLACE_SAME_BLOCK: u32 = 1;
-/// In different blocks on one SM.
-pub const PLACE_SAME_SM: u32 = 2;
-/// In blocks on different SMs.
-pub const PLACE_DIFFERENT_SMS: u32 = 3;
-
-/// Everything one litmus launch needs. The host sizes every buffer; see each field.
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct LitmusLaunch {
-    /// [`LITMUS_PROGRAM_WORDS`] words.
-    pub program: *const u32,
-    /// `(1 << slot_bits) * stride_words` words, zero before the launch (and zero after it).
-    pub locations: *mut u32,
-    /// `max_instances` spin-up counters, zero before the launch (and after).
-    pub start: *mut u32,
-    /// `max_instances * LITMUS_REG_SLOTS` words.
-    pub regs: *mut u32,
-    /// `stress_lines * 32` words.
-    pub scratch: *mut u32,
-    /// `sms` counters, zero before the launch: blocks registered per SM.
-    pub sm_tickets: *mut u32,
-    /// [`LITMUS_KEYS`] outcome counts, added to.
-    pub counts: *mut u64,
-    /// [`LITMUS_ERROR_WORDS`] error counters, added to.
-    pub errors: *mut u32,
-    /// Which accesses and fences (`0..10`, the host's `Variant`).
-    pub variant: u32,
-    /// `PLACE_*`.
-    pub placement: u32,
-    /// Rounds in this launch.
-    pub iterations: u32,
-    /// Seeds the permutations of this launch.
-    pub seed: u32,
-    /// Entries of `sm_tickets`: blocks on an SM at or past it only stress.
-    pub sms: u32,
-    /// Blocks per SM that test (by registration order); later ones stress.
-    pub test_blocks_per_sm: u32,
-    /// log2 of the number of location slots.
-    pub slot_bits: u32,
-    /// Words between two location slots (32: one 128-byte line each).
-    pub stride_words: u32,
-    /// Loads and stores each stress thread makes per round.
-    pub stress_iters: u32,
-    /// Lines of the scratch array the stress threads hammer (a power of two).
-    pub stress_lines: u32,
-    /// Instances the buffers have room for: `sms * test_blocks_per_sm * 256`.
-    pub max_instances: u32,
-    /// Polls of the spin-up barrier before giving up on it.
-    pub spin_polls: u32,
-}
-
-/// How a variant loads, stores and fences.
+/// How a variant loads, stores and fences; its read-modify-writes are device-scope atomics,
+/// acquire-release for the release/acquire variant, relaxed for the others (atomics have no
+/// plain or volatile form).
 trait Access {
+    /// The read-modify-writes' ordering.
+    const RMW: Order = Order::Relaxed;
     /// The load.
     unsafe fn ld(p: *mut u32) -> u32;
     /// The store.
     unsafe fn st(p: *mut u32, v: u32);
     /// What goes between a thread's two operations.
     fn between();
+
+    /// Operation `kind` on `p` with `value`; what it read (0 for stores).
+    #[inline(always)]
+    unsafe fn op(kind: u32, p: *mut u32, value: u32) -> u32 {
+        let red = match Self::RMW {
+            Order::AcqRel | Order::Release => StoreOrder::Release,
+            _ => StoreOrder::Relaxed,
+        };
+        // SAFETY: `p` is one of the instance's locations.
+        unsafe {
+            match kind {
+                OP_STORE => {
+                    Self::st(p, value);
+                    0
+                }
+                OP_LOAD => Self::ld(p),
+                OP_ADD => fetch_add(p, value, Scope::Device, Self::RMW),
+                OP_RED => {
+                    red_add(p, value, Scope::Device, red);
+                    0
+                }
+                OP_EXCH => exch(p, value, Scope::Device, Self::RMW),
+                OP_CAS => compare_and_swap(p, 1, value, Scope::Device, Self::RMW),
+                _ => 0,
+            }
+        }
+    }
 }
 
 macro_rules! access {
-    ($($name:ident: ld |$p:ident| $ld:expr, st |$q:ident, $v:ident| $st:expr, between $f:expr;)*) => {$(
+    ($($name:ident $(($order:ident))?: ld |$p:ident| $ld:expr, st |$q:ident, $v:ident| $st:expr, between $f:expr;)*) => {$(
         struct $name;
         impl Access for $name {
+            $(const RMW: Order = Order::$order;)?
             #[inline(always)]
             unsafe fn ld($p: *mut u32) -> u32 {
                 // SAFETY: `p` is one of the instance's locations.
@@ -173,7 +83,7 @@ access! {
     Plain: ld |p| load_weak(p), st |p, v| store_weak(p, v), between ();
     Volatile: ld |p| load_volatile(p), st |p, v| store_volatile(p, v), between ();
     Relaxed: ld |p| load(p, Scope::Device, LoadOrder::Relaxed), st |p, v| store(p, v, Scope::Device, StoreOrder::Relaxed), between ();
-    RelAcq: ld |p| load(p, Scope::Device, LoadOrder::Acquire), st |p, v| store(p, v, Scope::Device, StoreOrder::Release), between ();
+    RelAcq(AcqRel): ld |p| load(p, Scope::Device, LoadOrder::Acquire), st |p, v| store(p, v, Scope::Device, StoreOrder::Release), between ();
     AcqRelCta: ld |p| Relaxed::ld(p), st |p, v| Relaxed::st(p, v), between fence_acq_rel_block();
     AcqRelGpu: ld |p| Relaxed::ld(p), st |p, v| Relaxed::st(p, v), between fence_acq_rel_device();
     AcqRelSys: ld |p| Relaxed::ld(p), st |p, v| Relaxed::st(p, v), between fence_acq_rel_system();
@@ -450,20 +360,11 @@ unsafe fn test<A: Access>(l: &LitmusLaunch, instance: u32, role: u32, threads: u
                 }
             }
         }
-        let mut got0 = 0;
+        let got0 = A::op(k0, p0, v0);
         let mut got1 = 0;
-        if k0 == OP_STORE {
-            A::st(p0, v0);
-        } else if k0 == OP_LOAD {
-            got0 = A::ld(p0);
-        }
         if k1 != OP_NONE {
             A::between();
-            if k1 == OP_STORE {
-                A::st(p1, v1);
-            } else {
-                got1 = A::ld(p1);
-            }
+            got1 = A::op(k1, p1, v1);
         }
         let regs = l
             .regs
@@ -473,8 +374,8 @@ unsafe fn test<A: Access>(l: &LitmusLaunch, instance: u32, role: u32, threads: u
     }
 }
 
-/// The outcome of `instance` this round as a key: its loaded values (thread by thread,
-/// operation by operation), then the final values of the locations in `finals`, as base-3
+/// The outcome of `instance` this round as a key: the values its loads and read-modify-writes
+/// read (thread by thread, operation by operation), then the final values of the locations in `finals`, as base-3
 /// digits; [`LITMUS_INVALID_KEY`] if any value is not 0, 1 or 2.
 ///
 /// # Safety
@@ -496,7 +397,7 @@ unsafe fn outcome_key(l: &LitmusLaunch, instance: u32, threads: u32, finals: u32
         };
         for t in 0..threads {
             for k in 0..LITMUS_OPS {
-                if word(l, 2 + (t * LITMUS_OPS + k) * 3) == OP_LOAD {
+                if op_returns(word(l, 2 + (t * LITMUS_OPS + k) * 3)) {
                     digit(load_weak(l.regs.add(
                         (instance * LITMUS_REG_SLOTS + t * LITMUS_OPS + k) as usize,
                     )));
