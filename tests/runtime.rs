@@ -141,7 +141,7 @@ fn cli_tour_without_a_gpu_runs_the_simulator() {
 }
 
 /// The tour's stops: every topic of the reading order, each checked.
-const TOUR_TOPICS: [&str; 13] = [
+const TOUR_TOPICS: [&str; 14] = [
     "race",
     "atomics",
     "locks",
@@ -155,6 +155,7 @@ const TOUR_TOPICS: [&str; 13] = [
     "pipeline",
     "neighbor",
     "multi",
+    "litmus",
 ];
 
 fn assert_tour_covers_every_topic(v: &serde_json::Value) {
@@ -189,11 +190,12 @@ fn gpu_tour_checks_and_times_every_topic() {
     assert!(v["gpu"]["sm_count"].as_u64().unwrap() > 0, "{v}");
     assert_tour_covers_every_topic(&v);
     // Every topic with kernels timed by events names its fastest; the race and the atomics
-    // model checks are not timed, the streams and the devices of `multi` only by the wall clock.
+    // model checks are not timed, the streams and the devices of `multi` only by the wall clock,
+    // and the litmus tests count outcomes, not time.
     for s in v["stops"].as_array().unwrap() {
         let timed = !matches!(
             s["topic"].as_str().unwrap(),
-            "race" | "atomics" | "streams" | "multi"
+            "race" | "atomics" | "streams" | "multi" | "litmus"
         );
         assert_eq!(s["fastest"].is_array(), timed, "{s}");
     }

@@ -55,6 +55,9 @@
 //!     book's O(N²) kernels with and without `atomicAdd`, the mistake of not using
 //!     `atomicAdd`'s result as the slot, and an O(N) cell list (bin, scan, scatter, search)
 //!     (CUDA book 9.3).
+//! 12. [`access`], then [`lessons::litmus`] — litmus tests: the memory model tested on the GPU
+//!     under stress, the sources' pitfalls among them; and [`sim::weak`], the simulator's weak
+//!     memory, on which a missing fence fails without a GPU (beyond the sources).
 //!
 //! Every kernel is declared with [`kernel!`], listed once in `Kernel`, and says which source
 //! it comes from.

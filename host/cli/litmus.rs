@@ -231,7 +231,7 @@ fn print_report(r: &LitmusReport, outcomes: bool) {
         });
         println!();
         println!(
-            "  {} — weak outcome {} — {} each",
+            "  {} — counting {} — {} each",
             first.name,
             cond.join(" ∧ "),
             if lo == hi {
@@ -247,7 +247,12 @@ fn print_report(r: &LitmusReport, outcomes: bool) {
         };
         let mut head = format!("    {:<12}", "");
         for p in &cols {
-            head += &format!(" {:>18}", p.map_or("one thread", Placement::name));
+            let label = match p {
+                Some(p) => p.name(),
+                None if test.threads() == 1 => "one thread",
+                None => "simulator",
+            };
+            head += &format!(" {label:>18}");
         }
         println!("{head}");
         for &v in &r.options.variants {

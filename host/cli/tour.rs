@@ -159,6 +159,11 @@ pub fn tour(cli: &crate::Cli) -> Result<()> {
                 super::multi::tour_stop(t.is_sim(), sizes.floats, text)
             }),
         ),
+        (
+            "litmus",
+            "gridsync litmus --plot F.svg; gridsync --simulate litmus --weak",
+            Box::new(litmus),
+        ),
     ];
     let mut done = Vec::new();
     for (topic, deeper, body) in stops {
@@ -563,6 +568,65 @@ fn pipeline(target: &Target, _sizes: &Sizes, text: bool) -> Result<Headline> {
     );
     let fastest = fastest(r.runs.iter().map(|k| (k.name, k.ms)));
     Ok((headline, fastest))
+}
+
+/// MP with relaxed accesses and with release/acquire: on a GPU across SMs under stress, on the
+/// simulator on its weak memory; and on the simulator the lock without fences on the weak
+/// memory, which loses updates.
+fn litmus(target: &Target, _sizes: &Sizes, text: bool) -> Result<Headline> {
+    use gridsync::litmus::{LitmusOptions, Placement, Test, Variant, run};
+    let sim = target.is_sim();
+    let opts = LitmusOptions {
+        tests: vec![Test::MP, Test::MpLock],
+        variants: vec![Variant::Relaxed, Variant::ReleaseAcquire],
+        placements: vec![Placement::DifferentSms],
+        iterations: if sim { 20_000 } else { 2_000_000 },
+        seconds: 30.0,
+        weak: sim,
+        ..LitmusOptions::for_target(target)
+    };
+    let r = run(target, &opts, |_| {})?;
+    let weak = |t: Test, v: Variant| {
+        r.results
+            .iter()
+            .find(|x| x.test == t && x.variant == v)
+            .map_or((0, 0), |x| (x.weak, x.instances))
+    };
+    let (mp, n) = weak(Test::MP, Variant::Relaxed);
+    let (lock, _) = weak(Test::MpLock, Variant::Relaxed);
+    let (fenced, _) = weak(Test::MP, Variant::ReleaseAcquire);
+    let memory = if sim {
+        "the simulator's weak memory"
+    } else {
+        "different SMs, under stress"
+    };
+    let mut headline = format!(
+        "MP relaxed: flag seen, data stale {mp} of {n} ({memory}); release/acquire {fenced}; \
+         MP+lock {lock}; {} forbidden",
+        r.forbidden
+    );
+    if sim {
+        // The lock lesson's kernel itself, on the weak memory: it loses updates.
+        use gridsync::locks::{Shape, Variant as Lock, run_variant};
+        let shape = Shape {
+            blocks: 2,
+            threads: 8,
+        };
+        let (lost, _) = gpu::sim::weak::scoped(1, || {
+            run_variant(target, Lock::Unfenced, shape, 10, Default::default()).map(|x| x.lost())
+        });
+        headline += &format!("; lock_unfenced lost {} of 160 updates", lost?);
+    }
+    if text {
+        println!("  {headline}");
+    }
+    if r.forbidden > 0 {
+        return Err(Error::Mismatch(format!(
+            "{} forbidden litmus outcomes",
+            r.forbidden
+        )));
+    }
+    Ok((headline, None))
 }
 
 fn neighbor(target: &Target, sizes: &Sizes, text: bool) -> Result<Headline> {

@@ -94,7 +94,7 @@ access! {
 
 kernel! {
     /// `l.iterations` rounds of the litmus test in `l.program` with `l.variant`'s accesses and
-    /// `l.placement`, every outcome counted in `l.counts` (see the [module docs](self)). Every
+    /// `l.placement`, every outcome counted in `l.counts` (see the [module docs](super)). Every
     /// block must be resident: the rounds end at grid barriers on `barrier`.
     pub unsafe fn litmus_run(l: LitmusLaunch, barrier: *mut GridBarrierState) {
         // SAFETY: the host's buffers, sized as `LitmusLaunch` says; every block resident.
