@@ -261,3 +261,32 @@ fn the_kernel_places_and_counts_every_instance_on_the_simulator() {
 fn the_kernel_runs_every_test_variant_and_placement_on_the_gpu() {
     kernel_counts(&common::gpu(), 200_000, &Test::ALL, &Variant::ALL);
 }
+
+#[test]
+#[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
+fn every_lock_and_barrier_keeps_its_payload_on_the_gpu() {
+    use gridsync::litmus::primitives::{PrimitiveOptions, run_all};
+    let t = common::gpu();
+    let opts = PrimitiveOptions {
+        acquisitions: 2_000_000,
+        rounds: 20_000,
+        seed: common::seed(),
+        ..PrimitiveOptions::for_target(&t)
+    };
+    let r = run_all(&t, &opts, |_| {}).unwrap();
+    for p in &r.runs {
+        assert!(p.uses > 0 && p.checks > 0, "{p:?}");
+        if !p.primitive.broken() {
+            assert!(p.clean(), "{p:?}");
+            assert!(
+                p.uses
+                    >= if p.primitive.is_lock() {
+                        2_000_000
+                    } else {
+                        20_000
+                    },
+                "{p:?}"
+            );
+        }
+    }
+}

@@ -92,15 +92,21 @@ fn the_articles_plain_spin_fails_and_the_correct_barriers_pass() {
 fn the_sequentially_consistent_simulator_is_unchanged_outside_a_scope() {
     let (r, stats) = scoped(3, || ());
     assert_eq!((r, stats.launches), ((), 0));
-    // The plain spin works on the SC simulator: its load reads memory every time.
-    let opts = BarrierOptions {
-        iterations: 2,
-        repeats: 1,
-        variants: vec![BarrierVariant::PlainSpin],
-        ..BarrierOptions::default()
+    // Outside a scope the simulator is the sequentially consistent one: the lock without
+    // fences loses nothing there (its CPU atomics are full barriers).
+    let shape = Shape {
+        blocks: 2,
+        threads: 8,
     };
-    let r = run_barrier(&Target::Sim, &opts, |_, _| {}).unwrap();
-    assert!(r.runs[0].matches_cpu, "{:?}", r.runs[0]);
+    let r = run_variant(
+        &Target::Sim,
+        Variant::Unfenced,
+        shape,
+        10,
+        Default::default(),
+    )
+    .unwrap();
+    assert_eq!(r.lost(), 0);
 }
 
 #[test]
@@ -133,4 +139,44 @@ fn a_barrier_some_threads_skip_is_a_deadlock_on_the_weak_memory() {
     });
     let e = r.unwrap_err();
     assert!(e.to_string().contains("deadlock"), "{e}");
+}
+
+#[test]
+fn every_lock_and_barrier_keeps_its_payload_and_the_broken_ones_are_caught() {
+    use gridsync::litmus::primitives::{Primitive, PrimitiveOptions, run_all};
+    let t = Target::Sim;
+    let base = common::seed();
+    let mut caught = [0u32; Primitive::ALL.len()];
+    for k in 0..4 {
+        let opts = PrimitiveOptions {
+            seed: base ^ k,
+            ..PrimitiveOptions::for_target(&t)
+        };
+        assert!(opts.weak);
+        let r = run_all(&t, &opts, |_| {}).unwrap();
+        assert!(r.passed(), "seed {}: {:?}", base ^ k, r.runs);
+        for (i, p) in r.runs.iter().enumerate() {
+            assert_eq!(
+                p.uses,
+                if p.primitive.is_lock() { 320 } else { 30 },
+                "{}",
+                p.name
+            );
+            if !p.clean() {
+                caught[i] += 1;
+            }
+        }
+    }
+    for (i, p) in Primitive::ALL.iter().enumerate() {
+        if p.broken() {
+            assert!(
+                caught[i] >= 2,
+                "{} caught with only {} of 4 seeds",
+                p.name(),
+                caught[i]
+            );
+        } else {
+            assert_eq!(caught[i], 0, "{}", p.name());
+        }
+    }
 }

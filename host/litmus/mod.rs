@@ -32,6 +32,7 @@ pub mod catalogue;
 mod kernel;
 pub mod model;
 pub mod outcome;
+pub mod primitives;
 
 pub use catalogue::{Placement, Test, Variant, Verdict};
 pub use kernel::{Observed, Runner, Stress};

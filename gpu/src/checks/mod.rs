@@ -6,3 +6,4 @@ pub mod barrier;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]
 pub mod hopper;
 pub mod primitives;
+pub mod sync_stress;

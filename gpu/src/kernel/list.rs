@@ -135,6 +135,8 @@ kernel_list! {
     XpxGridBarrier => xpx_grid_barrier,
     GridBarrierPhases => grid_barrier_phases,
     LitmusRun => litmus_run,
+    LockStress => lock_stress,
+    BarrierStress => barrier_stress,
     GridBarrierAbsentBlock => grid_barrier_absent_block,
     GridBarrierBare => grid_barrier_bare,
     GridBarrierClusterBare => grid_barrier_cluster_bare @ sm_90,

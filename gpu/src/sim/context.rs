@@ -1,7 +1,6 @@
 //! What each simulated thread knows about itself, and the block and warp state it shares.
 
 use super::barrier::SimBarrier;
-use super::weak::FenceKind;
 use super::weak::sched::WeakLaunch;
 use super::{Abort, Launch, SimError};
 use crate::LaunchConfig;
@@ -213,14 +212,15 @@ pub fn in_weak_launch() -> bool {
 
 pub(crate) fn block_barrier(predicate: bool) -> bool {
     with_launch(|c, launch, block| match &launch.weak {
-        // The barrier orders the block's memory: an SC fence on each side of it is at least as
-        // strong as `bar.sync`'s block-scope ordering, so it shows nothing the GPU could not.
+        // `bar.sync` synchronizes the block's threads (acquire-release among them): each
+        // leaves with what every one of them had seen when it arrived.
         Some(w) => {
-            w.fence(c.rank, FenceKind::Sc);
+            let key = block.barrier.key();
+            w.barrier_arrive(c.rank, key);
             let any = block
                 .barrier
                 .wait_weak(launch, w, c.rank, "sync_threads", predicate);
-            w.fence(c.rank, FenceKind::Sc);
+            w.barrier_leave(c.rank, key);
             any
         }
         None => block.barrier.wait(launch, "sync_threads", predicate),
@@ -276,13 +276,16 @@ pub(crate) fn map_shared(p: *const u8, rank: u32) -> *mut u8 {
 pub fn warp_exchange(value: u64) -> WarpView {
     with_launch(|c, launch, block| {
         let warp = &block.warps[c.warp as usize];
-        // In a weak launch the warp's lanes meet through the scheduler, with SC fences (as
-        // strong as `__syncwarp`'s ordering, stronger than a shuffle's: nothing the GPU forbids).
+        // In a weak launch the warp's lanes meet through the scheduler and synchronize as
+        // `__syncwarp` does (stronger than a shuffle, which orders no memory: nothing the GPU
+        // forbids).
         let meet = || match &launch.weak {
             Some(w) => {
-                w.fence(c.rank, FenceKind::Sc);
+                let key = warp.barrier.key();
+                w.barrier_arrive(c.rank, key);
                 warp.barrier
                     .wait_weak(launch, w, c.rank, "a warp operation", false);
+                w.barrier_leave(c.rank, key);
             }
             None => {
                 warp.barrier.wait(launch, "a warp operation", false);

@@ -147,6 +147,8 @@ pub struct Machine {
     timelines: BTreeMap<Loc, Vec<Message>>,
     threads: Vec<ThreadViews>,
     sc: View,
+    /// Per barrier (`sync_threads`, a warp's rendezvous): the views its arrivals brought.
+    barriers: BTreeMap<usize, View>,
     place_anywhere: bool,
     trace: Option<Vec<Event>>,
 }
@@ -159,6 +161,7 @@ impl Machine {
             timelines: BTreeMap::new(),
             threads: vec![ThreadViews::default(); threads],
             sc: View::new(),
+            barriers: BTreeMap::new(),
             place_anywhere: false,
             trace: None,
         }
@@ -376,6 +379,29 @@ impl Machine {
             new,
         });
         read.value
+    }
+
+    /// Thread `t` arrives at the barrier `key` (`bar.sync`, `bar.warp.sync`): an
+    /// acquire-release fence, and what it has seen goes to the threads that leave the barrier
+    /// after it.
+    pub fn barrier_arrive(&mut self, t: usize, key: usize) {
+        self.fence(t, FenceKind::AcqRel);
+        let cur = self.threads[t].cur.clone();
+        self.barriers.entry(key).or_default().join(&cur);
+    }
+
+    /// Thread `t` leaves the barrier `key`: it adopts what every thread that arrived there has
+    /// seen (a barrier synchronizes its participants, at the scope taken as everyone's here).
+    /// The view is never reset: a thread leaving late may also learn of a later arrival, which
+    /// only makes it stronger.
+    pub fn barrier_leave(&mut self, t: usize, key: usize) {
+        if let Some(v) = self.barriers.get(&key) {
+            let v = v.clone();
+            let th = &mut self.threads[t];
+            th.cur.join(&v);
+            th.acq.join(&v);
+            th.rel = th.cur.clone();
+        }
     }
 
     /// Thread `t` executes a fence.

@@ -313,6 +313,16 @@ impl WeakLaunch {
         })
     }
 
+    /// `me` arrives at the barrier at `key`.
+    pub(crate) fn barrier_arrive(&self, me: u32, key: usize) {
+        self.with_machine(None, |m, _| m.barrier_arrive(me as usize, key));
+    }
+
+    /// `me` leaves the barrier at `key`.
+    pub(crate) fn barrier_leave(&self, me: u32, key: usize) {
+        self.with_machine(None, |m, _| m.barrier_leave(me as usize, key));
+    }
+
     /// A fence by `me`.
     pub(crate) fn fence(&self, me: u32, kind: FenceKind) {
         self.with_machine(None, |m, _| m.fence(me as usize, kind));

@@ -1,0 +1,456 @@
+//! gridsync's locks and barriers under litmus-style stress (`gpu/src/checks/sync_stress.rs`):
+//! each guards plain memory checked on every use, on the GPU or on the simulator (its weak
+//! memory inside `gpu::sim::weak::scoped`); beside them, a variant of each with its ordering
+//! removed, which the same checks must catch.
+
+use super::Stress;
+use crate::primitives::barrier::DeviceGridBarrier;
+use crate::runtime::error::{Error, Result};
+use crate::runtime::launch::{LaunchMode, Target};
+use gpu::LaunchConfig;
+use gpu::checks::sync_stress::{
+    self as k, BARRIER_GRID, BARRIER_MULTI_DEVICE, BARRIER_MULTI_SYSTEM, BARRIER_RELAXED,
+    LOCK_MUTEX, LOCK_MUTEX_SYSTEM, LOCK_SPIN_FENCED, LOCK_SPIN_UNFENCED, LOCK_TICKET,
+    PAYLOAD_STRIDE, SPIN_STRIDE, StressLocks,
+};
+use gpu::lock::{MutexState, TicketState};
+use gpu::multi_grid::MultiGridBarrierState;
+use serde::{Deserialize, Serialize};
+use std::time::Instant;
+
+// SAFETY: `#[repr(C)]` of raw pointers and `u32`s, the same layout on both targets.
+unsafe impl crate::runtime::args::KernelParam for StressLocks {}
+
+/// A primitive under stress.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Primitive {
+    /// `Mutex<DeviceScope>`, warp cohorts.
+    Mutex,
+    /// `Mutex<SystemScope>`.
+    MutexSystem,
+    /// `TicketLock`.
+    Ticket,
+    /// The Numba tutorial's spin lock, `threadfence` on both sides.
+    SpinFenced,
+    /// The same without its fences (broken).
+    SpinUnfenced,
+    /// `GridBarrier`.
+    GridBarrier,
+    /// `MultiGridBarrier` at device scope, one grid.
+    MultiGridDevice,
+    /// `MultiGridBarrier` at system scope, one grid.
+    MultiGridSystem,
+    /// A counting barrier with relaxed arrivals and polls and no fence (broken).
+    RelaxedBarrier,
+}
+
+impl Primitive {
+    /// Every primitive, the broken ones after the correct ones of their kind.
+    pub const ALL: [Primitive; 9] = [
+        Primitive::Mutex,
+        Primitive::MutexSystem,
+        Primitive::Ticket,
+        Primitive::SpinFenced,
+        Primitive::SpinUnfenced,
+        Primitive::GridBarrier,
+        Primitive::MultiGridDevice,
+        Primitive::MultiGridSystem,
+        Primitive::RelaxedBarrier,
+    ];
+
+    /// Its name in reports.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Primitive::Mutex => "Mutex<DeviceScope>",
+            Primitive::MutexSystem => "Mutex<SystemScope>",
+            Primitive::Ticket => "TicketLock",
+            Primitive::SpinFenced => "spin lock + threadfence",
+            Primitive::SpinUnfenced => "spin lock, no fence (broken)",
+            Primitive::GridBarrier => "GridBarrier",
+            Primitive::MultiGridDevice => "MultiGridBarrier (device)",
+            Primitive::MultiGridSystem => "MultiGridBarrier (system)",
+            Primitive::RelaxedBarrier => "relaxed barrier, no fence (broken)",
+        }
+    }
+
+    /// Whether it is a lock (else a barrier).
+    pub const fn is_lock(self) -> bool {
+        !matches!(
+            self,
+            Primitive::GridBarrier
+                | Primitive::MultiGridDevice
+                | Primitive::MultiGridSystem
+                | Primitive::RelaxedBarrier
+        )
+    }
+
+    /// Whether it is the variant with its ordering removed, which the checks must catch.
+    pub const fn broken(self) -> bool {
+        matches!(self, Primitive::SpinUnfenced | Primitive::RelaxedBarrier)
+    }
+}
+
+/// The shape of a stress run.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PrimitiveShape {
+    /// Blocks.
+    pub blocks: u32,
+    /// Threads per block.
+    pub threads: u32,
+    /// Locks the threads choose among.
+    pub locks: u32,
+}
+
+impl PrimitiveShape {
+    /// On a GPU two blocks of 128 per SM and 4096 locks; on the simulator 2 blocks of 8 and 4
+    /// locks (the weak memory runs one thread at a time).
+    pub fn for_target(target: &Target) -> PrimitiveShape {
+        match target {
+            Target::Sim => PrimitiveShape {
+                blocks: 2,
+                threads: 8,
+                locks: 4,
+            },
+            Target::Gpu(g) => PrimitiveShape {
+                blocks: 2 * g.info().sm_count,
+                threads: 128,
+                locks: 4096,
+            },
+        }
+    }
+}
+
+/// What one primitive's stress run gave.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PrimitiveRun {
+    /// The primitive.
+    pub primitive: Primitive,
+    /// Its name.
+    pub name: String,
+    /// Acquisitions (locks) or barrier rounds (barriers).
+    pub uses: u64,
+    /// Payload checks made (critical sections, or slots read after a barrier).
+    pub checks: u64,
+    /// Checks that saw the wrong value.
+    pub violations: u64,
+    /// Locks: acquisitions the final payload count is short of (updates lost).
+    pub lost: u64,
+    /// Waits that gave up (a bounded primitive's timeout), ending the launch.
+    pub failures: u64,
+    /// Seconds.
+    pub seconds: f64,
+}
+
+impl PrimitiveRun {
+    /// No violation, no update lost, no wait given up.
+    pub fn clean(&self) -> bool {
+        self.violations == 0 && self.lost == 0 && self.failures == 0
+    }
+}
+
+/// How long a stress run is.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Amount {
+    /// Acquisitions (locks) or rounds (barriers) in all.
+    pub uses: u64,
+    /// The most acquisitions per thread, or rounds, in one launch.
+    pub per_launch: u32,
+    /// The lock kernel's stress between acquisitions (`iters` loads and stores over `lines`).
+    pub stress: Stress,
+    /// Seeds the lock choices and the slots read.
+    pub seed: u64,
+}
+
+/// Runs `primitive` at `shape` for `amount`, or until `deadline` after one launch.
+///
+/// # Errors
+/// [`Error::InvalidInput`] for an empty shape; co-residency refused for a barrier; a driver
+/// error.
+pub fn run(
+    target: &Target,
+    primitive: Primitive,
+    shape: PrimitiveShape,
+    amount: Amount,
+    deadline: Instant,
+) -> Result<PrimitiveRun> {
+    let Amount {
+        uses,
+        per_launch,
+        stress,
+        seed,
+    } = amount;
+    if shape.blocks == 0 || shape.threads == 0 || shape.locks == 0 || per_launch == 0 {
+        return Err(Error::InvalidInput(format!(
+            "a stress shape needs blocks, threads, locks and a launch length: {shape:?}, {per_launch}"
+        )));
+    }
+    let began = Instant::now();
+    let t = target;
+    let cfg = LaunchConfig::linear(shape.blocks, shape.threads);
+    let threads = u64::from(shape.blocks) * u64::from(shape.threads);
+    let violations = t.zeros::<u32>(1)?;
+    let failures = t.zeros::<u32>(1)?;
+    let mut done = 0u64;
+    let mut checks = 0u64;
+    let mut lost = 0u64;
+    let mut launch = 0u64;
+    if primitive.is_lock() {
+        let n = shape.locks as usize;
+        let mutexes = t.upload(&vec![MutexState::default(); n])?;
+        let tickets = t.upload(&vec![TicketState::default(); n])?;
+        let words = t.zeros::<u32>(n * SPIN_STRIDE)?;
+        let payload = t.zeros::<u32>(n * PAYLOAD_STRIDE)?;
+        let scratch = t.zeros::<u32>(stress.lines.max(1) as usize * 32)?;
+        let kind = match primitive {
+            Primitive::Mutex => LOCK_MUTEX,
+            Primitive::MutexSystem => LOCK_MUTEX_SYSTEM,
+            Primitive::Ticket => LOCK_TICKET,
+            Primitive::SpinFenced => LOCK_SPIN_FENCED,
+            _ => LOCK_SPIN_UNFENCED,
+        };
+        let locks = StressLocks {
+            mutexes: mutexes.ptr(),
+            tickets: tickets.ptr(),
+            words: words.ptr(),
+            count: shape.locks,
+            kind,
+        };
+        while done < uses && (launch == 0 || Instant::now() < deadline) {
+            let iters = (uses - done).div_ceil(threads).min(u64::from(per_launch)) as u32;
+            let s = crate::inputs::splitmix64(seed ^ launch) as u32;
+            let (p, v, f, sc) = (
+                payload.ptr(),
+                violations.ptr(),
+                failures.ptr(),
+                scratch.ptr(),
+            );
+            let (lines, si) = (stress.lines.max(1), stress.iters);
+            // SAFETY: every array holds `locks` locks (states fresh or left unlocked by the
+            // previous launch), `payload` a stride per lock, `scratch` `lines` lines; the
+            // buffers outlive the launch, which is synchronized below.
+            unsafe {
+                crate::launch!(
+                    t,
+                    k::lock_stress,
+                    cfg,
+                    (locks, p, iters, s, v, f, sc, lines, si)
+                )?
+            };
+            t.synchronize()?;
+            done += threads * u64::from(iters);
+            launch += 1;
+            if t.download(&failures)?[0] != 0 {
+                break;
+            }
+        }
+        checks = done;
+        let pay = t.download(&payload)?;
+        let counted: u64 = (0..n).map(|i| u64::from(pay[i * PAYLOAD_STRIDE])).sum();
+        lost = done.saturating_sub(counted);
+    } else {
+        let barrier = DeviceGridBarrier::new(t)?;
+        let multi = t.upload(&[MultiGridBarrierState::with_blocks(shape.blocks)])?;
+        let count = t.zeros::<u32>(1)?;
+        let slots = t.zeros::<u32>(2 * threads as usize)?;
+        let kind = match primitive {
+            Primitive::GridBarrier => BARRIER_GRID,
+            Primitive::MultiGridDevice => BARRIER_MULTI_DEVICE,
+            Primitive::MultiGridSystem => BARRIER_MULTI_SYSTEM,
+            _ => BARRIER_RELAXED,
+        };
+        while done < uses && (launch == 0 || Instant::now() < deadline) {
+            let rounds = (uses - done).min(u64::from(per_launch)) as u32;
+            t.write(&multi, &[MultiGridBarrierState::with_blocks(shape.blocks)])?;
+            t.clear(&count)?;
+            t.clear(&slots)?;
+            let s = crate::inputs::splitmix64(seed ^ launch) as u32;
+            let (g, m, c, sl) = (barrier.ptr(), multi.ptr(), count.ptr(), slots.ptr());
+            let (v, f) = (violations.ptr(), failures.ptr());
+            // SAFETY: the states are fresh (the grid barrier's reset by the launch), `count`
+            // zero, `slots` two banks of one word per thread; the launch is synchronized below.
+            unsafe {
+                crate::launch_grid_synced!(
+                    t,
+                    &barrier,
+                    k::barrier_stress,
+                    cfg,
+                    LaunchMode::Plain,
+                    (kind, g, m, c, sl, rounds, s, v, f, RELAXED_POLLS)
+                )?
+            };
+            t.synchronize()?;
+            done += u64::from(rounds);
+            launch += 1;
+            if t.download(&failures)?[0] != 0 || barrier.check(t).is_err() {
+                break;
+            }
+        }
+        if shape.blocks > 1 {
+            checks = done * threads;
+        }
+    }
+    let failed = u64::from(t.download(&failures)?[0]);
+    Ok(PrimitiveRun {
+        primitive,
+        name: primitive.name().to_string(),
+        uses: done,
+        checks,
+        violations: t.download(&violations)?[0].into(),
+        lost,
+        failures: failed,
+        seconds: began.elapsed().as_secs_f64(),
+    })
+}
+
+/// Polls of the relaxed barrier before a thread gives up.
+const RELAXED_POLLS: u32 = 1 << 22;
+
+/// What [`run_all`] runs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PrimitiveOptions {
+    /// The primitives, in order.
+    pub primitives: Vec<Primitive>,
+    /// Acquisitions per lock in all.
+    pub acquisitions: u64,
+    /// Rounds per barrier.
+    pub rounds: u64,
+    /// A bound on the whole run, shared among the primitives.
+    pub seconds: f64,
+    /// Seeds the choices (and the weak memory's, on the simulator with `weak`).
+    pub seed: u64,
+    /// On the simulator: run on the weak memory.
+    pub weak: bool,
+    /// The locks' stress between acquisitions.
+    pub stress: Stress,
+}
+
+impl PrimitiveOptions {
+    /// Every primitive; on a GPU 10⁸ acquisitions per lock and 10⁷ rounds per barrier within
+    /// ten minutes, on the simulator 320 and 30 on its weak memory.
+    pub fn for_target(target: &Target) -> PrimitiveOptions {
+        let sim = target.is_sim();
+        PrimitiveOptions {
+            primitives: Primitive::ALL.to_vec(),
+            acquisitions: if sim { 320 } else { 100_000_000 },
+            rounds: if sim { 30 } else { 10_000_000 },
+            seconds: if sim { 60.0 } else { 600.0 },
+            seed: super::DEFAULT_SEED,
+            weak: sim,
+            stress: Stress {
+                iters: if sim { 2 } else { 8 },
+                lines: if sim { 4 } else { 64 },
+                stride_words: 32,
+            },
+        }
+    }
+}
+
+/// Every primitive's run.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PrimitivesReport {
+    /// Where it ran.
+    pub target: String,
+    /// `gpu`, `sc` or `weak`.
+    pub memory: String,
+    /// What ran.
+    pub options: PrimitiveOptions,
+    /// The locks' launch shape.
+    pub lock_shape: PrimitiveShape,
+    /// The barriers' launch shape.
+    pub barrier_shape: PrimitiveShape,
+    /// Each primitive's run.
+    pub runs: Vec<PrimitiveRun>,
+}
+
+impl PrimitivesReport {
+    /// Every correct primitive ran clean.
+    pub fn passed(&self) -> bool {
+        self.runs.iter().all(|r| r.primitive.broken() || r.clean())
+    }
+}
+
+/// Runs every primitive of `opts` on `target`, calling `progress` after each.
+///
+/// # Errors
+/// [`Error::InvalidInput`] for no primitive, zero uses or a bad time bound; as [`run`].
+pub fn run_all(
+    target: &Target,
+    opts: &PrimitiveOptions,
+    mut progress: impl FnMut(&PrimitiveRun),
+) -> Result<PrimitivesReport> {
+    if opts.primitives.is_empty() || opts.acquisitions == 0 || opts.rounds == 0 {
+        return Err(Error::InvalidInput(
+            "--primitives needs at least one primitive, acquisitions and rounds".into(),
+        ));
+    }
+    if !(opts.seconds.is_finite() && opts.seconds > 0.0 && opts.seconds <= super::MAX_SECONDS) {
+        return Err(Error::InvalidInput(format!(
+            "--seconds must be above 0 and at most {}, not {}",
+            super::MAX_SECONDS,
+            opts.seconds
+        )));
+    }
+    let lock_shape = PrimitiveShape::for_target(target);
+    // Barriers: one block of 128 per SM on a GPU (every block must be resident), 4 × 4 on the
+    // simulator.
+    let barrier_shape = match target {
+        Target::Sim => PrimitiveShape {
+            blocks: 4,
+            threads: 4,
+            locks: 1,
+        },
+        Target::Gpu(g) => PrimitiveShape {
+            blocks: g.info().sm_count,
+            threads: 128,
+            locks: 1,
+        },
+    };
+    let start = Instant::now();
+    let n = opts.primitives.len();
+    let mut runs = Vec::with_capacity(n);
+    for (i, &p) in opts.primitives.iter().enumerate() {
+        let deadline =
+            start + std::time::Duration::from_secs_f64(opts.seconds * (i + 1) as f64 / n as f64);
+        let (shape, uses, per_launch) = if p.is_lock() {
+            (
+                lock_shape,
+                opts.acquisitions,
+                if target.is_sim() { 20 } else { 256 },
+            )
+        } else {
+            (
+                barrier_shape,
+                opts.rounds,
+                if target.is_sim() { 30 } else { 200_000 },
+            )
+        };
+        let amount = Amount {
+            uses,
+            per_launch,
+            stress: opts.stress,
+            seed: opts.seed ^ i as u64,
+        };
+        let one = || run(target, p, shape, amount, deadline);
+        let r = if target.is_sim() && opts.weak {
+            gpu::sim::weak::scoped(opts.seed ^ i as u64, one).0?
+        } else {
+            one()?
+        };
+        progress(&r);
+        runs.push(r);
+    }
+    Ok(PrimitivesReport {
+        target: target.describe(),
+        memory: match (target.is_sim(), opts.weak) {
+            (false, _) => "gpu",
+            (true, false) => "sc",
+            (true, true) => "weak",
+        }
+        .to_string(),
+        options: opts.clone(),
+        lock_shape,
+        barrier_shape,
+        runs,
+    })
+}
