@@ -175,6 +175,7 @@ const PINS: &[(&str, &[&str])] = &[
     ("pipeline_no_empty_wait", RING),
     ("grid_barrier_cluster_bare", CLUSTER_GRID_BARRIER),
     ("cluster_grid_barrier_phases", CLUSTER_GRID_BARRIER),
+    ("cluster_barrier_stress", CLUSTER_GRID_BARRIER),
     ("cluster_grid_barrier_absent_cluster", CLUSTER_GRID_BARRIER),
     ("histogram_pipeline", RING),
     ("reduce_pipeline_sum_f32", RING),

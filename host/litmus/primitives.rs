@@ -41,13 +41,16 @@ pub enum Primitive {
     MultiGridDevice,
     /// `MultiGridBarrier` at system scope, one grid.
     MultiGridSystem,
+    /// `ClusterGridBarrier` (sm_90; clusters of 2; not on the weak memory, which has no
+    /// clusters).
+    ClusterGridBarrier,
     /// A counting barrier with relaxed arrivals and polls and no fence (broken).
     RelaxedBarrier,
 }
 
 impl Primitive {
     /// Every primitive, the broken ones after the correct ones of their kind.
-    pub const ALL: [Primitive; 9] = [
+    pub const ALL: [Primitive; 10] = [
         Primitive::Mutex,
         Primitive::MutexSystem,
         Primitive::Ticket,
@@ -56,6 +59,7 @@ impl Primitive {
         Primitive::GridBarrier,
         Primitive::MultiGridDevice,
         Primitive::MultiGridSystem,
+        Primitive::ClusterGridBarrier,
         Primitive::RelaxedBarrier,
     ];
 
@@ -70,6 +74,7 @@ impl Primitive {
             Primitive::GridBarrier => "GridBarrier",
             Primitive::MultiGridDevice => "MultiGridBarrier (device)",
             Primitive::MultiGridSystem => "MultiGridBarrier (system)",
+            Primitive::ClusterGridBarrier => "ClusterGridBarrier (clusters of 2)",
             Primitive::RelaxedBarrier => "relaxed barrier, no fence (broken)",
         }
     }
@@ -81,8 +86,16 @@ impl Primitive {
             Primitive::GridBarrier
                 | Primitive::MultiGridDevice
                 | Primitive::MultiGridSystem
+                | Primitive::ClusterGridBarrier
                 | Primitive::RelaxedBarrier
         )
+    }
+
+    /// Whether it runs on `target` (with the weak memory if `weak`): the cluster-aware barrier
+    /// needs sm_90 and a memory with clusters.
+    pub fn runs_on(self, target: &Target, weak: bool) -> bool {
+        self != Primitive::ClusterGridBarrier
+            || (target.has_kernel(gpu::Kernel::ClusterBarrierStress) && !(target.is_sim() && weak))
     }
 
     /// Whether it is the variant with its ordering removed, which the checks must catch.
@@ -270,14 +283,26 @@ pub fn run(
             // SAFETY: the states are fresh (the grid barrier's reset by the launch), `count`
             // zero, `slots` two banks of one word per thread; the launch is synchronized below.
             unsafe {
-                crate::launch_grid_synced!(
-                    t,
-                    &barrier,
-                    k::barrier_stress,
-                    cfg,
-                    LaunchMode::Plain,
-                    (kind, g, m, c, sl, rounds, s, v, f, RELAXED_POLLS)
-                )?
+                if primitive == Primitive::ClusterGridBarrier {
+                    let cfg = cfg.with_cluster(gpu::Dim3::x(CLUSTER_BLOCKS));
+                    crate::launch_grid_synced!(
+                        t,
+                        &barrier,
+                        gpu::checks::hopper::cluster_barrier_stress,
+                        cfg,
+                        LaunchMode::Plain,
+                        (g, sl, rounds, s, v, f)
+                    )?
+                } else {
+                    crate::launch_grid_synced!(
+                        t,
+                        &barrier,
+                        k::barrier_stress,
+                        cfg,
+                        LaunchMode::Plain,
+                        (kind, g, m, c, sl, rounds, s, v, f, RELAXED_POLLS)
+                    )?
+                }
             };
             t.synchronize()?;
             done += u64::from(rounds);
@@ -302,6 +327,9 @@ pub fn run(
         seconds: began.elapsed().as_secs_f64(),
     })
 }
+
+/// Blocks per cluster of the cluster-aware barrier's run.
+const CLUSTER_BLOCKS: u32 = 2;
 
 /// Polls of the relaxed barrier before a thread gives up.
 const RELAXED_POLLS: u32 = 1 << 22;
@@ -359,7 +387,8 @@ pub struct PrimitivesReport {
     pub lock_shape: PrimitiveShape,
     /// The barriers' launch shape.
     pub barrier_shape: PrimitiveShape,
-    /// Each primitive's run.
+    /// Each primitive's run (those that do not run on the target are left out: the
+    /// cluster-aware barrier before sm_90 and on the weak memory).
     pub runs: Vec<PrimitiveRun>,
 }
 
@@ -410,6 +439,9 @@ pub fn run_all(
     let n = opts.primitives.len();
     let mut runs = Vec::with_capacity(n);
     for (i, &p) in opts.primitives.iter().enumerate() {
+        if !p.runs_on(target, opts.weak) {
+            continue;
+        }
         let deadline =
             start + std::time::Duration::from_secs_f64(opts.seconds * (i + 1) as f64 / n as f64);
         let (shape, uses, per_launch) = if p.is_lock() {

@@ -179,6 +179,55 @@ unsafe fn relaxed_sync(count: *mut u32, round: u32, polls: u32) -> Result<(), Ba
     Ok(())
 }
 
+/// The barrier rounds of [`barrier_stress`] with `sync` as the barrier: returns early, counting
+/// into `failures` (once per block, or per thread with `per_thread`), at the first failed one.
+///
+/// # Safety
+/// `slots` holds two banks of one word per thread of the grid; `violations` and `failures` one
+/// word each.
+#[inline(always)]
+pub(crate) unsafe fn barrier_rounds(
+    mut sync: impl FnMut(u32) -> Result<(), BarrierError>,
+    slots: *mut u32,
+    rounds: u32,
+    seed: u32,
+    violations: *mut u32,
+    failures: *mut u32,
+    per_thread: bool,
+) {
+    let (b, t, blocks, per_block) = (
+        block_rank_in_grid(),
+        thread_rank_in_block(),
+        blocks_per_grid(),
+        threads_per_block(),
+    );
+    let all = blocks * per_block;
+    let me = b * per_block + t;
+    let mut s = seed ^ me.wrapping_mul(0x9e37_79b9);
+    for r in 0..rounds {
+        let bank = (r % 2) * all;
+        // SAFETY: `slots` holds two banks of one word per thread (the caller's contract).
+        unsafe { store_plain(slots.add((bank + me) as usize), r + 1) };
+        if sync(r).is_err() {
+            if per_thread || t == 0 {
+                // SAFETY: `failures` is one word.
+                unsafe { atomic_add_device(failures, 1) };
+            }
+            return;
+        }
+        if blocks > 1 {
+            let other = (b + 1 + next(&mut s) % (blocks - 1)) % blocks;
+            let slot = other * per_block + next(&mut s) % per_block;
+            // SAFETY: `slot < all`.
+            let seen = unsafe { load_plain(slots.add((bank + slot) as usize)) };
+            if seen != r + 1 {
+                // SAFETY: `violations` is one word.
+                unsafe { atomic_add_device(violations, 1) };
+            }
+        }
+    }
+}
+
 kernel! {
     /// `rounds` rounds of: every thread writes `round + 1` into its slot of bank `round % 2`
     /// of `slots` (plain), the barrier of kind `kind`, every thread reads the slot of a random
@@ -187,42 +236,29 @@ kernel! {
     /// waiting. `grid` and `multi` are the barriers' states (one may be null), `count` the
     /// relaxed barrier's word (zero before the launch).
     pub unsafe fn barrier_stress(kind: u32, grid: *mut GridBarrierState, multi: *mut MultiGridBarrierState, count: *mut u32, slots: *mut u32, rounds: u32, seed: u32, violations: *mut u32, failures: *mut u32, polls: u32) {
-        let (b, t, blocks, per_block) = (block_rank_in_grid(), thread_rank_in_block(), blocks_per_grid(), threads_per_block());
-        let all = blocks * per_block;
-        let me = b * per_block + t;
-        let mut s = seed ^ me.wrapping_mul(0x9e37_79b9);
-        // SAFETY: the host passes the state of `kind` live and zeroed.
-        let mut gb = (kind == BARRIER_GRID).then(|| unsafe { GridBarrier::from_ptr(grid) });
         let scope = if kind == BARRIER_MULTI_SYSTEM { Scope::System } else { Scope::Device };
-        let mut mb = (kind == BARRIER_MULTI_DEVICE || kind == BARRIER_MULTI_SYSTEM)
-            // SAFETY: as above; one grid, so this block's rank is its index.
-            .then(|| unsafe { MultiGridBarrier::from_ptr(multi, scope, b) });
-        for r in 0..rounds {
-            let bank = (r % 2) * all;
-            // SAFETY: `slots` holds two banks of one word per thread.
-            unsafe { store_plain(slots.add((bank + me) as usize), r + 1) };
-            let passed = match (&mut gb, &mut mb) {
-                (Some(g), _) => g.sync(),
-                (None, Some(m)) => m.sync(),
-                // SAFETY: `count` is the relaxed barrier's word.
-                (None, None) => unsafe { relaxed_sync(count, r, polls) },
-            };
-            if passed.is_err() {
-                if kind == BARRIER_RELAXED || t == 0 {
-                    // SAFETY: `failures` is one word.
-                    unsafe { atomic_add_device(failures, 1) };
+        // SAFETY (every arm): the host passes the state of `kind` live and zeroed, `slots`,
+        // `violations` and `failures` sized as `barrier_rounds` needs; one grid, so this block's
+        // rank in a multi-grid barrier is its index.
+        unsafe {
+            match kind {
+                BARRIER_GRID => {
+                    let mut g = GridBarrier::from_ptr(grid);
+                    barrier_rounds(|_| g.sync(), slots, rounds, seed, violations, failures, false)
                 }
-                return;
-            }
-            if blocks > 1 {
-                let other = (b + 1 + next(&mut s) % (blocks - 1)) % blocks;
-                let slot = other * per_block + next(&mut s) % per_block;
-                // SAFETY: `slot < all`.
-                let seen = unsafe { load_plain(slots.add((bank + slot) as usize)) };
-                if seen != r + 1 {
-                    // SAFETY: `violations` is one word.
-                    unsafe { atomic_add_device(violations, 1) };
+                BARRIER_MULTI_DEVICE | BARRIER_MULTI_SYSTEM => {
+                    let mut m = MultiGridBarrier::from_ptr(multi, scope, block_rank_in_grid());
+                    barrier_rounds(|_| m.sync(), slots, rounds, seed, violations, failures, false)
                 }
+                _ => barrier_rounds(
+                    |r| relaxed_sync(count, r, polls),
+                    slots,
+                    rounds,
+                    seed,
+                    violations,
+                    failures,
+                    true,
+                ),
             }
         }
     }

@@ -141,6 +141,7 @@ kernel_list! {
     GridBarrierBare => grid_barrier_bare,
     GridBarrierClusterBare => grid_barrier_cluster_bare @ sm_90,
     ClusterGridBarrierPhases => cluster_grid_barrier_phases @ sm_90,
+    ClusterBarrierStress => cluster_barrier_stress @ sm_90,
     ClusterGridBarrierAbsentCluster => cluster_grid_barrier_absent_cluster @ sm_90,
     PeerCount => peer_count,
     PeerLock => peer_lock,
