@@ -46,6 +46,7 @@
 //! [`sim::weak::scoped`](crate::sim::weak::scoped)) the same shapes show their weak outcomes
 //! without a GPU, and the lock and barrier lessons fail exactly where they lack a fence.
 
+mod access;
 mod kernel;
 
 pub use kernel::litmus_run;
