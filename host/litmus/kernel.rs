@@ -1,4 +1,4 @@
-//! Runs the litmus kernel (`gpu/src/checks/litmus.rs`): buffers sized once, then launches of
+//! Runs the litmus kernel (`gpu/src/lessons/litmus/`): buffers sized once, then launches of
 //! many rounds until a combination has been observed often enough or its time is up.
 
 use super::catalogue::{Placement, Test, Variant};

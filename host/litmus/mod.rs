@@ -26,7 +26,7 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Device code: `gpu/src/checks/litmus.rs`; the weak memory: `gpu/src/sim/weak/`.
+//! Device code: `gpu/src/lessons/litmus/`; the weak memory: `gpu/src/sim/weak/`.
 
 pub mod catalogue;
 mod kernel;

@@ -85,7 +85,13 @@ pub fn replay(test: Test, variant: Variant, mode: Mode, seed: u64, run: u64) -> 
                 }
             ),
             Some(Event::Fence { kind, .. }) => format!("fence {kind:?}"),
-            Some(Event::Rmw { .. }) | None => "?".to_string(),
+            Some(Event::Rmw {
+                loc: l, old, new, ..
+            }) => match new {
+                Some(v) => format!("read-modify-write of {}: read {old}, wrote {v}", loc(*l)),
+                None => format!("compare-and-swap of {}: read {old}, wrote nothing", loc(*l)),
+            },
+            None => "?".to_string(),
         };
         lines.push(format!(
             "thread {t}, instruction {i}: {what}{}",

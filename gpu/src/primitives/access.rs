@@ -111,7 +111,7 @@ pub unsafe fn load_weak(p: *const u32) -> u32 {
     #[cfg(not(target_arch = "nvptx64"))]
     // SAFETY: the caller's contract.
     unsafe {
-        p.read_volatile()
+        sim_load(p, crate::sim::weak::LoadKind::Weak)
     }
 }
 
@@ -159,7 +159,7 @@ pub unsafe fn load_volatile(p: *const u32) -> u32 {
     #[cfg(not(target_arch = "nvptx64"))]
     // SAFETY: the caller's contract.
     unsafe {
-        p.read_volatile()
+        sim_load(p, crate::sim::weak::LoadKind::Relaxed)
     }
 }
 

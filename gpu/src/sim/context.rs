@@ -191,6 +191,12 @@ pub fn lane() -> u32 {
 /// outside a weak launch, or outside a kernel.
 pub(crate) fn weak<R>(op: impl FnOnce(&WeakLaunch, u32) -> R) -> Option<R> {
     let c = CTX.get()?;
+    // A thread unwinding out of an aborted launch (a guard's `drop` releasing its lock) must
+    // neither wait for the token nor unwind again: its operations go to plain memory, and the
+    // launch's result is the error already recorded.
+    if std::thread::panicking() {
+        return None;
+    }
     // SAFETY: `launch` points to the launch this thread belongs to, alive until it returns.
     let launch = unsafe { &*c.launch };
     let w = launch.weak.as_ref()?;
@@ -236,7 +242,14 @@ pub(crate) fn shared_len() -> u32 {
 }
 
 /// `barrier.cluster.arrive`: the calling thread arrives at its cluster's barrier.
+///
+/// # Panics
+/// In a weak launch, which does not simulate clusters (the launch fails with that message).
 pub(crate) fn cluster_arrive() {
+    assert!(
+        !in_weak_launch(),
+        "the weak memory does not simulate thread block clusters (barrier.cluster)"
+    );
     with_launch(|c, launch, _| launch.clusters[c.ids.cluster_linear() as usize].arrive())
 }
 

@@ -129,6 +129,9 @@ unsafe fn update(p: *mut u64, what: &str, f: impl Fn(State) -> State) -> u64 {
 /// # Safety
 /// As [`word`].
 pub(crate) unsafe fn arrive(p: *mut u64, count: u32, drop: u32, tx: u32) -> u64 {
+    // In a weak launch an arrival releases what this thread has seen to those who complete a
+    // wait on the barrier (`mbarrier.arrive` has release semantics).
+    let _ = super::weak_op(|w, me| w.barrier_arrive(me, p as usize));
     // SAFETY: forwarded to the caller.
     let old = unsafe {
         update(p, "mbarrier.arrive", |mut s| {
@@ -182,7 +185,12 @@ pub(crate) unsafe fn phase_done(p: *mut u64, parity: u64) -> bool {
         s.expected != 0 || s.pending != 0,
         "waiting on an mbarrier that was never initialized (undefined on the GPU)"
     );
-    (w & PARITY_BIT) != (parity & PARITY_BIT)
+    let done = (w & PARITY_BIT) != (parity & PARITY_BIT);
+    if done {
+        // A completed wait acquires what the arrivals released.
+        let _ = super::weak_op(|w, me| w.barrier_leave(me, p as usize));
+    }
+    done
 }
 
 #[cfg(test)]

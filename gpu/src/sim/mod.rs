@@ -100,7 +100,8 @@ impl std::fmt::Display for SimError {
             ),
             SimError::Deadlock(what) => write!(
                 f,
-                "deadlock: threads waited at {what} for over {} s (a barrier some threads never reach?)",
+                "deadlock: threads waited at {what} for over {} s, or (in a weak launch) every \
+                 thread left waits for one that cannot come (a barrier some threads never reach?)",
                 WAIT_LIMIT.as_secs()
             ),
             SimError::Panicked(msg) => write!(f, "the kernel panicked: {msg}"),

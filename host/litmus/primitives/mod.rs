@@ -172,7 +172,7 @@ pub struct Amount {
 pub struct PrimitiveOptions {
     /// The primitives, in order.
     pub primitives: Vec<Primitive>,
-    /// Acquisitions per lock in all.
+    /// Acquisitions of each lock kind in all (over all its locks and threads).
     pub acquisitions: u64,
     /// Rounds per barrier.
     pub rounds: u64,

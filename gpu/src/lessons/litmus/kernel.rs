@@ -4,9 +4,10 @@ use super::access::{
     Access, AcqRelCta, AcqRelGpu, AcqRelSys, Plain, RelAcq, Relaxed, ScCta, ScGpu, ScSys, Volatile,
 };
 use super::{
-    ERR_BARRIER, ERR_SM_TABLE, ERR_SPIN_UP, ERR_VARIANT, LITMUS_BLOCK_THREADS, LITMUS_INVALID_KEY,
-    LITMUS_KEYS, LITMUS_MAX_THREADS, LITMUS_OPS, LITMUS_REG_SLOTS, LITMUS_VALUES, LitmusLaunch,
-    OP_NONE, PLACE_DIFFERENT_SMS, PLACE_SAME_BLOCK, PLACE_SAME_SM, PLACE_SAME_WARP, op_returns,
+    ERR_BARRIER, ERR_SM_TABLE, ERR_SPIN_UP, ERR_VARIANT, LITMUS_BLOCK_THREADS, LITMUS_DIGITS,
+    LITMUS_INVALID_KEY, LITMUS_KEYS, LITMUS_MAX_THREADS, LITMUS_OPS, LITMUS_REG_SLOTS,
+    LITMUS_VALUES, LitmusLaunch, OP_NONE, PLACE_DIFFERENT_SMS, PLACE_SAME_BLOCK, PLACE_SAME_SM,
+    PLACE_SAME_WARP, op_returns,
 };
 use crate::access::{load_volatile, load_weak, store_volatile, store_weak};
 use crate::atomic::{
@@ -311,8 +312,10 @@ unsafe fn outcome_key(l: &LitmusLaunch, instance: u32, threads: u32, finals: u32
     unsafe {
         let mut key = 0;
         let mut weight = 1;
+        let mut digits = 0;
         let mut digit = |v: u32| {
-            if v >= LITMUS_VALUES {
+            digits += 1;
+            if v >= LITMUS_VALUES || digits > LITMUS_DIGITS {
                 key = LITMUS_INVALID_KEY;
                 weight = 0;
             } else if key != LITMUS_INVALID_KEY {

@@ -156,7 +156,7 @@ pub struct LitmusLaunch {
     pub stress_iters: u32,
     /// Lines of the scratch array the stress threads hammer (a power of two).
     pub stress_lines: u32,
-    /// Instances the buffers have room for: `sms * test_blocks_per_sm * 256`.
+    /// Instances the buffers have room for: `sms * test_blocks_per_sm * LITMUS_BLOCK_THREADS`.
     pub max_instances: u32,
     /// Polls of the spin-up barrier before giving up on it.
     pub spin_polls: u32,

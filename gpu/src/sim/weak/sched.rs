@@ -11,8 +11,10 @@
 //! by every thread.
 //!
 //! A run replays exactly from its seed unless a wait bounded by the clock gives up (the clock
-//! is the host's), which a correct kernel never does. Clusters are refused; `mbarrier` waits
-//! hand the token on between polls.
+//! is the host's), which a correct kernel never does. Clusters are refused; an `mbarrier`'s
+//! arrivals and completed waits synchronize like a barrier, and its waits hand the token on
+//! between polls. A value written behind the machine's back is seen only if it differs from the
+//! newest write it knows.
 
 use super::chooser::{Chooser, Seeded};
 use super::machine::{FenceKind, LoadKind, Machine, StoreKind};
@@ -68,11 +70,18 @@ thread_local! {
 /// assert_eq!(stats.launches, 0);
 /// ```
 pub fn scoped<R>(seed: u64, f: impl FnOnce() -> R) -> (R, WeakStats) {
-    let before = SCOPE.replace(Some((seed, 0)));
-    let stats_before = STATS.take();
+    /// Puts the thread's previous scope back, also if `f` panics.
+    struct Restore(Option<(u64, u64)>, WeakStats);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            SCOPE.set(self.0);
+            STATS.set(self.1);
+        }
+    }
+    let restore = Restore(SCOPE.replace(Some((seed, 0))), STATS.take());
     let r = f();
-    SCOPE.set(before);
-    let stats = STATS.replace(stats_before);
+    let stats = STATS.get();
+    drop(restore);
     (r, stats)
 }
 
