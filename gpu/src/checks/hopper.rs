@@ -515,7 +515,7 @@ kernel! {
     /// The barrier rounds of `sync_stress::barrier_stress` (plain slots written, the barrier,
     /// a random slot of another block read back and checked) with the cluster-aware grid
     /// barrier. Launch clustered; `violations` must end at 0.
-    pub unsafe fn cluster_barrier_stress(state: *mut crate::grid::GridBarrierState, slots: *mut u32, rounds: u32, seed: u32, violations: *mut u32, failures: *mut u32) {
+    pub unsafe fn cluster_barrier_stress(state: *mut crate::grid::GridBarrierState, slots: *mut u32, rounds: u32, seed: u32, violations: *mut u64, failures: *mut u32) {
         // SAFETY: the host passes a live, zeroed barrier state, a clustered launch, and the
         // buffers `barrier_rounds` needs.
         unsafe {

@@ -88,13 +88,13 @@ unsafe fn stress(scratch: *mut u32, lines: u32, iters: u32, s: &mut u32) {
 
 /// The critical section: both payload words must agree; both become one more.
 #[inline(always)]
-unsafe fn critical(payload: *mut u32, violations: *mut u32) {
+unsafe fn critical(payload: *mut u32, violations: *mut u64) {
     // SAFETY: `payload` holds PAYLOAD_STRIDE words (the kernel's contract).
     unsafe {
         let a = load_plain(payload);
         let b = load_plain(payload.add(PAYLOAD_STRIDE / 2));
         if a != b {
-            atomic_add_device(violations, 1);
+            atomic_add_device(violations, 1u64);
         }
         store_plain(payload, a.wrapping_add(1));
         store_plain(payload.add(PAYLOAD_STRIDE / 2), a.wrapping_add(1));
@@ -106,7 +106,7 @@ kernel! {
     /// `locks.kind`, each guarding `PAYLOAD_STRIDE` words of `payload`; `violations` counts
     /// critical sections that saw the two payload words differ, `failures` acquisitions that
     /// gave up (a bounded lock's timeout). Between uses, `stress_iters` scratch accesses.
-    pub unsafe fn lock_stress(locks: StressLocks, payload: *mut u32, iters: u32, seed: u32, violations: *mut u32, failures: *mut u32, scratch: *mut u32, stress_lines: u32, stress_iters: u32) {
+    pub unsafe fn lock_stress(locks: StressLocks, payload: *mut u32, iters: u32, seed: u32, violations: *mut u64, failures: *mut u32, scratch: *mut u32, stress_lines: u32, stress_iters: u32) {
         let me = block_rank_in_grid() * threads_per_block() + thread_rank_in_block();
         let mut s = seed ^ me.wrapping_mul(0x9e37_79b9);
         // A mutex's warp cohort is the lanes calling `lock` together, on one mutex: the lanes of
@@ -183,15 +183,15 @@ unsafe fn relaxed_sync(count: *mut u32, round: u32, polls: u32) -> Result<(), Ba
 /// into `failures` (once per block, or per thread with `per_thread`), at the first failed one.
 ///
 /// # Safety
-/// `slots` holds two banks of one word per thread of the grid; `violations` and `failures` one
-/// word each.
+/// `slots` holds two banks of one word per thread of the grid; `violations` one `u64`,
+/// `failures` one `u32`.
 #[inline(always)]
 pub(crate) unsafe fn barrier_rounds(
     mut sync: impl FnMut(u32) -> Result<(), BarrierError>,
     slots: *mut u32,
     rounds: u32,
     seed: u32,
-    violations: *mut u32,
+    violations: *mut u64,
     failures: *mut u32,
     per_thread: bool,
 ) {
@@ -221,8 +221,9 @@ pub(crate) unsafe fn barrier_rounds(
             // SAFETY: `slot < all`.
             let seen = unsafe { load_plain(slots.add((bank + slot) as usize)) };
             if seen != r + 1 {
-                // SAFETY: `violations` is one word.
-                unsafe { atomic_add_device(violations, 1) };
+                // SAFETY: `violations` is one `u64` (a `u32` would wrap: a broken barrier reads
+                // stale slots billions of times).
+                unsafe { atomic_add_device(violations, 1u64) };
             }
         }
     }
@@ -235,7 +236,7 @@ kernel! {
     /// `round + 1`. `failures` counts blocks (threads, for the relaxed barrier) that gave up
     /// waiting. `grid` and `multi` are the barriers' states (one may be null), `count` the
     /// relaxed barrier's word (zero before the launch).
-    pub unsafe fn barrier_stress(kind: u32, grid: *mut GridBarrierState, multi: *mut MultiGridBarrierState, count: *mut u32, slots: *mut u32, rounds: u32, seed: u32, violations: *mut u32, failures: *mut u32, polls: u32) {
+    pub unsafe fn barrier_stress(kind: u32, grid: *mut GridBarrierState, multi: *mut MultiGridBarrierState, count: *mut u32, slots: *mut u32, rounds: u32, seed: u32, violations: *mut u64, failures: *mut u32, polls: u32) {
         let scope = if kind == BARRIER_MULTI_SYSTEM { Scope::System } else { Scope::Device };
         // SAFETY (every arm): the host passes the state of `kind` live and zeroed, `slots`,
         // `violations` and `failures` sized as `barrier_rounds` needs; one grid, so this block's

@@ -44,7 +44,7 @@ pub fn run(
     let t = target;
     let cfg = LaunchConfig::linear(shape.blocks, shape.threads);
     let threads = u64::from(shape.blocks) * u64::from(shape.threads);
-    let violations = t.zeros::<u32>(1)?;
+    let violations = t.zeros::<u64>(1)?;
     let failures = t.zeros::<u32>(1)?;
     let mut done = 0u64;
     let mut checks = 0u64;
@@ -168,7 +168,7 @@ pub fn run(
         name: primitive.name().to_string(),
         uses: done,
         checks,
-        violations: t.download(&violations)?[0].into(),
+        violations: t.download(&violations)?[0],
         lost,
         failures: failed,
         seconds: began.elapsed().as_secs_f64(),
