@@ -5,7 +5,7 @@
 
 mod common;
 
-use gpu::sim::weak::{Exhaustive, Mode, program};
+use gpu::sim::weak::{Mode, program};
 use gridsync::Target;
 use gridsync::litmus::{
     LitmusOptions, Placement, Runner, Stress, Test, Variant, Verdict, model, outcome, run,
@@ -14,16 +14,7 @@ use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 fn exhaustive(test: Test, variant: Variant) -> BTreeSet<Vec<u64>> {
-    let p = test.program(variant);
-    let mut ch = Exhaustive::new();
-    let mut seen = BTreeSet::new();
-    loop {
-        let o = program::run(&p, Mode::Weak, false, &mut ch).outcome;
-        seen.insert([o.regs, o.finals].concat());
-        if !ch.next_run() {
-            return seen;
-        }
-    }
+    program::reachable(&test.program(variant), Mode::Weak)
 }
 
 #[test]

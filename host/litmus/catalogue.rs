@@ -373,15 +373,6 @@ impl Test {
     }
 }
 
-impl std::str::FromStr for Test {
-    type Err = crate::runtime::error::Error;
-    fn from_str(s: &str) -> Result<Test, Self::Err> {
-        Test::from_name(s).ok_or_else(|| {
-            let names: Vec<_> = Test::ALL.iter().map(|t| t.name()).collect();
-            crate::runtime::error::Error::InvalidInput(format!(
-                "no litmus test {s:?}: one of {}",
-                names.join(", ")
-            ))
-        })
-    }
+super::variant::from_str! {
+    Test, "litmus test";
 }

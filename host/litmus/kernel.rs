@@ -28,8 +28,6 @@ const MAX_ROUNDS: u32 = 2048;
 const GPU_SPIN_POLLS: u32 = 1 << 16;
 /// The same on the simulator.
 const SIM_SPIN_POLLS: u32 = 1 << 8;
-/// How long a simulated block waits at a grid barrier before giving up.
-const SIM_BARRIER_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 /// Blocks per SM on the simulator (its SMs are [`SIM_SMS`]).
 const SIM_BLOCKS_PER_SM: u32 = 2;
 
@@ -158,12 +156,7 @@ impl<'t> Runner<'t> {
             sm_tickets: target.zeros(sms as usize)?,
             counts: target.zeros(LITMUS_KEYS as usize)?,
             errors: target.zeros(LITMUS_ERROR_WORDS as usize)?,
-            // The simulator's thousand OS threads take far longer per round than a GPU: its
-            // bound is its own deadlock limit's half, not the GPU's second.
-            barrier: match target {
-                Target::Sim => DeviceGridBarrier::with_timeout(target, SIM_BARRIER_TIMEOUT)?,
-                Target::Gpu(_) => DeviceGridBarrier::new(target)?,
-            },
+            barrier: super::round_barrier(target)?,
         })
     }
 

@@ -40,6 +40,7 @@ pub use catalogue::{Placement, Test, Variant, Verdict};
 pub use kernel::{Observed, Runner, Stress};
 pub use outcome::OutcomeCount;
 
+use crate::primitives::barrier::DeviceGridBarrier;
 use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
 use gpu::sim::weak::Mode;
@@ -174,13 +175,42 @@ fn check(opts: &LitmusOptions) -> Result<()> {
             opts.iterations
         )));
     }
-    if !(opts.seconds.is_finite() && opts.seconds > 0.0 && opts.seconds <= MAX_SECONDS) {
-        return Err(Error::InvalidInput(format!(
-            "--seconds must be above 0 and at most {MAX_SECONDS}, not {}",
-            opts.seconds
-        )));
+    check_seconds(opts.seconds)
+}
+
+/// Refuses a time bound that is not above 0 and at most [`MAX_SECONDS`].
+fn check_seconds(seconds: f64) -> Result<()> {
+    if seconds.is_finite() && seconds > 0.0 && seconds <= MAX_SECONDS {
+        Ok(())
+    } else {
+        Err(Error::InvalidInput(format!(
+            "--seconds must be above 0 and at most {MAX_SECONDS}, not {seconds}"
+        )))
     }
-    Ok(())
+}
+
+/// Which memory a run on `target` has: `gpu`, or the simulator's `sc` or `weak` one.
+fn memory_name(target: &Target, weak: bool) -> String {
+    match (target.is_sim(), weak) {
+        (false, _) => "gpu",
+        (true, false) => "sc",
+        (true, true) => "weak",
+    }
+    .to_string()
+}
+
+/// How long a simulated block waits at a grid barrier of the litmus and stress kernels before
+/// giving up: the simulator's threads take far longer per round than a GPU's, and on its weak
+/// memory run one at a time.
+const SIM_BARRIER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The grid barrier of the litmus and stress kernels' rounds: the GPU's default bound, or
+/// [`SIM_BARRIER_TIMEOUT`] on the simulator.
+fn round_barrier(target: &Target) -> Result<DeviceGridBarrier> {
+    match target {
+        Target::Sim => DeviceGridBarrier::with_timeout(target, SIM_BARRIER_TIMEOUT),
+        Target::Gpu(_) => DeviceGridBarrier::new(target),
+    }
 }
 
 /// Runs every combination of `opts` on `target` — the litmus kernel on a GPU, the tests'
@@ -290,12 +320,7 @@ pub fn run(
         .count();
     Ok(LitmusReport {
         target: target.describe(),
-        memory: match (target.is_sim(), opts.weak) {
-            (false, _) => "gpu",
-            (true, false) => "sc",
-            (true, true) => "weak",
-        }
-        .to_string(),
+        memory: memory_name(target, opts.weak),
         options: opts.clone(),
         blocks: runner
             .as_ref()

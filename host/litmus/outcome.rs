@@ -2,7 +2,7 @@
 
 use super::catalogue::{Placement, Test, Variant, Verdict};
 use gpu::lessons::litmus::{LITMUS_INVALID_KEY, LITMUS_VALUES};
-use gpu::sim::weak::{Exhaustive, Mode, program};
+use gpu::sim::weak::{Mode, program};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
@@ -40,16 +40,7 @@ pub fn decode(key: u32, digits: usize) -> Option<Vec<u64>> {
 
 /// Every outcome some interleaving of `test`'s threads gives (every interleaving is tried).
 pub fn sc_outcomes(test: Test) -> BTreeSet<Vec<u64>> {
-    let p = test.program(Variant::Relaxed);
-    let mut ch = Exhaustive::new();
-    let mut seen = BTreeSet::new();
-    loop {
-        let o = program::run(&p, Mode::Sc, false, &mut ch).outcome;
-        seen.insert([o.regs, o.finals].concat());
-        if !ch.next_run() {
-            return seen;
-        }
-    }
+    program::reachable(&test.program(Variant::Relaxed), Mode::Sc)
 }
 
 /// What the model says of `values` for `test` with `variant` at `placement`.

@@ -180,6 +180,8 @@ macro_rules! from_str {
     )*};
 }
 
+pub(super) use from_str;
+
 from_str! {
     Variant, "variant";
     Placement, "placement";

@@ -246,13 +246,7 @@ pub fn run_all(
             "--primitives needs at least one primitive, acquisitions and rounds".into(),
         ));
     }
-    if !(opts.seconds.is_finite() && opts.seconds > 0.0 && opts.seconds <= super::MAX_SECONDS) {
-        return Err(Error::InvalidInput(format!(
-            "--seconds must be above 0 and at most {}, not {}",
-            super::MAX_SECONDS,
-            opts.seconds
-        )));
-    }
+    super::check_seconds(opts.seconds)?;
     let lock_shape = PrimitiveShape::for_target(target);
     // Barriers: one block of 128 per SM on a GPU (every block must be resident), 4 × 4 on the
     // simulator.
@@ -307,12 +301,7 @@ pub fn run_all(
     }
     Ok(PrimitivesReport {
         target: target.describe(),
-        memory: match (target.is_sim(), opts.weak) {
-            (false, _) => "gpu",
-            (true, false) => "sc",
-            (true, true) => "weak",
-        }
-        .to_string(),
+        memory: super::memory_name(target, opts.weak),
         options: opts.clone(),
         lock_shape,
         barrier_shape,

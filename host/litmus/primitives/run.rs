@@ -1,7 +1,6 @@
 //! One primitive's stress run: the launches, the payload checks, the counts.
 
 use super::{Amount, Primitive, PrimitiveRun, PrimitiveShape};
-use crate::primitives::barrier::DeviceGridBarrier;
 use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::{LaunchMode, Target};
 use gpu::LaunchConfig;
@@ -104,12 +103,7 @@ pub fn run(
         let counted: u64 = (0..n).map(|i| u64::from(pay[i * PAYLOAD_STRIDE])).sum();
         lost = done.saturating_sub(counted);
     } else {
-        // The simulator's weak memory runs one thread at a time: its bound is 10 s, not the
-        // GPU's second.
-        let barrier = match t {
-            Target::Sim => DeviceGridBarrier::with_timeout(t, std::time::Duration::from_secs(10))?,
-            Target::Gpu(_) => DeviceGridBarrier::new(t)?,
-        };
+        let barrier = super::super::round_barrier(t)?;
         let multi = t.upload(&[MultiGridBarrierState::with_blocks(shape.blocks)])?;
         let count = t.zeros::<u32>(1)?;
         let slots = t.zeros::<u32>(2 * threads as usize)?;

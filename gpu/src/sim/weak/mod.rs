@@ -73,17 +73,8 @@ mod tests {
         }
     }
 
-    /// Every outcome of every possible run (regs then finals, flattened).
     fn reachable(p: &Program, mode: Mode) -> BTreeSet<Vec<u64>> {
-        let mut ch = Exhaustive::new();
-        let mut seen = BTreeSet::new();
-        loop {
-            let o = program::run(p, mode, false, &mut ch).outcome;
-            seen.insert([o.regs, o.finals].concat());
-            if !ch.next_run() {
-                return seen;
-            }
-        }
+        program::reachable(p, mode)
     }
 
     fn prog(threads: Vec<Vec<Instr>>, regs: usize, finals: Vec<Loc>) -> Program {

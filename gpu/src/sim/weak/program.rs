@@ -243,3 +243,20 @@ impl Chooser for Newest {
         n.saturating_sub(1)
     }
 }
+
+/// Every outcome of every possible run of `program` on `mode`'s memory, each outcome as its
+/// registers then its final values: the runs enumerated by an [`Exhaustive`] chooser, so a
+/// missing outcome is one the machine can never give. Small programs only.
+///
+/// [`Exhaustive`]: super::Exhaustive
+pub fn reachable(program: &Program, mode: Mode) -> std::collections::BTreeSet<Vec<u64>> {
+    let mut ch = super::Exhaustive::new();
+    let mut seen = std::collections::BTreeSet::new();
+    loop {
+        let o = run(program, mode, false, &mut ch).outcome;
+        seen.insert([o.regs, o.finals].concat());
+        if !ch.next_run() {
+            return seen;
+        }
+    }
+}
