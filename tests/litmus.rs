@@ -73,6 +73,29 @@ fn scopes_too_narrow_for_the_placement_allow_the_weak_outcome() {
             }
         }
         assert!(test.forbidden(Variant::FenceScGpu, Some(Placement::DifferentSms)));
+        // Across GPUs a `.gpu` fence is out of scope too; `.sys` ones and release/acquire
+        // (whose accesses are `.sys` there) are not.
+        let gpus = Some(Placement::DifferentGpus);
+        for v in [
+            Variant::FenceAcqRelCta,
+            Variant::FenceScCta,
+            Variant::FenceAcqRelGpu,
+            Variant::FenceScGpu,
+        ] {
+            assert!(
+                !test.forbidden(v, gpus),
+                "{} {} gpus",
+                test.name(),
+                v.name()
+            );
+        }
+        for v in [
+            Variant::FenceAcqRelSys,
+            Variant::FenceScSys,
+            Variant::ReleaseAcquire,
+        ] {
+            assert_eq!(test.forbidden(v, gpus), test.forbidden(v, None));
+        }
     }
     // Coherence needs no fence at all; plain accesses do not even give that.
     assert!(Test::CoRR.forbidden(Variant::Relaxed, Some(Placement::DifferentSms)));
@@ -204,7 +227,7 @@ fn kernel_counts(target: &Target, instances: u64, tests: &[Test], variants: &[Va
     let far = Instant::now() + Duration::from_secs(600);
     for &test in tests {
         for &variant in variants {
-            for placement in Placement::ALL {
+            for placement in Placement::ONE_GPU {
                 let seen = runner
                     .run(test, variant, placement, instances, far, common::seed())
                     .unwrap();
@@ -237,6 +260,184 @@ fn kernel_counts(target: &Target, instances: u64, tests: &[Test], variants: &[Va
     }
 }
 
+/// Every instance counted at the placement across GPUs, on `targets`; nothing forbidden.
+fn kernel_counts_across(targets: &[Target], instances: u64, tests: &[Test], variants: &[Variant]) {
+    let stress = Stress {
+        iters: 8,
+        ..Stress::default()
+    };
+    let runner = Runner::across(targets, stress).unwrap();
+    assert_eq!(runner.gpus() as usize, targets.len());
+    let far = Instant::now() + Duration::from_secs(600);
+    for &test in tests {
+        for &variant in variants {
+            let where_ = format!(
+                "{} {} across {} devices",
+                test.name(),
+                variant.name(),
+                targets.len()
+            );
+            let seen = runner
+                .run(
+                    test,
+                    variant,
+                    Placement::DifferentGpus,
+                    instances,
+                    far,
+                    common::seed(),
+                )
+                .unwrap_or_else(|e| panic!("{where_}: {e}"));
+            let n: u64 = seen.counts.iter().sum();
+            assert!(n >= instances, "{where_}: {n} instances");
+            assert_eq!(
+                n % seen.rounds,
+                0,
+                "{where_}: every round has as many instances"
+            );
+            let t =
+                outcome::tally_keys(test, variant, Some(Placement::DifferentGpus), &seen.counts);
+            let bad: Vec<_> = t
+                .iter()
+                .filter(|o| o.verdict == Verdict::Forbidden)
+                .collect();
+            assert!(bad.is_empty(), "{where_}: {bad:?}");
+            assert_eq!(seen.blocks_off_table, 0, "{where_}");
+        }
+    }
+    // Each runner refuses the other's placement.
+    let far = Instant::now() + Duration::from_secs(60);
+    assert!(
+        runner
+            .run(Test::MP, Variant::Relaxed, Placement::SameWarp, 1, far, 1)
+            .is_err()
+    );
+}
+
+#[test]
+fn the_kernel_places_instances_across_simulated_devices() {
+    let set = gridsync::multi::DeviceSet::simulated(2).unwrap();
+    kernel_counts_across(
+        set.targets(),
+        1,
+        &[Test::MP, Test::IRIW, Test::MpLock],
+        &[Variant::Relaxed],
+    );
+    let one = Runner::new(&Target::Sim, Stress::default()).unwrap();
+    let far = Instant::now() + Duration::from_secs(60);
+    assert!(
+        one.run(
+            Test::MP,
+            Variant::Relaxed,
+            Placement::DifferentGpus,
+            1,
+            far,
+            1
+        )
+        .is_err()
+    );
+    assert!(Runner::across(&set.targets()[..1], Stress::default()).is_err());
+}
+
+#[test]
+fn system_scope_primitives_keep_their_payload_across_simulated_devices() {
+    use gridsync::litmus::primitives::{Primitive, PrimitiveOptions, run_all_on};
+    let set = gridsync::multi::DeviceSet::simulated(2).unwrap();
+    let opts = PrimitiveOptions {
+        primitives: vec![
+            Primitive::MutexSystem,
+            Primitive::MultiGridSystem,
+            Primitive::Ticket,
+        ],
+        weak: false,
+        seed: common::seed(),
+        ..PrimitiveOptions::for_target(&set.targets()[0])
+    };
+    let r = run_all_on(set.targets(), &opts, |_| {}).unwrap();
+    // Each on one device, then the two that span devices across both (not the ticket lock).
+    let ran: Vec<_> = r.runs.iter().map(|p| (p.primitive, p.devices)).collect();
+    assert_eq!(
+        ran,
+        [
+            (Primitive::MutexSystem, 1),
+            (Primitive::MultiGridSystem, 1),
+            (Primitive::Ticket, 1),
+            (Primitive::MutexSystem, 2),
+            (Primitive::MultiGridSystem, 2),
+        ]
+    );
+    for p in &r.runs {
+        assert!(p.clean() && p.uses > 0 && p.checks > 0, "{p:?}");
+        if p.devices == 2 {
+            let per = if p.primitive.is_lock() {
+                opts.acquisitions
+            } else {
+                opts.rounds
+            };
+            assert!(p.uses >= per, "{p:?}");
+        }
+    }
+    assert!(r.passed());
+    // Only those that can span grids run across devices.
+    let far = Instant::now() + Duration::from_secs(60);
+    let shape = gridsync::litmus::primitives::PrimitiveShape::for_target(&Target::Sim);
+    let amount = gridsync::litmus::primitives::Amount {
+        uses: 1,
+        per_launch: 1,
+        stress: Stress::default(),
+        seed: 1,
+    };
+    let e = gridsync::litmus::primitives::run_on(
+        set.targets(),
+        Primitive::GridBarrier,
+        shape,
+        amount,
+        far,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("does not run across"), "{e}");
+}
+
+#[test]
+#[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
+fn the_kernel_runs_every_test_and_variant_across_the_gpus() {
+    let _turn = common::whole_gpu();
+    use gridsync::litmus::run_on;
+    use gridsync::multi::{DeviceList, DeviceSet};
+    let set = DeviceSet::open(&DeviceList::All, false).unwrap();
+    let opts = LitmusOptions {
+        placements: vec![Placement::DifferentGpus],
+        iterations: 100_000,
+        ..LitmusOptions::for_target(&set.targets()[0])
+    };
+    if set.len() < 2 {
+        // One GPU: the placement is refused, not run on one.
+        let e = run_on(set.targets(), &opts, |_| {}).unwrap_err();
+        assert!(e.to_string().contains("two or more GPUs"), "{e}");
+        return;
+    }
+    kernel_counts_across(set.targets(), 100_000, &Test::ALL, &Variant::ALL);
+    // Through `run_on`: the two-thread test across the GPUs, the one-thread test on the first
+    // GPU — both by the kernel (its rounds counted), never by the simulator's programs.
+    let opts = LitmusOptions {
+        tests: vec![Test::CoWW, Test::MP],
+        variants: vec![Variant::Relaxed],
+        ..opts
+    };
+    let r = run_on(set.targets(), &opts, |_| {}).unwrap();
+    assert!(r.passed());
+    let ran: Vec<_> = r.results.iter().map(|x| (x.test, x.placement)).collect();
+    assert_eq!(
+        ran,
+        [
+            (Test::CoWW, None),
+            (Test::MP, Some(Placement::DifferentGpus))
+        ]
+    );
+    for x in &r.results {
+        assert!(x.rounds > 0 && x.instances >= 100_000, "{x:?}");
+    }
+}
+
 #[test]
 fn the_kernel_places_and_counts_every_instance_on_the_simulator() {
     kernel_counts(
@@ -250,24 +451,37 @@ fn the_kernel_places_and_counts_every_instance_on_the_simulator() {
 #[test]
 #[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
 fn the_kernel_runs_every_test_variant_and_placement_on_the_gpu() {
+    let _turn = common::whole_gpu();
     kernel_counts(&common::gpu(), 200_000, &Test::ALL, &Variant::ALL);
 }
 
 #[test]
 #[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
 fn every_lock_and_barrier_keeps_its_payload_on_the_gpu() {
-    use gridsync::litmus::primitives::{PrimitiveOptions, run_all};
-    let t = common::gpu();
+    let _turn = common::whole_gpu();
+    use gridsync::litmus::primitives::{Primitive, PrimitiveOptions, run_all_on};
+    use gridsync::multi::{DeviceList, DeviceSet};
+    // Every GPU: with two or more, the primitives that span GPUs run across them too.
+    let set = DeviceSet::open(&DeviceList::All, false).unwrap();
+    let t = &set.targets()[0];
     let opts = PrimitiveOptions {
         acquisitions: 2_000_000,
         rounds: 20_000,
         seed: common::seed(),
-        ..PrimitiveOptions::for_target(&t)
+        ..PrimitiveOptions::for_target(t)
     };
-    let r = run_all(&t, &opts, |_| {}).unwrap();
+    let r = run_all_on(set.targets(), &opts, |_| {}).unwrap();
+    let across = r.runs.iter().filter(|p| p.devices > 1).count();
+    let expected = if set.len() > 1 {
+        Primitive::ACROSS_GPUS.len()
+    } else {
+        0
+    };
+    assert_eq!(across, expected, "{:?}", r.runs);
+    assert!(r.passed(), "{:?}", r.runs);
     for p in &r.runs {
         assert!(p.uses > 0 && p.checks > 0, "{p:?}");
-        if !p.primitive.broken() {
+        if p.primitive.must_hold(p.devices) {
             assert!(p.clean(), "{p:?}");
             assert!(
                 p.uses

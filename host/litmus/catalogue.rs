@@ -254,18 +254,26 @@ impl Test {
     /// Whether the model forbids the weak outcome for `variant`, with the threads at
     /// `placement` (`None`: every scope covers every thread, as in the simulator).
     pub fn forbidden(self, variant: Variant, placement: Option<Placement>) -> bool {
-        let in_block = !matches!(placement, Some(Placement::SameSm | Placement::DifferentSms));
-        // What orders the two accesses of a thread, once scopes are accounted for.
+        let in_block = !matches!(
+            placement,
+            Some(Placement::SameSm | Placement::DifferentSms | Placement::DifferentGpus)
+        );
+        let in_gpu = placement != Some(Placement::DifferentGpus);
+        // What orders the two accesses of a thread, once scopes are accounted for (across GPUs
+        // the accesses are `.sys`, the fences keep their scope).
         let order = match variant {
             Variant::Plain => Strength::None,
             Variant::Volatile | Variant::Relaxed => Strength::Coherent,
-            Variant::ReleaseAcquire | Variant::FenceAcqRelGpu | Variant::FenceAcqRelSys => {
-                Strength::Causal
-            }
-            Variant::FenceScGpu | Variant::FenceScSys => Strength::Sc,
+            Variant::ReleaseAcquire | Variant::FenceAcqRelSys => Strength::Causal,
+            Variant::FenceScSys => Strength::Sc,
+            Variant::FenceAcqRelGpu if in_gpu => Strength::Causal,
+            Variant::FenceScGpu if in_gpu => Strength::Sc,
             Variant::FenceAcqRelCta if in_block => Strength::Causal,
             Variant::FenceScCta if in_block => Strength::Sc,
-            Variant::FenceAcqRelCta | Variant::FenceScCta => Strength::Coherent,
+            Variant::FenceAcqRelCta
+            | Variant::FenceScCta
+            | Variant::FenceAcqRelGpu
+            | Variant::FenceScGpu => Strength::Coherent,
         };
         match self {
             Test::CoWW | Test::SlotRet => true,

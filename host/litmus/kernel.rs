@@ -3,18 +3,21 @@
 
 use super::catalogue::{Placement, Test, Variant};
 use crate::primitives::barrier::DeviceGridBarrier;
+use crate::runtime::args::SharedArgs;
 use crate::runtime::buffer::Buffer;
 use crate::runtime::error::{Error, Result};
 use crate::runtime::grid::max_coresident_blocks;
 use crate::runtime::launch::{LaunchMode, Target};
 use crate::runtime::memory::{Footprint, check_fits};
 use gpu::LaunchConfig;
+use gpu::grid::GridBarrierState;
 use gpu::index::SIM_SMS;
 use gpu::lessons::litmus::{
     self as k, ERR_BARRIER, ERR_SM_TABLE, ERR_SPIN_UP, ERR_VARIANT, LITMUS_BLOCK_THREADS,
     LITMUS_ERROR_WORDS, LITMUS_KEYS, LITMUS_MAX_THREADS, LITMUS_PROGRAM_WORDS, LITMUS_REG_SLOTS,
     LITMUS_SHARED_BYTES, LitmusLaunch,
 };
+use gpu::multi_grid::MultiGridBarrierState;
 use std::time::Instant;
 
 // SAFETY: `#[repr(C)]` of raw pointers and `u32`s, the same layout on both targets.
@@ -65,24 +68,34 @@ pub struct Observed {
     pub blocks_off_table: u64,
 }
 
-/// The buffers and launch shape of the litmus kernel on one target.
+/// The buffers and launch shape of the litmus kernel on one target — or, for
+/// [`Placement::DifferentGpus`], on several at once ([`Runner::across`]).
 pub struct Runner<'t> {
-    target: &'t Target,
+    /// One target, or the GPUs of the cross-GPU placement (the shared buffers on the first).
+    targets: &'t [Target],
     cfg: LaunchConfig,
     sms: u32,
     test_blocks_per_sm: u32,
     slot_bits: u32,
     max_instances: u32,
     stress: Stress,
-    program: Buffer<u32>,
     locations: Buffer<u32>,
     start: Buffer<u32>,
     regs: Buffer<u32>,
     scratch: Buffer<u32>,
     sm_tickets: Buffer<u32>,
-    counts: Buffer<u64>,
-    errors: Buffer<u32>,
-    barrier: DeviceGridBarrier,
+    /// Each target's own.
+    program: Vec<Buffer<u32>>,
+    counts: Vec<Buffer<u64>>,
+    errors: Vec<Buffer<u32>>,
+    /// One target: its grid barrier. Several: the barrier across their grids.
+    rounds: RoundBarrier,
+}
+
+/// What ends the rounds.
+enum RoundBarrier {
+    Grid(DeviceGridBarrier),
+    Multi(Buffer<MultiGridBarrierState>, u64),
 }
 
 impl<'t> Runner<'t> {
@@ -94,6 +107,28 @@ impl<'t> Runner<'t> {
     /// stride of 0 or over 1024 words; [`Error::TooLarge`] if the buffers do not fit; a driver
     /// error.
     pub fn new(target: &'t Target, stress: Stress) -> Result<Runner<'t>> {
+        Runner::build(std::slice::from_ref(target), stress)
+    }
+
+    /// The runner of [`Placement::DifferentGpus`]: one grid per target, all at once, sized as
+    /// [`Runner::new`] sizes one (by the smallest GPU), the locations in the first target's
+    /// memory mapped into the others.
+    ///
+    /// # Errors
+    /// As [`Runner::new`]; [`Error::InvalidInput`] for fewer than two targets;
+    /// [`Error::Unsupported`] for GPUs without peer access.
+    pub fn across(targets: &'t [Target], stress: Stress) -> Result<Runner<'t>> {
+        if targets.len() < 2 {
+            return Err(Error::InvalidInput(format!(
+                "the placement across GPUs needs two or more devices, not {}",
+                targets.len()
+            )));
+        }
+        crate::multi::enable_peer_access_on(targets)?;
+        Runner::build(targets, stress)
+    }
+
+    fn build(targets: &'t [Target], stress: Stress) -> Result<Runner<'t>> {
         if stress.lines < 2 || !stress.lines.is_power_of_two() || stress.lines > 1 << 16 {
             return Err(Error::InvalidInput(format!(
                 "--stress-lines must be a power of two from 2 to 65536, not {}",
@@ -106,19 +141,27 @@ impl<'t> Runner<'t> {
                 stress.stride_words
             )));
         }
-        let (sms, per_sm) = match target {
-            Target::Sim => (SIM_SMS, SIM_BLOCKS_PER_SM),
-            Target::Gpu(gpu) => {
-                let sms = gpu.info().sm_count;
-                let all = max_coresident_blocks(
-                    gpu,
-                    gpu::Kernel::LitmusRun.name(),
-                    LITMUS_BLOCK_THREADS,
-                    LITMUS_SHARED_BYTES,
-                )?;
-                (sms, (all / sms.max(1)).max(1))
-            }
-        };
+        let mut shape: Option<(u32, u32)> = None;
+        for target in targets {
+            let (sms, per_sm) = match target {
+                Target::Sim => (SIM_SMS, SIM_BLOCKS_PER_SM),
+                Target::Gpu(gpu) => {
+                    let sms = gpu.info().sm_count;
+                    let all = max_coresident_blocks(
+                        gpu,
+                        gpu::Kernel::LitmusRun.name(),
+                        LITMUS_BLOCK_THREADS,
+                        LITMUS_SHARED_BYTES,
+                    )?;
+                    (sms, (all / sms.max(1)).max(1))
+                }
+            };
+            shape = Some(match shape {
+                None => (sms, per_sm),
+                Some((a, b)) => (a.min(sms), b.min(per_sm)),
+            });
+        }
+        let (sms, per_sm) = shape.ok_or_else(|| Error::InvalidInput("no device".into()))?;
         let test_blocks_per_sm = if per_sm <= LITMUS_MAX_THREADS {
             per_sm
         } else {
@@ -130,39 +173,71 @@ impl<'t> Runner<'t> {
             .trailing_zeros();
         let slots = 1u64 << slot_bits;
         let location_words = slots * u64::from(stress.stride_words);
+        let gpus = targets.len() as u32;
         let words = location_words
             + u64::from(max_instances) * (1 + u64::from(LITMUS_REG_SLOTS))
-            + u64::from(stress.lines) * 32;
+            + u64::from(stress.lines) * 32
+            + u64::from(gpus * sms);
+        let home = &targets[0];
         check_fits(
-            target,
+            home,
             "the litmus buffers",
             Footprint::per_element(words, 4, 4),
         )?;
         let cfg = LaunchConfig::linear(sms * per_sm, LITMUS_BLOCK_THREADS)
             .with_shared_bytes(LITMUS_SHARED_BYTES);
+        let rounds = if gpus > 1 {
+            for t in targets {
+                crate::runtime::grid::check_coresident(t, gpu::Kernel::LitmusRun.name(), &cfg)?;
+            }
+            let timeout_ns = match home {
+                Target::Sim => SIM_MULTI_TIMEOUT_NS,
+                Target::Gpu(_) => gpu::grid::DEFAULT_TIMEOUT_NS,
+            };
+            RoundBarrier::Multi(
+                home.upload(&[MultiGridBarrierState::new(1, timeout_ns)])?,
+                timeout_ns,
+            )
+        } else {
+            RoundBarrier::Grid(super::round_barrier(home)?)
+        };
         Ok(Runner {
-            target,
+            targets,
             cfg,
             sms,
             test_blocks_per_sm,
             slot_bits,
             max_instances,
             stress,
-            program: target.zeros(LITMUS_PROGRAM_WORDS as usize)?,
-            locations: target.zeros(location_words as usize)?,
-            start: target.zeros(max_instances as usize)?,
-            regs: target.zeros((max_instances * LITMUS_REG_SLOTS) as usize)?,
-            scratch: target.zeros((stress.lines * 32) as usize)?,
-            sm_tickets: target.zeros(sms as usize)?,
-            counts: target.zeros(LITMUS_KEYS as usize)?,
-            errors: target.zeros(LITMUS_ERROR_WORDS as usize)?,
-            barrier: super::round_barrier(target)?,
+            locations: home.zeros(location_words as usize)?,
+            start: home.zeros(max_instances as usize)?,
+            regs: home.zeros((max_instances * LITMUS_REG_SLOTS) as usize)?,
+            scratch: home.zeros((stress.lines * 32) as usize)?,
+            sm_tickets: home.zeros((gpus * sms) as usize)?,
+            program: targets
+                .iter()
+                .map(|t| t.zeros(LITMUS_PROGRAM_WORDS as usize))
+                .collect::<Result<_>>()?,
+            counts: targets
+                .iter()
+                .map(|t| t.zeros(LITMUS_KEYS as usize))
+                .collect::<Result<_>>()?,
+            errors: targets
+                .iter()
+                .map(|t| t.zeros(LITMUS_ERROR_WORDS as usize))
+                .collect::<Result<_>>()?,
+            rounds,
         })
     }
 
-    /// Blocks of the launch.
+    /// Blocks of the launch (of each grid, across GPUs).
     pub fn blocks(&self) -> u32 {
         self.cfg.grid.count() as u32
+    }
+
+    /// Grids (GPUs) that run each launch together.
+    pub fn gpus(&self) -> u32 {
+        self.targets.len() as u32
     }
 
     /// Blocks per SM that test.
@@ -175,8 +250,9 @@ impl<'t> Runner<'t> {
     /// permutations; every launch derives its own from it.
     ///
     /// # Errors
-    /// [`Error::BarrierTimeout`] if a grid barrier gave up (the counts would be wrong); a
-    /// driver error.
+    /// [`Error::BarrierTimeout`] if a grid barrier gave up (the counts would be wrong);
+    /// [`Error::InvalidInput`] for [`Placement::DifferentGpus`] on a runner of one target, or
+    /// another placement on one of several; a driver error.
     pub fn run(
         &self,
         test: Test,
@@ -186,10 +262,20 @@ impl<'t> Runner<'t> {
         deadline: Instant,
         seed: u64,
     ) -> Result<Observed> {
-        let t = self.target;
-        t.write(&self.program, &test.table())?;
-        t.clear(&self.counts)?;
-        t.clear(&self.errors)?;
+        if (placement == Placement::DifferentGpus) != (self.targets.len() > 1) {
+            return Err(Error::InvalidInput(format!(
+                "placement {} on a litmus runner of {} device(s): the placement across GPUs \
+                 runs on Runner::across, the others on Runner::new",
+                placement.name(),
+                self.targets.len()
+            )));
+        }
+        let table = test.table();
+        for (d, t) in self.targets.iter().enumerate() {
+            t.write(&self.program[d], &table)?;
+            t.clear(&self.counts[d])?;
+            t.clear(&self.errors[d])?;
+        }
         let mut rounds = 0u64;
         let mut launch = 0u64;
         // A guess of a round's instances (a quarter of the room) sizes the first launch.
@@ -202,16 +288,17 @@ impl<'t> Runner<'t> {
                     ^ (u64::from(variant.code()) << 8)
                     ^ u64::from(placement.code()),
             ) as u32;
-            self.launch(variant, placement, next, launch_seed)?;
-            t.synchronize()?;
-            self.barrier.check(t).inspect_err(|_| {
+            let launched = self.launch(variant, placement, next, launch_seed);
+            let checked = launched.and_then(|()| self.check_rounds());
+            checked.inspect_err(|_| {
                 // A round cut short leaves locations and counters dirty.
-                let _ = t.clear(&self.locations);
-                let _ = t.clear(&self.start);
+                let home = &self.targets[0];
+                let _ = home.clear(&self.locations);
+                let _ = home.clear(&self.start);
             })?;
             rounds += u64::from(next);
             launch += 1;
-            let seen: u64 = t.download(&self.counts)?.iter().sum();
+            let seen = self.counted()?.iter().sum::<u64>();
             if seen >= instances || Instant::now() >= deadline || seen == 0 {
                 break;
             }
@@ -220,7 +307,12 @@ impl<'t> Runner<'t> {
                 .div_ceil(per_round)
                 .clamp(1, u64::from(MAX_ROUNDS)) as u32;
         }
-        let errors = t.download(&self.errors)?;
+        let mut errors = [0u64; LITMUS_ERROR_WORDS as usize];
+        for (t, e) in self.targets.iter().zip(&self.errors) {
+            for (sum, v) in errors.iter_mut().zip(t.download(e)?) {
+                *sum += u64::from(v);
+            }
+        }
         if errors[ERR_VARIANT] != 0 {
             return Err(Error::InvalidInput(format!(
                 "the litmus kernel refused variant {} or placement {}",
@@ -230,30 +322,58 @@ impl<'t> Runner<'t> {
         }
         if errors[ERR_BARRIER] != 0 {
             return Err(Error::BarrierTimeout {
-                blocks: errors[ERR_BARRIER],
+                blocks: errors[ERR_BARRIER].min(u64::from(u32::MAX)) as u32,
             });
         }
         Ok(Observed {
-            counts: t.download(&self.counts)?,
+            counts: self.counted()?,
             rounds,
-            spin_up_timeouts: errors[ERR_SPIN_UP].into(),
-            blocks_off_table: errors[ERR_SM_TABLE].into(),
+            spin_up_timeouts: errors[ERR_SPIN_UP],
+            blocks_off_table: errors[ERR_SM_TABLE],
         })
     }
 
-    /// One launch of `rounds` rounds.
+    /// The outcome counts of every target, added up.
+    fn counted(&self) -> Result<Vec<u64>> {
+        let mut sum = vec![0u64; LITMUS_KEYS as usize];
+        for (t, c) in self.targets.iter().zip(&self.counts) {
+            for (s, v) in sum.iter_mut().zip(t.download(c)?) {
+                *s += v;
+            }
+        }
+        Ok(sum)
+    }
+
+    /// Waits for the launch; an error if the rounds' barrier gave up.
+    fn check_rounds(&self) -> Result<()> {
+        match &self.rounds {
+            RoundBarrier::Grid(b) => {
+                let t = &self.targets[0];
+                t.synchronize()?;
+                b.check(t)
+            }
+            // `at_once_on` has waited for every grid.
+            RoundBarrier::Multi(state, _) => match self.targets[0].download(state)?[0].timeouts {
+                0 => Ok(()),
+                blocks => Err(Error::BarrierTimeout { blocks }),
+            },
+        }
+    }
+
+    /// One launch of `rounds` rounds (one grid per target).
     fn launch(&self, variant: Variant, placement: Placement, rounds: u32, seed: u32) -> Result<()> {
-        let t = self.target;
-        t.clear(&self.sm_tickets)?;
-        let l = LitmusLaunch {
-            program: self.program.ptr(),
+        let home = &self.targets[0];
+        home.clear(&self.sm_tickets)?;
+        let gpus = self.gpus();
+        let launch_of = |d: usize, multi| LitmusLaunch {
+            program: self.program[d].ptr(),
             locations: self.locations.ptr(),
             start: self.start.ptr(),
             regs: self.regs.ptr(),
             scratch: self.scratch.ptr(),
             sm_tickets: self.sm_tickets.ptr(),
-            counts: self.counts.ptr(),
-            errors: self.errors.ptr(),
+            counts: self.counts[d].ptr(),
+            errors: self.errors[d].ptr(),
             variant: variant.code(),
             placement: placement.code(),
             iterations: rounds,
@@ -265,18 +385,55 @@ impl<'t> Runner<'t> {
             stress_iters: self.stress.iters,
             stress_lines: self.stress.lines,
             max_instances: self.max_instances,
-            spin_polls: match t {
+            spin_polls: match home {
                 Target::Gpu(_) => GPU_SPIN_POLLS,
                 // The simulator's threads start far apart anyway; long spins only cost time.
                 Target::Sim => SIM_SPIN_POLLS,
             },
+            gpu: d as u32,
+            gpus,
+            multi,
         };
-        let (cfg, bar, state) = (self.cfg, &self.barrier, self.barrier.ptr());
-        // SAFETY: every pointer in `l` is a buffer of this runner sized as `LitmusLaunch` asks
-        // (locations and counters zero, as every launch leaves them); `state` is the barrier's;
-        // the buffers outlive the launch, which `run` synchronizes.
-        unsafe {
-            crate::launch_grid_synced!(t, bar, k::litmus_run, cfg, LaunchMode::Plain, (l, state))
+        let cfg = self.cfg;
+        match &self.rounds {
+            RoundBarrier::Grid(bar) => {
+                let (l, state) = (launch_of(0, std::ptr::null_mut()), bar.ptr());
+                // SAFETY: every pointer in `l` is a buffer of this runner sized as
+                // `LitmusLaunch` asks (locations and counters zero, as every launch leaves
+                // them); `state` is the barrier's; the buffers outlive the launch, which `run`
+                // synchronizes.
+                unsafe {
+                    crate::launch_grid_synced!(
+                        home,
+                        bar,
+                        k::litmus_run,
+                        cfg,
+                        LaunchMode::Plain,
+                        (l, state)
+                    )
+                }
+            }
+            RoundBarrier::Multi(state, timeout_ns) => {
+                let blocks = self.blocks() * gpus;
+                home.write(state, &[MultiGridBarrierState::new(blocks, *timeout_ns)])?;
+                let args: Vec<SharedArgs<(LitmusLaunch,)>> = (0..self.targets.len())
+                    .map(|d| SharedArgs((launch_of(d, state.ptr()),)))
+                    .collect();
+                crate::multi::at_once_on(self.targets, |d, t| {
+                    let (l,) = args[d].get();
+                    let no_grid: *mut GridBarrierState = std::ptr::null_mut();
+                    // SAFETY: as above, with the shared buffers in the first target's memory,
+                    // which every target maps (`Runner::across`); the barrier across the
+                    // grids is reset, each grid's blocks fit at once (checked), and
+                    // `at_once_on` launches every grid before it waits for any.
+                    unsafe { crate::launch_cooperative!(t, k::litmus_run, cfg, (l, no_grid)) }
+                })
+                .map(|_ms| ())
+            }
         }
     }
 }
+
+/// How long a simulated block waits at the barrier across simulated GPUs (they run one
+/// launch each on host threads of their own, slowly).
+const SIM_MULTI_TIMEOUT_NS: u64 = 20_000_000_000;

@@ -3,7 +3,8 @@
 //!
 //! Each test (MP, SB, LB, CoRR, CoWW, S, R, 2+2W, WRC, IRIW) runs in each variant (plain,
 //! volatile, relaxed, release/acquire, `fence.acq_rel` and `fence.sc` at three scopes) and each
-//! placement of its threads (one warp, one block, one SM, different SMs). An outcome no
+//! placement of its threads (one warp, one block, one SM, different SMs, different GPUs —
+//! [`run_on`] a set of GPUs). An outcome no
 //! interleaving gives is *weak*; where the model forbids it for that variant and placement, it
 //! is *forbidden*, and seeing one is either a bug in the test or a finding about the hardware:
 //! the report's [`LitmusReport::passed`] is then false and the CLI exits non-zero.
@@ -81,15 +82,16 @@ pub struct LitmusOptions {
 }
 
 impl LitmusOptions {
-    /// Everything: every test, variant and placement, [`GPU_ITERATIONS`] on a GPU within ten
-    /// minutes, [`SIM_ITERATIONS`] seeded runs on the simulator within one (its sequentially
-    /// consistent memory; set `weak` for the weak one).
+    /// Everything on one device: every test, variant and placement within one GPU,
+    /// [`GPU_ITERATIONS`] on a GPU within ten minutes, [`SIM_ITERATIONS`] seeded runs on the
+    /// simulator within one (its sequentially consistent memory; set `weak` for the weak one).
+    /// Add [`Placement::DifferentGpus`] to run across the GPUs given to [`run_on`].
     pub fn for_target(target: &Target) -> LitmusOptions {
         let sim = target.is_sim();
         LitmusOptions {
             tests: Test::ALL.to_vec(),
             variants: Variant::ALL.to_vec(),
-            placements: Placement::ALL.to_vec(),
+            placements: Placement::ONE_GPU.to_vec(),
             iterations: if sim { SIM_ITERATIONS } else { GPU_ITERATIONS },
             seconds: if sim { 60.0 } else { 600.0 },
             seed: DEFAULT_SEED,
@@ -217,14 +219,33 @@ fn round_barrier(target: &Target) -> Result<DeviceGridBarrier> {
 /// programs on the simulator's memory — calling `progress` after each.
 ///
 /// # Errors
-/// [`Error::InvalidInput`] for options out of range; on a GPU, as the kernel's runner
-/// (buffers that do not fit, a grid barrier that gave up, a driver error).
+/// [`Error::InvalidInput`] for options out of range, or [`Placement::DifferentGpus`] (which
+/// needs [`run_on`] several GPUs); on a GPU, as the kernel's runner (buffers that do not fit,
+/// a grid barrier that gave up, a driver error).
 pub fn run(
     target: &Target,
+    opts: &LitmusOptions,
+    progress: impl FnMut(&LitmusResult),
+) -> Result<LitmusReport> {
+    run_on(std::slice::from_ref(target), opts, progress)
+}
+
+/// [`run`] on several devices: the placements within one GPU on the first,
+/// [`Placement::DifferentGpus`] on all of them at once (two or more GPUs with peer access). On
+/// the simulator the placements do not apply and only the first target is used.
+///
+/// # Errors
+/// As [`run`]; [`Error::InvalidInput`] for the placement across GPUs with fewer than two GPUs;
+/// [`Error::Unsupported`] where they cannot map each other's memory.
+pub fn run_on(
+    targets: &[Target],
     opts: &LitmusOptions,
     mut progress: impl FnMut(&LitmusResult),
 ) -> Result<LitmusReport> {
     check(opts)?;
+    let target = targets
+        .first()
+        .ok_or_else(|| Error::InvalidInput("litmus needs a device".into()))?;
     let start = Instant::now();
     // (test, variant, placement) in order; one-thread tests once, without a placement.
     let mut combos = Vec::new();
@@ -240,14 +261,39 @@ pub fn run(
     let share = |i: usize| {
         start + Duration::from_secs_f64(opts.seconds * (i + 1) as f64 / combos.len() as f64)
     };
-    let runner = match target {
-        Target::Gpu(_) => Some(kernel::Runner::new(target, opts.stress)?),
-        Target::Sim => None,
+    // Whether some combination runs across GPUs, or on the first one (one-thread tests too).
+    let wants = |across: bool| {
+        combos
+            .iter()
+            .any(|c| (c.2 == Some(Placement::DifferentGpus)) == across)
+    };
+    let (runner, across) = match target {
+        Target::Gpu(_) => {
+            if wants(true) && (targets.len() < 2 || targets.iter().any(Target::is_sim)) {
+                return Err(Error::InvalidInput(format!(
+                    "the placement gpus needs two or more GPUs (--devices), not {}",
+                    targets.len()
+                )));
+            }
+            (
+                wants(false)
+                    .then(|| kernel::Runner::new(target, opts.stress))
+                    .transpose()?,
+                wants(true)
+                    .then(|| kernel::Runner::across(targets, opts.stress))
+                    .transpose()?,
+            )
+        }
+        Target::Sim => (None, None),
     };
     let mut results = Vec::with_capacity(combos.len());
     for (i, &(test, variant, placement)) in combos.iter().enumerate() {
         let began = Instant::now();
-        let (instances, outcomes, first_weak_run, gpu) = match &runner {
+        let on = match placement {
+            Some(Placement::DifferentGpus) => across.as_ref(),
+            _ => runner.as_ref(),
+        };
+        let (instances, outcomes, first_weak_run, gpu) = match on {
             Some(r) => {
                 let seen = r.run(
                     test,
@@ -318,12 +364,17 @@ pub fn run(
         .iter()
         .filter(|r| r.instances < opts.iterations)
         .count();
+    let described: Vec<String> = match (&runner, &across) {
+        (_, Some(_)) => targets.iter().map(Target::describe).collect(),
+        _ => vec![target.describe()],
+    };
     Ok(LitmusReport {
-        target: target.describe(),
+        target: described.join(" + "),
         memory: memory_name(target, opts.weak),
         options: opts.clone(),
         blocks: runner
             .as_ref()
+            .or(across.as_ref())
             .map(|r| (r.blocks(), r.test_blocks_per_sm())),
         results,
         forbidden,

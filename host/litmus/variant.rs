@@ -2,7 +2,9 @@
 //! run), and how strongly each variant orders a thread's two accesses.
 
 use gpu::atomic::Order;
-use gpu::lessons::litmus::{PLACE_DIFFERENT_SMS, PLACE_SAME_BLOCK, PLACE_SAME_SM, PLACE_SAME_WARP};
+use gpu::lessons::litmus::{
+    PLACE_DIFFERENT_GPUS, PLACE_DIFFERENT_SMS, PLACE_SAME_BLOCK, PLACE_SAME_SM, PLACE_SAME_WARP,
+};
 use gpu::sim::weak::{FenceKind, LoadKind, StoreKind};
 use serde::{Deserialize, Serialize};
 
@@ -33,6 +35,10 @@ pub enum Variant {
 }
 
 /// Where the threads of one instance run.
+///
+/// On one GPU the variants' atomic accesses and read-modify-writes are at `.gpu` scope; across
+/// GPUs at `.sys` (the narrowest scope that holds both threads), while the fences keep the
+/// scope their variant names — so a `.gpu` fence there orders nothing for the other GPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Placement {
@@ -44,6 +50,8 @@ pub enum Placement {
     SameSm,
     /// Blocks on different SMs.
     DifferentSms,
+    /// Grids on different GPUs (one per GPU, the locations in the first one's memory).
+    DifferentGpus,
 }
 
 /// How strongly a variant orders a thread's two accesses, weakest first.
@@ -129,7 +137,16 @@ impl Variant {
 
 impl Placement {
     /// Every placement, closest first.
-    pub const ALL: [Placement; 4] = [
+    pub const ALL: [Placement; 5] = [
+        Placement::SameWarp,
+        Placement::SameBlock,
+        Placement::SameSm,
+        Placement::DifferentSms,
+        Placement::DifferentGpus,
+    ];
+
+    /// The placements within one GPU.
+    pub const ONE_GPU: [Placement; 4] = [
         Placement::SameWarp,
         Placement::SameBlock,
         Placement::SameSm,
@@ -143,6 +160,7 @@ impl Placement {
             Placement::SameBlock => "block",
             Placement::SameSm => "sm",
             Placement::DifferentSms => "sms",
+            Placement::DifferentGpus => "gpus",
         }
     }
 
@@ -158,6 +176,7 @@ impl Placement {
             Placement::SameBlock => PLACE_SAME_BLOCK,
             Placement::SameSm => PLACE_SAME_SM,
             Placement::DifferentSms => PLACE_DIFFERENT_SMS,
+            Placement::DifferentGpus => PLACE_DIFFERENT_GPUS,
         }
     }
 }

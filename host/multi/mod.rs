@@ -51,7 +51,7 @@ pub mod resident;
 pub mod scope_report;
 mod together;
 
-pub(crate) use together::{join, spawn_in};
+pub(crate) use together::{at_once_on, enable_peer_access_on, join, spawn_in};
 
 pub use combine::{Combiner, NcclComms, Op};
 pub use ops::{count_above, histogram, histogram_ascii, max, min, sum, sum_min_max};

@@ -16,8 +16,12 @@ use std::time::Instant;
 /// no NVLink and no common PCIe root, or a virtual machine without peer support); a driver
 /// error.
 pub fn enable_peer_access(set: &DeviceSet) -> Result<()> {
-    let gpus: Vec<_> = set
-        .targets()
+    enable_peer_access_on(set.targets())
+}
+
+/// [`enable_peer_access`] for the targets of a set, or any other list of them.
+pub(crate) fn enable_peer_access_on(targets: &[Target]) -> Result<()> {
+    let gpus: Vec<_> = targets
         .iter()
         .filter_map(|t| match t {
             Target::Gpu(g) => Some(g),
@@ -62,16 +66,24 @@ pub(crate) fn at_once(
     set: &DeviceSet,
     launch: impl Fn(usize, &Target) -> Result<()> + Sync,
 ) -> Result<f64> {
-    for t in set.targets() {
+    at_once_on(set.targets(), launch)
+}
+
+/// [`at_once`] on `targets`.
+pub(crate) fn at_once_on(
+    targets: &[Target],
+    launch: impl Fn(usize, &Target) -> Result<()> + Sync,
+) -> Result<f64> {
+    for t in targets {
         t.synchronize()?;
     }
     let start = Instant::now();
-    if set.targets().iter().all(Target::is_sim) {
+    if targets.iter().all(Target::is_sim) {
         let launch = &launch;
         std::thread::scope(|s| {
             // Every thread started is joined, even where a later one could not be started (the
             // grids already running then end at their barrier's bound).
-            let handles: Vec<_> = (0..set.len())
+            let handles: Vec<_> = (0..targets.len())
                 .map(|d| spawn_in(s, move || launch(d, &Target::Sim)))
                 .collect();
             handles
@@ -80,16 +92,16 @@ pub(crate) fn at_once(
                 .collect::<Result<Vec<()>>>()
         })?;
     } else {
-        for (d, t) in set.targets().iter().enumerate() {
+        for (d, t) in targets.iter().enumerate() {
             if let Err(e) = launch(d, t) {
                 // The grids already launched use the caller's buffers: they end (a barrier
                 // waiting for the missing grid times out) before those can be freed.
-                settle(set);
+                settle_on(targets);
                 return Err(e);
             }
         }
         let mut first_error = Ok(());
-        for t in set.targets() {
+        for t in targets {
             first_error = first_error.and(t.synchronize());
         }
         first_error?;
@@ -118,7 +130,12 @@ pub(crate) fn join<T>(handle: std::thread::ScopedJoinHandle<'_, Result<T>>) -> R
 /// Waits for everything queued on every device of `set`, errors ignored: on an error path,
 /// before buffers that queued work may still use are freed.
 pub(crate) fn settle(set: &DeviceSet) {
-    for t in set.targets() {
+    settle_on(set.targets());
+}
+
+/// [`settle`] on `targets`.
+pub(crate) fn settle_on(targets: &[Target]) {
+    for t in targets {
         let _ = t.synchronize();
     }
 }

@@ -81,6 +81,8 @@ kernel_args! {
     (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7)
     (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8)
     (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11)
 }
 
 /// A kernel as a value: its PTX entry point's name and the host function the simulator runs,

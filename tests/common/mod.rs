@@ -113,3 +113,13 @@ pub fn kernel_body<'a>(ptx: &'a str, name: &str) -> &'a str {
         .unwrap_or(rest.len());
     &rest[..end]
 }
+
+/// Held by the GPU tests of one test binary whose grids fill every SM and must be resident at
+/// once (persistent kernels ending rounds at a grid barrier): two such grids running together
+/// would each wait for SMs the other holds until a barrier's bound ends one. Tests of a binary
+/// run on several threads; these take turns.
+pub fn whole_gpu() -> std::sync::MutexGuard<'static, ()> {
+    static WHOLE_GPU: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    // A test that panicked while holding it left nothing on the GPU to wait for.
+    WHOLE_GPU.lock().unwrap_or_else(|e| e.into_inner())
+}

@@ -520,7 +520,8 @@ kernel! {
         // buffers `barrier_rounds` needs.
         unsafe {
             let mut barrier = crate::cluster::ClusterGridBarrier::from_ptr(state);
-            crate::checks::sync_stress::barrier_rounds(|_| barrier.sync(), slots, rounds, seed, violations, failures, false)
+            let c = crate::checks::sync_stress::Rounds { slots, rounds, seed, violations, failures, per_thread: false, first: 0, blocks: crate::index::blocks_per_grid() };
+            crate::checks::sync_stress::barrier_rounds(|_| barrier.sync(), c)
         }
     }
 }

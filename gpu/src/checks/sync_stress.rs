@@ -159,17 +159,23 @@ kernel! {
     }
 }
 
-/// The broken barrier: every thread adds one relaxed, then polls relaxed until the whole grid
-/// has, `round + 1` times over; no fence, no `sync_threads`. Bounded by `polls`.
+/// The broken barrier: every thread adds one relaxed, then polls relaxed until all `threads`
+/// threads have, `round + 1` times over; no fence, no `sync_threads`. At `scope` (system
+/// across GPUs). Bounded by `polls`.
 #[inline(always)]
-unsafe fn relaxed_sync(count: *mut u32, round: u32, polls: u32) -> Result<(), BarrierError> {
-    let all = blocks_per_grid() * threads_per_block();
-    let target = all.wrapping_mul(round + 1);
+unsafe fn relaxed_sync(
+    count: *mut u32,
+    round: u32,
+    threads: u32,
+    scope: Scope,
+    polls: u32,
+) -> Result<(), BarrierError> {
+    let target = threads.wrapping_mul(round + 1);
     // SAFETY: `count` is one word only touched atomically (the kernel's contract).
     unsafe {
-        fetch_add(count, 1, Scope::Device, Order::Relaxed);
+        fetch_add(count, 1, scope, Order::Relaxed);
         let mut n = 0;
-        while load(count, Scope::Device, LoadOrder::Relaxed).wrapping_sub(target) > u32::MAX / 2 {
+        while load(count, scope, LoadOrder::Relaxed).wrapping_sub(target) > u32::MAX / 2 {
             n += 1;
             if n > polls {
                 return Err(BarrierError::TimedOut);
@@ -179,39 +185,55 @@ unsafe fn relaxed_sync(count: *mut u32, round: u32, polls: u32) -> Result<(), Ba
     Ok(())
 }
 
+/// What the barrier rounds of [`barrier_stress`] check, and where they count.
+#[derive(Clone, Copy)]
+pub(crate) struct Rounds {
+    /// Two banks of one word per thread of all the grids.
+    pub slots: *mut u32,
+    /// Rounds.
+    pub rounds: u32,
+    /// Seeds the slots read.
+    pub seed: u32,
+    /// One `u64`: slots read with the wrong value (a `u32` would wrap: a broken barrier reads
+    /// stale slots billions of times).
+    pub violations: *mut u64,
+    /// One word: blocks (threads, with `per_thread`) that gave up waiting.
+    pub failures: *mut u32,
+    /// Count failures per thread, not per block.
+    pub per_thread: bool,
+    /// This grid's first block among all the grids' blocks.
+    pub first: u32,
+    /// Blocks of all the grids (one grid: its own).
+    pub blocks: u32,
+}
+
 /// The barrier rounds of [`barrier_stress`] with `sync` as the barrier: returns early, counting
-/// into `failures` (once per block, or per thread with `per_thread`), at the first failed one.
+/// into `c.failures` at the first failed one.
 ///
 /// # Safety
-/// `slots` holds two banks of one word per thread of the grid; `violations` one `u64`,
-/// `failures` one `u32`.
+/// The pointers of `c` are sized as its fields say; `c.first + blocks_per_grid() <= c.blocks`.
 #[inline(always)]
 pub(crate) unsafe fn barrier_rounds(
     mut sync: impl FnMut(u32) -> Result<(), BarrierError>,
-    slots: *mut u32,
-    rounds: u32,
-    seed: u32,
-    violations: *mut u64,
-    failures: *mut u32,
-    per_thread: bool,
+    c: Rounds,
 ) {
     let (b, t, blocks, per_block) = (
-        block_rank_in_grid(),
+        c.first + block_rank_in_grid(),
         thread_rank_in_block(),
-        blocks_per_grid(),
+        c.blocks,
         threads_per_block(),
     );
     let all = blocks * per_block;
     let me = b * per_block + t;
-    let mut s = seed ^ me.wrapping_mul(0x9e37_79b9);
-    for r in 0..rounds {
+    let mut s = c.seed ^ me.wrapping_mul(0x9e37_79b9);
+    for r in 0..c.rounds {
         let bank = (r % 2) * all;
         // SAFETY: `slots` holds two banks of one word per thread (the caller's contract).
-        unsafe { store_plain(slots.add((bank + me) as usize), r + 1) };
+        unsafe { store_plain(c.slots.add((bank + me) as usize), r + 1) };
         if sync(r).is_err() {
-            if per_thread || t == 0 {
+            if c.per_thread || t == 0 {
                 // SAFETY: `failures` is one word.
-                unsafe { atomic_add_device(failures, 1) };
+                unsafe { atomic_add_device(c.failures, 1) };
             }
             return;
         }
@@ -219,11 +241,10 @@ pub(crate) unsafe fn barrier_rounds(
             let other = (b + 1 + next(&mut s) % (blocks - 1)) % blocks;
             let slot = other * per_block + next(&mut s) % per_block;
             // SAFETY: `slot < all`.
-            let seen = unsafe { load_plain(slots.add((bank + slot) as usize)) };
+            let seen = unsafe { load_plain(c.slots.add((bank + slot) as usize)) };
             if seen != r + 1 {
-                // SAFETY: `violations` is one `u64` (a `u32` would wrap: a broken barrier reads
-                // stale slots billions of times).
-                unsafe { atomic_add_device(violations, 1u64) };
+                // SAFETY: `violations` is one `u64`.
+                unsafe { atomic_add_device(c.violations, 1u64) };
             }
         }
     }
@@ -235,31 +256,37 @@ kernel! {
     /// thread of another block (plain) and counts into `violations` a value other than
     /// `round + 1`. `failures` counts blocks (threads, for the relaxed barrier) that gave up
     /// waiting. `grid` and `multi` are the barriers' states (one may be null), `count` the
-    /// relaxed barrier's word (zero before the launch).
-    pub unsafe fn barrier_stress(kind: u32, grid: *mut GridBarrierState, multi: *mut MultiGridBarrierState, count: *mut u32, slots: *mut u32, rounds: u32, seed: u32, violations: *mut u64, failures: *mut u32, polls: u32) {
+    /// relaxed barrier's word (zero before the launch). Several grids — one per GPU, launched
+    /// together, `multi`, `count` and `slots` in memory they all reach — run one barrier when
+    /// `total` (blocks of all of them) exceeds this grid's: grid `g`'s blocks are numbered from
+    /// `first`, the multi-grid barrier's kinds only, and the relaxed barrier counts at system
+    /// scope.
+    pub unsafe fn barrier_stress(kind: u32, grid: *mut GridBarrierState, multi: *mut MultiGridBarrierState, count: *mut u32, slots: *mut u32, rounds: u32, seed: u32, violations: *mut u64, failures: *mut u32, polls: u32, first: u32, total: u32) {
         let scope = if kind == BARRIER_MULTI_SYSTEM { Scope::System } else { Scope::Device };
+        let grids = total > blocks_per_grid();
+        let c = Rounds { slots, rounds, seed, violations, failures, per_thread: false, first, blocks: total.max(blocks_per_grid()) };
         // SAFETY (every arm): the host passes the state of `kind` live and zeroed, `slots`,
-        // `violations` and `failures` sized as `barrier_rounds` needs; one grid, so this block's
-        // rank in a multi-grid barrier is its index.
+        // `violations` and `failures` sized as `barrier_rounds` needs, and this grid's first
+        // block among `total`.
         unsafe {
             match kind {
-                BARRIER_GRID => {
+                BARRIER_GRID if !grids => {
                     let mut g = GridBarrier::from_ptr(grid);
-                    barrier_rounds(|_| g.sync(), slots, rounds, seed, violations, failures, false)
+                    barrier_rounds(|_| g.sync(), Rounds { first: 0, ..c })
                 }
                 BARRIER_MULTI_DEVICE | BARRIER_MULTI_SYSTEM => {
-                    let mut m = MultiGridBarrier::from_ptr(multi, scope, block_rank_in_grid());
-                    barrier_rounds(|_| m.sync(), slots, rounds, seed, violations, failures, false)
+                    let mut m = MultiGridBarrier::from_ptr(multi, scope, first + block_rank_in_grid());
+                    barrier_rounds(|_| m.sync(), c)
                 }
-                _ => barrier_rounds(
-                    |r| relaxed_sync(count, r, polls),
-                    slots,
-                    rounds,
-                    seed,
-                    violations,
-                    failures,
-                    true,
-                ),
+                BARRIER_RELAXED => {
+                    let (threads, scope) = (c.blocks * threads_per_block(), if grids { Scope::System } else { Scope::Device });
+                    barrier_rounds(|r| relaxed_sync(count, r, threads, scope, polls), Rounds { per_thread: true, ..c })
+                }
+                _ => {
+                    if thread_rank_in_block() == 0 {
+                        atomic_add_device(failures, 1);
+                    }
+                }
             }
         }
     }

@@ -6,8 +6,9 @@ mod primitives;
 use super::output::{parse_option, print_json_or};
 use clap::Args;
 use gridsync::litmus::{
-    LitmusOptions, LitmusReport, LitmusResult, Placement, Test, Variant, Verdict, model, run,
+    LitmusOptions, LitmusReport, LitmusResult, Placement, Test, Variant, Verdict, model, run_on,
 };
+use gridsync::multi::{DeviceList, DeviceSet};
 use gridsync::{Error, Result, Target};
 use std::io::{IsTerminal, Write};
 
@@ -20,8 +21,8 @@ pub struct LitmusArgs {
     /// sc.cta|gpu|sys [default: all].
     #[arg(long = "variant", value_name = "NAME", value_parser = parse_option::<Variant>)]
     variants: Vec<Variant>,
-    /// Where the threads of an instance run (repeatable, GPU): warp, block, sm, sms
-    /// [default: all].
+    /// Where the threads of an instance run (repeatable, GPU): warp, block, sm, sms, gpus
+    /// (needs --devices with two or more GPUs) [default: all that the devices allow].
     #[arg(long = "placement", value_name = "NAME", value_parser = parse_option::<Placement>)]
     placements: Vec<Placement>,
     /// Instances (GPU) or seeded runs (simulator) per combination [default: 10 000 000 on a
@@ -62,6 +63,11 @@ pub struct LitmusArgs {
     /// With --primitives: rounds per barrier [default: 10⁷ on a GPU, 30 on the simulator].
     #[arg(long, value_name = "N")]
     rounds: Option<u64>,
+    /// The GPUs: all, or ordinals such as 0,1. With two or more, the placement gpus runs
+    /// across them (and --primitives runs the system-scope primitives across them); the
+    /// other placements run on the first [default: --device alone].
+    #[arg(long, value_name = "LIST", value_parser = parse_option::<DeviceList>)]
+    devices: Option<DeviceList>,
     /// Print every outcome of every combination, not only the weak outcome's count.
     #[arg(long)]
     outcomes: bool,
@@ -86,13 +92,34 @@ pub fn command(device: u32, simulate: bool, args: &LitmusArgs, json: bool) -> Re
     if let Some(file) = &args.report {
         return show_saved(file, args, json);
     }
-    let target = &Target::open(device, simulate)?;
+    let (set, one);
+    let targets: &[Target] = match &args.devices {
+        Some(list) if !simulate => {
+            set = DeviceSet::open(list, false)?;
+            set.targets()
+        }
+        Some(_) => {
+            return Err(Error::InvalidInput(
+                "--devices chooses GPUs: the simulator runs the tests' programs, without \
+                 placements"
+                    .into(),
+            ));
+        }
+        None => {
+            one = [Target::open(device, simulate)?];
+            &one
+        }
+    };
+    let target = &targets[0];
     if args.weak && !target.is_sim() {
         return Err(Error::InvalidInput(
             "--weak chooses the simulator's memory: use it with --simulate".into(),
         ));
     }
-    let defaults = LitmusOptions::for_target(target);
+    let mut defaults = LitmusOptions::for_target(target);
+    if targets.len() > 1 {
+        defaults.placements.push(Placement::DifferentGpus);
+    }
     let opts = LitmusOptions {
         tests: or_all(&args.tests, defaults.tests.clone()),
         variants: or_all(&args.variants, defaults.variants.clone()),
@@ -111,7 +138,7 @@ pub fn command(device: u32, simulate: bool, args: &LitmusArgs, json: bool) -> Re
         gridsync::plot::check_svg_path(path)?;
     }
     if args.primitives {
-        return primitives::command(target, args, json);
+        return primitives::command(targets, args, json);
     }
     if let Some(run_no) = args.replay {
         return replay(target, &opts, run_no, json);
@@ -119,7 +146,7 @@ pub fn command(device: u32, simulate: bool, args: &LitmusArgs, json: bool) -> Re
     let show = !json && std::io::stderr().is_terminal();
     let total = opts.tests.len() * opts.variants.len();
     let mut done = 0;
-    let report = run(target, &opts, |r| {
+    let report = run_on(targets, &opts, |r| {
         done += 1;
         if show {
             eprint!("\rlitmus: {} {} {}", r.name, r.variant.name(), placement(r));

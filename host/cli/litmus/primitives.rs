@@ -6,8 +6,9 @@ use gridsync::{Error, Result, Target};
 use std::io::{IsTerminal, Write};
 
 /// `--primitives`: the locks and barriers under stress.
-pub fn command(target: &Target, args: &LitmusArgs, json: bool) -> Result<()> {
-    use gridsync::litmus::primitives::{PrimitiveOptions, run_all};
+pub fn command(targets: &[Target], args: &LitmusArgs, json: bool) -> Result<()> {
+    use gridsync::litmus::primitives::{PrimitiveOptions, run_all_on};
+    let target = &targets[0];
     let d = PrimitiveOptions::for_target(target);
     let opts = PrimitiveOptions {
         acquisitions: args.acquisitions.unwrap_or(d.acquisitions),
@@ -23,7 +24,7 @@ pub fn command(target: &Target, args: &LitmusArgs, json: bool) -> Result<()> {
         ..d
     };
     let show = !json && std::io::stderr().is_terminal();
-    let r = run_all(target, &opts, |p| {
+    let r = run_all_on(targets, &opts, |p| {
         if show {
             eprint!("\rprimitives: {}\x1b[K", p.name);
             let _ = std::io::stderr().flush();
@@ -47,19 +48,26 @@ pub fn command(target: &Target, args: &LitmusArgs, json: bool) -> Result<()> {
         );
         println!();
         println!(
-            "  {:<36} {:>14} {:>14} {:>11} {:>11} {:>8} {:>8}  verdict",
-            "primitive", "uses", "checks", "violations", "lost", "gave up", "s"
+            "  {:<36} {:>4} {:>14} {:>14} {:>11} {:>11} {:>8} {:>8}  verdict",
+            "primitive", "gpus", "uses", "checks", "violations", "lost", "gave up", "s"
         );
         for p in &r.runs {
-            let verdict = match (p.primitive.broken(), p.clean()) {
-                (false, true) => "clean",
-                (false, false) => "FAILED",
-                (true, false) => "caught (as it must be)",
-                (true, true) => "not caught here",
+            let verdict = match (p.primitive.must_hold(p.devices), p.clean()) {
+                (true, true) => "clean",
+                (true, false) => "FAILED",
+                (false, clean) if p.primitive.broken() => {
+                    if clean {
+                        "not caught here"
+                    } else {
+                        "caught (as it must be)"
+                    }
+                }
+                (false, true) => "clean (scope too narrow: not promised)",
+                (false, false) => "broken (scope too narrow, as the model allows)",
             };
             println!(
-                "  {:<36} {:>14} {:>14} {:>11} {:>11} {:>8} {:>8.1}  {verdict}",
-                p.name, p.uses, p.checks, p.violations, p.lost, p.failures, p.seconds
+                "  {:<36} {:>4} {:>14} {:>14} {:>11} {:>11} {:>8} {:>8.1}  {verdict}",
+                p.name, p.devices, p.uses, p.checks, p.violations, p.lost, p.failures, p.seconds
             );
         }
     })?;

@@ -5,7 +5,7 @@
 
 mod run;
 
-pub use run::run;
+pub use run::{run, run_on};
 
 use super::Stress;
 use crate::runtime::error::{Error, Result};
@@ -71,6 +71,31 @@ impl Primitive {
         }
     }
 
+    /// The primitives that also run across GPUs ([`run_on`] several devices: one grid per GPU,
+    /// the state in the first one's memory): the system-scope ones, which must hold there; the
+    /// device-scope ones, whose scope is too narrow for two GPUs (the model promises nothing:
+    /// what they do is measured); and the broken ones.
+    pub const ACROSS_GPUS: [Primitive; 6] = [
+        Primitive::MutexSystem,
+        Primitive::Mutex,
+        Primitive::SpinUnfenced,
+        Primitive::MultiGridSystem,
+        Primitive::MultiGridDevice,
+        Primitive::RelaxedBarrier,
+    ];
+
+    /// Whether its scope holds every thread of grids on `devices` GPUs: system scope always,
+    /// the others on one GPU only.
+    pub const fn covers(self, devices: u32) -> bool {
+        devices <= 1 || matches!(self, Primitive::MutexSystem | Primitive::MultiGridSystem)
+    }
+
+    /// Whether every check must pass on `devices` GPUs: a correct primitive whose scope covers
+    /// them.
+    pub const fn must_hold(self, devices: u32) -> bool {
+        !self.broken() && self.covers(devices)
+    }
+
     /// Whether it is a lock (else a barrier).
     pub const fn is_lock(self) -> bool {
         !matches!(
@@ -133,6 +158,9 @@ pub struct PrimitiveRun {
     pub primitive: Primitive,
     /// Its name.
     pub name: String,
+    /// GPUs it ran on at once (one grid each).
+    #[serde(default = "one")]
+    pub devices: u32,
     /// Acquisitions (locks) or barrier rounds (barriers).
     pub uses: u64,
     /// Payload checks made (critical sections, or slots read after a barrier).
@@ -147,10 +175,20 @@ pub struct PrimitiveRun {
     pub seconds: f64,
 }
 
+/// One device: what reports written before the runs across GPUs meant.
+fn one() -> u32 {
+    1
+}
+
 impl PrimitiveRun {
     /// No violation, no update lost, no wait given up.
     pub fn clean(&self) -> bool {
         self.violations == 0 && self.lost == 0 && self.failures == 0
+    }
+
+    /// Clean where it must be ([`Primitive::must_hold`] on its devices).
+    pub fn passed(&self) -> bool {
+        !self.primitive.must_hold(self.devices) || self.clean()
     }
 }
 
@@ -226,9 +264,9 @@ pub struct PrimitivesReport {
 }
 
 impl PrimitivesReport {
-    /// Every correct primitive ran clean.
+    /// Every correct primitive ran clean wherever its scope covered the threads.
     pub fn passed(&self) -> bool {
-        self.runs.iter().all(|r| r.primitive.broken() || r.clean())
+        self.runs.iter().all(PrimitiveRun::passed)
     }
 }
 
@@ -239,8 +277,24 @@ impl PrimitivesReport {
 pub fn run_all(
     target: &Target,
     opts: &PrimitiveOptions,
+    progress: impl FnMut(&PrimitiveRun),
+) -> Result<PrimitivesReport> {
+    run_all_on(std::slice::from_ref(target), opts, progress)
+}
+
+/// [`run_all`] on the first of `targets`, then — with two or more — each primitive of `opts`
+/// that is one of [`Primitive::ACROSS_GPUS`] again with a grid on every device at once.
+///
+/// # Errors
+/// As [`run_all`]; as [`run_on`] across the devices.
+pub fn run_all_on(
+    targets: &[Target],
+    opts: &PrimitiveOptions,
     mut progress: impl FnMut(&PrimitiveRun),
 ) -> Result<PrimitivesReport> {
+    let Some(target) = targets.first() else {
+        return Err(Error::InvalidInput("--primitives needs a device".into()));
+    };
     if opts.primitives.is_empty() || opts.acquisitions == 0 || opts.rounds == 0 {
         return Err(Error::InvalidInput(
             "--primitives needs at least one primitive, acquisitions and rounds".into(),
@@ -262,13 +316,26 @@ pub fn run_all(
             locks: 1,
         },
     };
+    // (primitive, devices): every primitive on the first device, then those that span devices
+    // on all of them.
+    let mut plan: Vec<(Primitive, &[Target])> = opts
+        .primitives
+        .iter()
+        .filter(|p| p.runs_on(target, opts.weak))
+        .map(|&p| (p, std::slice::from_ref(target)))
+        .collect();
+    if targets.len() > 1 {
+        plan.extend(
+            opts.primitives
+                .iter()
+                .filter(|p| Primitive::ACROSS_GPUS.contains(p))
+                .map(|&p| (p, targets)),
+        );
+    }
     let start = Instant::now();
-    let n = opts.primitives.len();
+    let n = plan.len();
     let mut runs = Vec::with_capacity(n);
-    for (i, &p) in opts.primitives.iter().enumerate() {
-        if !p.runs_on(target, opts.weak) {
-            continue;
-        }
+    for (i, (p, on)) in plan.into_iter().enumerate() {
         let deadline =
             start + std::time::Duration::from_secs_f64(opts.seconds * (i + 1) as f64 / n as f64);
         let (shape, uses, per_launch) = if p.is_lock() {
@@ -290,7 +357,7 @@ pub fn run_all(
             stress: opts.stress,
             seed: opts.seed ^ i as u64,
         };
-        let one = || run(target, p, shape, amount, deadline);
+        let one = || run_on(on, p, shape, amount, deadline);
         let r = if target.is_sim() && opts.weak {
             gpu::sim::weak::scoped(opts.seed ^ i as u64, one).0?
         } else {
@@ -299,8 +366,9 @@ pub fn run_all(
         progress(&r);
         runs.push(r);
     }
+    let described: Vec<String> = targets.iter().map(Target::describe).collect();
     Ok(PrimitivesReport {
-        target: target.describe(),
+        target: described.join(" + "),
         memory: super::memory_name(target, opts.weak),
         options: opts.clone(),
         lock_shape,

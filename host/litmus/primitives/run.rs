@@ -1,6 +1,8 @@
 //! One primitive's stress run: the launches, the payload checks, the counts.
 
 use super::{Amount, Primitive, PrimitiveRun, PrimitiveShape};
+use crate::runtime::args::SharedArgs;
+use crate::runtime::buffer::Buffer;
 use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::{LaunchMode, Target};
 use gpu::LaunchConfig;
@@ -28,6 +30,29 @@ pub fn run(
     amount: Amount,
     deadline: Instant,
 ) -> Result<PrimitiveRun> {
+    run_on(
+        std::slice::from_ref(target),
+        primitive,
+        shape,
+        amount,
+        deadline,
+    )
+}
+
+/// [`run`] with a grid of `shape` on every device of `targets` at once (two or more: the
+/// lock states, the payload, the barrier's state and its slots in the first one's memory,
+/// mapped into the others), for the primitives of [`Primitive::ACROSS_GPUS`].
+///
+/// # Errors
+/// As [`run`]; [`Error::InvalidInput`] for a primitive that cannot span grids;
+/// [`Error::Unsupported`] for devices without peer access.
+pub fn run_on(
+    targets: &[Target],
+    primitive: Primitive,
+    shape: PrimitiveShape,
+    amount: Amount,
+    deadline: Instant,
+) -> Result<PrimitiveRun> {
     let Amount {
         uses,
         per_launch,
@@ -39,12 +64,36 @@ pub fn run(
             "a stress shape needs blocks, threads, locks and a launch length: {shape:?}, {per_launch}"
         )));
     }
+    let Some(t) = targets.first() else {
+        return Err(Error::InvalidInput("a stress run needs a device".into()));
+    };
+    let gpus = targets.len();
+    if gpus > 1 {
+        if !Primitive::ACROSS_GPUS.contains(&primitive) {
+            return Err(Error::InvalidInput(format!(
+                "{} does not run across devices (one of: {})",
+                primitive.name(),
+                Primitive::ACROSS_GPUS.map(|p| p.name()).join(", ")
+            )));
+        }
+        crate::multi::enable_peer_access_on(targets)?;
+    }
     let began = Instant::now();
-    let t = target;
     let cfg = LaunchConfig::linear(shape.blocks, shape.threads);
     let threads = u64::from(shape.blocks) * u64::from(shape.threads);
-    let violations = t.zeros::<u64>(1)?;
-    let failures = t.zeros::<u32>(1)?;
+    let all_threads = threads * gpus as u64;
+    let each = |f: &dyn Fn(&Target) -> Result<Buffer<u32>>| -> Result<Vec<Buffer<u32>>> {
+        targets.iter().map(f).collect()
+    };
+    let violations: Vec<Buffer<u64>> = targets.iter().map(|d| d.zeros(1)).collect::<Result<_>>()?;
+    let failures = each(&|d| d.zeros(1))?;
+    let total = |bufs: &[Buffer<u32>]| -> Result<u64> {
+        let mut n = 0u64;
+        for (d, b) in targets.iter().zip(bufs) {
+            n += u64::from(d.download(b)?[0]);
+        }
+        Ok(n)
+    };
     let mut done = 0u64;
     let mut checks = 0u64;
     let mut lost = 0u64;
@@ -63,38 +112,41 @@ pub fn run(
             Primitive::SpinFenced => LOCK_SPIN_FENCED,
             _ => LOCK_SPIN_UNFENCED,
         };
-        let locks = StressLocks {
+        let locks = SharedArgs((StressLocks {
             mutexes: mutexes.ptr(),
             tickets: tickets.ptr(),
             words: words.ptr(),
             count: shape.locks,
             kind,
-        };
+        },));
         while done < uses && (launch == 0 || Instant::now() < deadline) {
-            let iters = (uses - done).div_ceil(threads).min(u64::from(per_launch)) as u32;
-            let s = crate::inputs::splitmix64(seed ^ launch) as u32;
-            let (p, v, f, sc) = (
-                payload.ptr(),
-                violations.ptr(),
-                failures.ptr(),
-                scratch.ptr(),
-            );
+            let iters = (uses - done)
+                .div_ceil(all_threads)
+                .min(u64::from(per_launch)) as u32;
+            let shared = SharedArgs((payload.ptr(), scratch.ptr()));
+            let mine: Vec<_> = (0..gpus)
+                .map(|d| SharedArgs((violations[d].ptr(), failures[d].ptr())))
+                .collect();
             let (lines, si) = (stress.lines.max(1), stress.iters);
-            // SAFETY: every array holds `locks` locks (states fresh or left unlocked by the
-            // previous launch), `payload` a stride per lock, `scratch` `lines` lines; the
-            // buffers outlive the launch, which is synchronized below.
-            unsafe {
-                crate::launch!(
-                    t,
-                    k::lock_stress,
-                    cfg,
-                    (locks, p, iters, s, v, f, sc, lines, si)
-                )?
-            };
-            t.synchronize()?;
-            done += threads * u64::from(iters);
+            launch_all(targets, |d, dt| {
+                let s = crate::inputs::splitmix64(seed ^ launch ^ ((d as u64) << 48)) as u32;
+                let ((locks,), (p, sc), (v, f)) = (locks.get(), shared.get(), mine[d].get());
+                // SAFETY: every array holds `locks` locks (states fresh or left unlocked by
+                // the previous launch), `payload` a stride per lock, `scratch` `lines` lines,
+                // all in memory every device maps; `v`, `f` are the device's own; the buffers
+                // outlive the launch, which `launch_all` waits for.
+                unsafe {
+                    crate::launch!(
+                        dt,
+                        k::lock_stress,
+                        cfg,
+                        (locks, p, iters, s, v, f, sc, lines, si)
+                    )
+                }
+            })?;
+            done += all_threads * u64::from(iters);
             launch += 1;
-            if t.download(&failures)?[0] != 0 {
+            if total(&failures)? != 0 {
                 break;
             }
         }
@@ -104,69 +156,140 @@ pub fn run(
         lost = done.saturating_sub(counted);
     } else {
         let barrier = super::super::round_barrier(t)?;
-        let multi = t.upload(&[MultiGridBarrierState::with_blocks(shape.blocks)])?;
+        let blocks = shape.blocks * gpus as u32;
+        let fresh = || MultiGridBarrierState::with_blocks(blocks);
+        let multi = t.upload(&[fresh()])?;
         let count = t.zeros::<u32>(1)?;
-        let slots = t.zeros::<u32>(2 * threads as usize)?;
+        let slots = t.zeros::<u32>(2 * all_threads as usize)?;
         let kind = match primitive {
             Primitive::GridBarrier => BARRIER_GRID,
             Primitive::MultiGridDevice => BARRIER_MULTI_DEVICE,
             Primitive::MultiGridSystem => BARRIER_MULTI_SYSTEM,
             _ => BARRIER_RELAXED,
         };
+        if gpus > 1 {
+            for dt in targets {
+                crate::runtime::grid::check_coresident(
+                    dt,
+                    gpu::Kernel::BarrierStress.name(),
+                    &cfg,
+                )?;
+            }
+        }
         while done < uses && (launch == 0 || Instant::now() < deadline) {
             let rounds = (uses - done).min(u64::from(per_launch)) as u32;
-            t.write(&multi, &[MultiGridBarrierState::with_blocks(shape.blocks)])?;
+            t.write(&multi, &[fresh()])?;
             t.clear(&count)?;
             t.clear(&slots)?;
             let s = crate::inputs::splitmix64(seed ^ launch) as u32;
-            let (g, m, c, sl) = (barrier.ptr(), multi.ptr(), count.ptr(), slots.ptr());
-            let (v, f) = (violations.ptr(), failures.ptr());
-            // SAFETY: the states are fresh (the grid barrier's reset by the launch), `count`
-            // zero, `slots` two banks of one word per thread; the launch is synchronized below.
-            unsafe {
-                if primitive == Primitive::ClusterGridBarrier {
-                    let cfg = cfg.with_cluster(gpu::Dim3::x(CLUSTER_BLOCKS));
-                    crate::launch_grid_synced!(
-                        t,
-                        &barrier,
-                        gpu::checks::hopper::cluster_barrier_stress,
-                        cfg,
-                        LaunchMode::Plain,
-                        (g, sl, rounds, s, v, f)
-                    )?
-                } else {
-                    crate::launch_grid_synced!(
-                        t,
-                        &barrier,
-                        k::barrier_stress,
-                        cfg,
-                        LaunchMode::Plain,
-                        (kind, g, m, c, sl, rounds, s, v, f, RELAXED_POLLS)
-                    )?
-                }
-            };
-            t.synchronize()?;
+            let shared = SharedArgs((barrier.ptr(), multi.ptr(), count.ptr(), slots.ptr()));
+            let mine: Vec<_> = (0..gpus)
+                .map(|d| SharedArgs((violations[d].ptr(), failures[d].ptr())))
+                .collect();
+            if gpus > 1 {
+                launch_all(targets, |d, dt| {
+                    let ((_, m, c, sl), (v, f)) = (shared.get(), mine[d].get());
+                    let (first, no_grid) = (d as u32 * shape.blocks, std::ptr::null_mut());
+                    // SAFETY: the multi-grid state is fresh, `count` zero, `slots` two banks
+                    // of one word per thread of every grid, all in the first device's memory,
+                    // which every device maps; `v`, `f` the device's own; every grid fits at
+                    // once (checked) and `launch_all` launches each before it waits for any.
+                    unsafe {
+                        crate::launch_cooperative!(
+                            dt,
+                            k::barrier_stress,
+                            cfg,
+                            (
+                                kind,
+                                no_grid,
+                                m,
+                                c,
+                                sl,
+                                rounds,
+                                s,
+                                v,
+                                f,
+                                RELAXED_POLLS,
+                                first,
+                                blocks
+                            )
+                        )
+                    }
+                })?;
+            } else {
+                let ((g, m, c, sl), (v, f)) = (shared.get(), mine[0].get());
+                // SAFETY: the states are fresh (the grid barrier's reset by the launch),
+                // `count` zero, `slots` two banks of one word per thread; the launch is
+                // synchronized below.
+                unsafe {
+                    if primitive == Primitive::ClusterGridBarrier {
+                        let cfg = cfg.with_cluster(gpu::Dim3::x(CLUSTER_BLOCKS));
+                        crate::launch_grid_synced!(
+                            t,
+                            &barrier,
+                            gpu::checks::hopper::cluster_barrier_stress,
+                            cfg,
+                            LaunchMode::Plain,
+                            (g, sl, rounds, s, v, f)
+                        )?
+                    } else {
+                        crate::launch_grid_synced!(
+                            t,
+                            &barrier,
+                            k::barrier_stress,
+                            cfg,
+                            LaunchMode::Plain,
+                            (kind, g, m, c, sl, rounds, s, v, f, RELAXED_POLLS, 0, blocks)
+                        )?
+                    }
+                };
+                t.synchronize()?;
+            }
             done += u64::from(rounds);
             launch += 1;
-            if t.download(&failures)?[0] != 0 || barrier.check(t).is_err() {
+            let timed_out = if gpus > 1 {
+                t.download(&multi)?[0].timeouts != 0
+            } else {
+                barrier.check(t).is_err()
+            };
+            if total(&failures)? != 0 || timed_out {
                 break;
             }
         }
-        if shape.blocks > 1 {
-            checks = done * threads;
+        if blocks > 1 {
+            checks = done * all_threads;
         }
     }
-    let failed = u64::from(t.download(&failures)?[0]);
+    let mut seen = 0u64;
+    for (d, v) in targets.iter().zip(&violations) {
+        seen += d.download(v)?[0];
+    }
     Ok(PrimitiveRun {
         primitive,
         name: primitive.name().to_string(),
+        devices: gpus as u32,
         uses: done,
         checks,
-        violations: t.download(&violations)?[0],
+        violations: seen,
         lost,
-        failures: failed,
+        failures: total(&failures)?,
         seconds: began.elapsed().as_secs_f64(),
     })
+}
+
+/// Launches `launch(device, target)` on every target and waits: one target alone, or all at
+/// once ([`crate::multi::at_once_on`]).
+fn launch_all(
+    targets: &[Target],
+    launch: impl Fn(usize, &Target) -> Result<()> + Sync,
+) -> Result<()> {
+    match targets {
+        [one] => {
+            launch(0, one)?;
+            one.synchronize()
+        }
+        _ => crate::multi::at_once_on(targets, launch).map(|_ms| ()),
+    }
 }
 
 /// Blocks per cluster of the cluster-aware barrier's run.

@@ -12,22 +12,24 @@ use crate::sync::{
     fence_sc_device, fence_sc_system,
 };
 
-/// How a variant loads, stores and fences; its read-modify-writes are device-scope atomics,
+/// How a variant loads, stores and fences; its read-modify-writes are atomics,
 /// acquire-release for the release/acquire variant, relaxed for the others (atomics have no
-/// plain or volatile form).
+/// plain or volatile form). The atomic accesses and read-modify-writes are at scope `s`:
+/// [`Scope::Device`] on one GPU, [`Scope::System`] across GPUs (a constant in each kernel
+/// body, so the racing section holds one instruction per access).
 pub(super) trait Access {
     /// The read-modify-writes' ordering.
     const RMW: Order = Order::Relaxed;
     /// The load.
-    unsafe fn ld(p: *mut u32) -> u32;
+    unsafe fn ld(p: *mut u32, s: Scope) -> u32;
     /// The store.
-    unsafe fn st(p: *mut u32, v: u32);
+    unsafe fn st(p: *mut u32, v: u32, s: Scope);
     /// What goes between a thread's two operations.
     fn between();
 
-    /// Operation `kind` on `p` with `value`; what it read (0 for stores).
+    /// Operation `kind` on `p` with `value` at scope `s`; what it read (0 for stores).
     #[inline(always)]
-    unsafe fn op(kind: u32, p: *mut u32, value: u32) -> u32 {
+    unsafe fn op(kind: u32, p: *mut u32, value: u32, s: Scope) -> u32 {
         let red = match Self::RMW {
             Order::AcqRel | Order::Release => StoreOrder::Release,
             _ => StoreOrder::Relaxed,
@@ -36,17 +38,17 @@ pub(super) trait Access {
         unsafe {
             match kind {
                 OP_STORE => {
-                    Self::st(p, value);
+                    Self::st(p, value, s);
                     0
                 }
-                OP_LOAD => Self::ld(p),
-                OP_ADD => fetch_add(p, value, Scope::Device, Self::RMW),
+                OP_LOAD => Self::ld(p, s),
+                OP_ADD => fetch_add(p, value, s, Self::RMW),
                 OP_RED => {
-                    red_add(p, value, Scope::Device, red);
+                    red_add(p, value, s, red);
                     0
                 }
-                OP_EXCH => exch(p, value, Scope::Device, Self::RMW),
-                OP_CAS => compare_and_swap(p, 1, value, Scope::Device, Self::RMW),
+                OP_EXCH => exch(p, value, s, Self::RMW),
+                OP_CAS => compare_and_swap(p, 1, value, s, Self::RMW),
                 _ => 0,
             }
         }
@@ -54,17 +56,19 @@ pub(super) trait Access {
 }
 
 macro_rules! access {
-    ($($name:ident $(($order:ident))?: ld |$p:ident| $ld:expr, st |$q:ident, $v:ident| $st:expr, between $f:expr;)*) => {$(
+    ($($name:ident $(($order:ident))?: ld |$p:ident, $s:ident| $ld:expr, st |$q:ident, $v:ident, $t:ident| $st:expr, between $f:expr;)*) => {$(
         pub(super) struct $name;
         impl Access for $name {
             $(const RMW: Order = Order::$order;)?
             #[inline(always)]
-            unsafe fn ld($p: *mut u32) -> u32 {
+            #[allow(unused_variables)]
+            unsafe fn ld($p: *mut u32, $s: Scope) -> u32 {
                 // SAFETY: `p` is one of the instance's locations.
                 unsafe { $ld }
             }
             #[inline(always)]
-            unsafe fn st($q: *mut u32, $v: u32) {
+            #[allow(unused_variables)]
+            unsafe fn st($q: *mut u32, $v: u32, $t: Scope) {
                 // SAFETY: as above.
                 unsafe { $st }
             }
@@ -77,14 +81,14 @@ macro_rules! access {
 }
 
 access! {
-    Plain: ld |p| load_weak(p), st |p, v| store_weak(p, v), between ();
-    Volatile: ld |p| load_volatile(p), st |p, v| store_volatile(p, v), between ();
-    Relaxed: ld |p| load(p, Scope::Device, LoadOrder::Relaxed), st |p, v| store(p, v, Scope::Device, StoreOrder::Relaxed), between ();
-    RelAcq(AcqRel): ld |p| load(p, Scope::Device, LoadOrder::Acquire), st |p, v| store(p, v, Scope::Device, StoreOrder::Release), between ();
-    AcqRelCta: ld |p| Relaxed::ld(p), st |p, v| Relaxed::st(p, v), between fence_acq_rel_block();
-    AcqRelGpu: ld |p| Relaxed::ld(p), st |p, v| Relaxed::st(p, v), between fence_acq_rel_device();
-    AcqRelSys: ld |p| Relaxed::ld(p), st |p, v| Relaxed::st(p, v), between fence_acq_rel_system();
-    ScCta: ld |p| Relaxed::ld(p), st |p, v| Relaxed::st(p, v), between fence_sc_block();
-    ScGpu: ld |p| Relaxed::ld(p), st |p, v| Relaxed::st(p, v), between fence_sc_device();
-    ScSys: ld |p| Relaxed::ld(p), st |p, v| Relaxed::st(p, v), between fence_sc_system();
+    Plain: ld |p, s| load_weak(p), st |p, v, s| store_weak(p, v), between ();
+    Volatile: ld |p, s| load_volatile(p), st |p, v, s| store_volatile(p, v), between ();
+    Relaxed: ld |p, s| load(p, s, LoadOrder::Relaxed), st |p, v, s| store(p, v, s, StoreOrder::Relaxed), between ();
+    RelAcq(AcqRel): ld |p, s| load(p, s, LoadOrder::Acquire), st |p, v, s| store(p, v, s, StoreOrder::Release), between ();
+    AcqRelCta: ld |p, s| Relaxed::ld(p, s), st |p, v, s| Relaxed::st(p, v, s), between fence_acq_rel_block();
+    AcqRelGpu: ld |p, s| Relaxed::ld(p, s), st |p, v, s| Relaxed::st(p, v, s), between fence_acq_rel_device();
+    AcqRelSys: ld |p, s| Relaxed::ld(p, s), st |p, v, s| Relaxed::st(p, v, s), between fence_acq_rel_system();
+    ScCta: ld |p, s| Relaxed::ld(p, s), st |p, v, s| Relaxed::st(p, v, s), between fence_sc_block();
+    ScGpu: ld |p, s| Relaxed::ld(p, s), st |p, v, s| Relaxed::st(p, v, s), between fence_sc_device();
+    ScSys: ld |p, s| Relaxed::ld(p, s), st |p, v, s| Relaxed::st(p, v, s), between fence_sc_system();
 }

@@ -6,42 +6,95 @@ use super::access::{
 use super::{
     ERR_BARRIER, ERR_SM_TABLE, ERR_SPIN_UP, ERR_VARIANT, LITMUS_BLOCK_THREADS, LITMUS_DIGITS,
     LITMUS_INVALID_KEY, LITMUS_KEYS, LITMUS_MAX_THREADS, LITMUS_OPS, LITMUS_REG_SLOTS,
-    LITMUS_VALUES, LitmusLaunch, OP_NONE, PLACE_DIFFERENT_SMS, PLACE_SAME_BLOCK, PLACE_SAME_SM,
-    PLACE_SAME_WARP, op_returns,
+    LITMUS_VALUES, LitmusLaunch, OP_NONE, PLACE_DIFFERENT_GPUS, PLACE_DIFFERENT_SMS,
+    PLACE_SAME_BLOCK, PLACE_SAME_SM, PLACE_SAME_WARP, op_returns,
 };
 use crate::access::{load_volatile, load_weak, store_volatile, store_weak};
 use crate::atomic::{
-    LoadOrder, Scope, StoreOrder, atomic_add_block, atomic_add_device, fetch_add, load, store,
+    LoadOrder, Order, Scope, StoreOrder, atomic_add_block, atomic_add_device, fetch_add, load,
+    store,
 };
-use crate::grid::{GridBarrier, GridBarrierState};
-use crate::index::{block_rank_in_grid, sm_id, thread_rank_in_block};
+use crate::grid::{BarrierError, GridBarrier, GridBarrierState};
+use crate::index::{block_rank_in_grid, blocks_per_grid, sm_id, thread_rank_in_block};
+use crate::multi_grid::MultiGridBarrier;
 use crate::shared::dynamic_shared;
 use crate::sync::sync_threads;
 
 kernel! {
     /// `l.iterations` rounds of the litmus test in `l.program` with `l.variant`'s accesses and
     /// `l.placement`, every outcome counted in `l.counts` (see the [module docs](super)). Every
-    /// block must be resident: the rounds end at grid barriers on `barrier`.
+    /// block must be resident: the rounds end at grid barriers on `barrier` — or, with
+    /// `l.gpus > 1` (the grids of [`PLACE_DIFFERENT_GPUS`](super::PLACE_DIFFERENT_GPUS), all
+    /// resident at once), on `l.multi` at system scope.
     pub unsafe fn litmus_run(l: LitmusLaunch, barrier: *mut GridBarrierState) {
         // SAFETY: the host's buffers, sized as `LitmusLaunch` says; every block resident.
         unsafe {
-            match l.variant {
-                0 => body::<Plain>(&l, barrier),
-                1 => body::<Volatile>(&l, barrier),
-                2 => body::<Relaxed>(&l, barrier),
-                3 => body::<RelAcq>(&l, barrier),
-                4 => body::<AcqRelCta>(&l, barrier),
-                5 => body::<AcqRelGpu>(&l, barrier),
-                6 => body::<AcqRelSys>(&l, barrier),
-                7 => body::<ScCta>(&l, barrier),
-                8 => body::<ScGpu>(&l, barrier),
-                9 => body::<ScSys>(&l, barrier),
-                _ => {
-                    if block_rank_in_grid() == 0 && thread_rank_in_block() == 0 {
-                        atomic_add_device(l.errors.add(ERR_VARIANT), 1);
-                    }
-                }
+            if (l.gpus > 1) != (l.placement == PLACE_DIFFERENT_GPUS) {
+                refuse(&l);
+            } else if l.gpus > 1 {
+                let rank = l.gpu * blocks_per_grid() + block_rank_in_grid();
+                variant(&l, MultiGridBarrier::from_ptr(l.multi, Scope::System, rank));
+            } else {
+                variant(&l, GridBarrier::from_ptr(barrier));
             }
+        }
+    }
+}
+
+/// Counts a launch the kernel cannot run (an unknown variant, or a placement that does not
+/// match the number of GPUs), once.
+#[inline(always)]
+fn refuse(l: &LitmusLaunch) {
+    if block_rank_in_grid() == 0 && thread_rank_in_block() == 0 {
+        // SAFETY: `errors` has LITMUS_ERROR_WORDS words.
+        unsafe { atomic_add_device(l.errors.add(ERR_VARIANT), 1) };
+    }
+}
+
+/// The barrier that ends the rounds, and the scope of every shared access with it.
+trait Rounds {
+    /// [`Scope::Device`] for one grid, [`Scope::System`] for grids on several GPUs.
+    const SCOPE: Scope;
+    /// Waits for every block of every grid.
+    fn sync(&mut self) -> Result<(), BarrierError>;
+}
+
+impl Rounds for GridBarrier {
+    const SCOPE: Scope = Scope::Device;
+    #[inline(always)]
+    fn sync(&mut self) -> Result<(), BarrierError> {
+        GridBarrier::sync(self)
+    }
+}
+
+impl Rounds for MultiGridBarrier {
+    const SCOPE: Scope = Scope::System;
+    #[inline(always)]
+    fn sync(&mut self) -> Result<(), BarrierError> {
+        MultiGridBarrier::sync(self)
+    }
+}
+
+/// The kernel body of `l.variant`, its rounds ending at `barrier`.
+///
+/// # Safety
+/// As [`litmus_run`].
+#[inline(always)]
+unsafe fn variant<B: Rounds>(l: &LitmusLaunch, barrier: B) {
+    // SAFETY: the caller's contract.
+    unsafe {
+        match l.variant {
+            0 => body::<Plain, B>(l, barrier),
+            1 => body::<Volatile, B>(l, barrier),
+            2 => body::<Relaxed, B>(l, barrier),
+            3 => body::<RelAcq, B>(l, barrier),
+            4 => body::<AcqRelCta, B>(l, barrier),
+            5 => body::<AcqRelGpu, B>(l, barrier),
+            6 => body::<AcqRelSys, B>(l, barrier),
+            7 => body::<ScCta, B>(l, barrier),
+            8 => body::<ScGpu, B>(l, barrier),
+            9 => body::<ScSys, B>(l, barrier),
+            _ => refuse(l),
         }
     }
 }
@@ -84,10 +137,13 @@ unsafe fn place(
     let (warp, lane) = (tid / 32, tid % 32);
     let warps = LITMUS_BLOCK_THREADS / 32;
     let group = smid * tt + ticket;
-    let tickets = |s: u32| {
-        // SAFETY: `s < l.sms`, checked by every caller; the table is complete (contract).
-        unsafe { load_weak(l.sm_tickets.add(s as usize)) }
+    // Blocks registered on SM `s` of GPU `g`.
+    let tickets_of = |g: u32, s: u32| {
+        // SAFETY: `g < l.gpus` and `s < l.sms`, checked by every caller; the table is complete
+        // (contract).
+        unsafe { load_weak(l.sm_tickets.add((g * l.sms + s) as usize)) }
     };
+    let tickets = |s: u32| tickets_of(l.gpu, s);
     let (instance, role) = match l.placement {
         PLACE_SAME_WARP => {
             let per = 32 / threads;
@@ -121,6 +177,23 @@ unsafe fn place(
                 role,
             )
         }
+        PLACE_DIFFERENT_GPUS => {
+            // Role `r` on GPU `(r + rot) mod gpus`; a GPU's roles on consecutive SMs.
+            let gpus = l.gpus.max(1);
+            let per_gpu = threads.div_ceil(gpus);
+            let first = smid / per_gpu * per_gpu;
+            if first + per_gpu > l.sms
+                || (0..gpus).any(|g| (first..first + per_gpu).any(|s| tickets_of(g, s) <= ticket))
+            {
+                return None;
+            }
+            let role = (l.gpu + gpus - r.rot % gpus) % gpus + (smid - first) * gpus;
+            let pair = (tid + role * r.rot) % LITMUS_BLOCK_THREADS;
+            (
+                ((smid / per_gpu) * tt + ticket) * LITMUS_BLOCK_THREADS + pair,
+                role,
+            )
+        }
         _ => return None,
     };
     (role < threads && instance < l.max_instances).then_some((instance, role))
@@ -147,7 +220,7 @@ unsafe fn word(l: &LitmusLaunch, i: u32) -> u32 {
 /// # Safety
 /// As [`litmus_run`].
 #[inline(always)]
-unsafe fn body<A: Access>(l: &LitmusLaunch, state: *mut GridBarrierState) {
+unsafe fn body<A: Access, B: Rounds>(l: &LitmusLaunch, mut barrier: B) {
     // SAFETY: the host's buffers (contract).
     unsafe {
         let tid = thread_rank_in_block();
@@ -163,10 +236,10 @@ unsafe fn body<A: Access>(l: &LitmusLaunch, state: *mut GridBarrierState) {
             let smid = sm_id();
             let ticket = if smid < l.sms {
                 fetch_add(
-                    l.sm_tickets.add(smid as usize),
+                    l.sm_tickets.add((l.gpu * l.sms + smid) as usize),
                     1,
-                    Scope::Device,
-                    crate::atomic::Order::Relaxed,
+                    B::SCOPE,
+                    Order::Relaxed,
                 )
             } else {
                 atomic_add_device(l.errors.add(ERR_SM_TABLE), 1);
@@ -180,7 +253,6 @@ unsafe fn body<A: Access>(l: &LitmusLaunch, state: *mut GridBarrierState) {
             *hist.add(LITMUS_KEYS as usize),
             *hist.add(LITMUS_KEYS as usize + 1),
         );
-        let mut barrier = GridBarrier::from_ptr(state);
         if barrier.sync().is_err() {
             return note_barrier_timeout(l);
         }
@@ -198,7 +270,7 @@ unsafe fn body<A: Access>(l: &LitmusLaunch, state: *mut GridBarrierState) {
             };
             let me = place(l, threads, smid, ticket, r);
             if let Some((instance, role)) = me {
-                test::<A>(l, instance, role, threads, r);
+                test::<A>(l, instance, role, threads, r, B::SCOPE);
             } else {
                 // Stress: stores and loads all over a small array, while the testers race.
                 let lane = tid % 32;
@@ -213,26 +285,15 @@ unsafe fn body<A: Access>(l: &LitmusLaunch, state: *mut GridBarrierState) {
                 return note_barrier_timeout(l);
             }
             if let Some((instance, 0)) = me {
-                let key = outcome_key(l, instance, threads, finals, r);
+                let key = outcome_key(l, instance, threads, finals, r, B::SCOPE);
                 atomic_add_block(hist.add(key as usize), 1);
-                store(
+                for p in [
                     location(l, instance, 0, r),
-                    0,
-                    Scope::Device,
-                    StoreOrder::Relaxed,
-                );
-                store(
                     location(l, instance, 1, r),
-                    0,
-                    Scope::Device,
-                    StoreOrder::Relaxed,
-                );
-                store(
                     l.start.add(instance as usize),
-                    0,
-                    Scope::Device,
-                    StoreOrder::Relaxed,
-                );
+                ] {
+                    store(p, 0, B::SCOPE, StoreOrder::Relaxed);
+                }
             }
             if barrier.sync().is_err() {
                 return note_barrier_timeout(l);
@@ -260,12 +321,20 @@ fn note_barrier_timeout(l: &LitmusLaunch) {
 }
 
 /// One tester's part of one instance: spin up with the instance's other threads, then the
-/// role's two operations with the variant's fence between, then the loaded values to `regs`.
+/// role's two operations with the variant's fence between, then the loaded values to `regs`;
+/// every shared access at scope `s`.
 ///
 /// # Safety
 /// As [`litmus_run`]; `instance < l.max_instances`, `role < threads`.
 #[inline(always)]
-unsafe fn test<A: Access>(l: &LitmusLaunch, instance: u32, role: u32, threads: u32, r: Round) {
+unsafe fn test<A: Access>(
+    l: &LitmusLaunch,
+    instance: u32,
+    role: u32,
+    threads: u32,
+    r: Round,
+    s: Scope,
+) {
     // SAFETY: the caller's contract.
     unsafe {
         let base = 2 + role * LITMUS_OPS * 3;
@@ -276,9 +345,9 @@ unsafe fn test<A: Access>(l: &LitmusLaunch, instance: u32, role: u32, threads: u
         let p1 = if l1 == 0 { x } else { y };
         if threads > 1 {
             let start = l.start.add(instance as usize);
-            atomic_add_device(start, 1);
+            fetch_add(start, 1, s, Order::Relaxed);
             let mut polls = 0;
-            while load(start, Scope::Device, LoadOrder::Relaxed) < threads {
+            while load(start, s, LoadOrder::Relaxed) < threads {
                 polls += 1;
                 if polls > l.spin_polls {
                     atomic_add_device(l.errors.add(ERR_SPIN_UP), 1);
@@ -286,11 +355,11 @@ unsafe fn test<A: Access>(l: &LitmusLaunch, instance: u32, role: u32, threads: u
                 }
             }
         }
-        let got0 = A::op(k0, p0, v0);
+        let got0 = A::op(k0, p0, v0, s);
         let mut got1 = 0;
         if k1 != OP_NONE {
             A::between();
-            got1 = A::op(k1, p1, v1);
+            got1 = A::op(k1, p1, v1, s);
         }
         let regs = l
             .regs
@@ -302,12 +371,20 @@ unsafe fn test<A: Access>(l: &LitmusLaunch, instance: u32, role: u32, threads: u
 
 /// The outcome of `instance` this round as a key: the values its loads and read-modify-writes
 /// read (thread by thread, operation by operation), then the final values of the locations in `finals`, as base-3
-/// digits; [`LITMUS_INVALID_KEY`] if any value is not 0, 1 or 2.
+/// digits; [`LITMUS_INVALID_KEY`] if any value is not 0, 1 or 2. The final values are loaded at
+/// scope `s`.
 ///
 /// # Safety
 /// As [`test`]; after the round's grid barrier.
 #[inline(always)]
-unsafe fn outcome_key(l: &LitmusLaunch, instance: u32, threads: u32, finals: u32, r: Round) -> u32 {
+unsafe fn outcome_key(
+    l: &LitmusLaunch,
+    instance: u32,
+    threads: u32,
+    finals: u32,
+    r: Round,
+    s: Scope,
+) -> u32 {
     // SAFETY: the caller's contract.
     unsafe {
         let mut key = 0;
@@ -334,11 +411,7 @@ unsafe fn outcome_key(l: &LitmusLaunch, instance: u32, threads: u32, finals: u32
         }
         for loc in 0..2 {
             if finals & (1 << loc) != 0 {
-                digit(load(
-                    location(l, instance, loc, r),
-                    Scope::Device,
-                    LoadOrder::Relaxed,
-                ));
+                digit(load(location(l, instance, loc, r), s, LoadOrder::Relaxed));
             }
         }
         key

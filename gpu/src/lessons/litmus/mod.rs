@@ -20,8 +20,9 @@
 //!    locations for the next round; a second grid barrier ends the round.
 //!
 //! Where the threads of an instance run is the *placement*: lanes of one warp, warps of one
-//! block, blocks on one SM (grouped by `%smid`), or blocks on different SMs. Blocks register
-//! their SM at the start; a block with no complete group becomes a stress block.
+//! block, blocks on one SM (grouped by `%smid`), blocks on different SMs, or grids on different
+//! GPUs (one grid per GPU, the locations in one GPU's memory, everything at system scope).
+//! Blocks register their SM at the start; a block with no complete group becomes a stress block.
 //!
 //! Source: the method of Alglave et al. (ASPLOS 2015), Sorensen & Donaldson (PLDI 2016) and
 //! Kirkham et al. (2021): memory stress, randomized locations and thread roles, a spin-up
@@ -48,6 +49,8 @@
 
 mod access;
 mod kernel;
+
+use crate::multi_grid::MultiGridBarrierState;
 
 pub use kernel::litmus_run;
 
@@ -115,6 +118,12 @@ pub const PLACE_SAME_BLOCK: u32 = 1;
 pub const PLACE_SAME_SM: u32 = 2;
 /// In blocks on different SMs.
 pub const PLACE_DIFFERENT_SMS: u32 = 3;
+/// On different GPUs: one grid per GPU, `gpus` grids at once, the locations in one GPU's memory
+/// mapped into the others. Role `r` runs on GPU `(r + rot) mod gpus`; a GPU with several roles
+/// of an instance runs them on different SMs. The accesses, read-modify-writes and the rounds'
+/// barrier are at system scope (`.sys`, the narrowest holding both threads); the fences keep
+/// the scope their variant names.
+pub const PLACE_DIFFERENT_GPUS: u32 = 4;
 
 /// Everything one litmus launch needs. The host sizes every buffer; see each field.
 #[repr(C)]
@@ -130,7 +139,7 @@ pub struct LitmusLaunch {
     pub regs: *mut u32,
     /// `stress_lines * 32` words.
     pub scratch: *mut u32,
-    /// `sms` counters, zero before the launch: blocks registered per SM.
+    /// `gpus × sms` counters, zero before the launch: blocks registered per SM of each GPU.
     pub sm_tickets: *mut u32,
     /// [`LITMUS_KEYS`] outcome counts, added to.
     pub counts: *mut u64,
@@ -160,4 +169,13 @@ pub struct LitmusLaunch {
     pub max_instances: u32,
     /// Polls of the spin-up barrier before giving up on it.
     pub spin_polls: u32,
+    /// This grid's GPU among the `gpus` running the launch together (0 for one GPU).
+    pub gpu: u32,
+    /// Grids running the launch together, one per GPU: 1, or with [`PLACE_DIFFERENT_GPUS`] 2
+    /// or more — then every grid has the same number of blocks, `locations`, `start`, `regs`,
+    /// `scratch` and `sm_tickets` are one GPU's memory mapped into the others (`program`,
+    /// `counts` and `errors` are each GPU's own), and the rounds end at `multi`.
+    pub gpus: u32,
+    /// The rounds' barrier across the grids (system scope) where `gpus > 1`; else unused.
+    pub multi: *mut MultiGridBarrierState,
 }
