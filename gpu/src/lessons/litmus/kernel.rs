@@ -180,7 +180,8 @@ unsafe fn place(
         PLACE_DIFFERENT_GPUS => {
             // Role `r` on GPU `(r + rot) mod gpus`; a GPU's roles on consecutive SMs.
             let gpus = l.gpus.max(1);
-            let per_gpu = threads.div_ceil(gpus);
+            // At least 1 (`threads >= 1`), spelled so that no division can panic.
+            let per_gpu = threads.div_ceil(gpus).max(1);
             let first = smid / per_gpu * per_gpu;
             if first + per_gpu > l.sms
                 || (0..gpus).any(|g| (first..first + per_gpu).any(|s| tickets_of(g, s) <= ticket))
@@ -287,13 +288,10 @@ unsafe fn body<A: Access, B: Rounds>(l: &LitmusLaunch, mut barrier: B) {
             if let Some((instance, 0)) = me {
                 let key = outcome_key(l, instance, threads, finals, r, B::SCOPE);
                 atomic_add_block(hist.add(key as usize), 1);
-                for p in [
-                    location(l, instance, 0, r),
-                    location(l, instance, 1, r),
-                    l.start.add(instance as usize),
-                ] {
-                    store(p, 0, B::SCOPE, StoreOrder::Relaxed);
-                }
+                // One store each, not a loop over an array (which would live in local memory).
+                store(location(l, instance, 0, r), 0, B::SCOPE, StoreOrder::Relaxed);
+                store(location(l, instance, 1, r), 0, B::SCOPE, StoreOrder::Relaxed);
+                store(l.start.add(instance as usize), 0, B::SCOPE, StoreOrder::Relaxed);
             }
             if barrier.sync().is_err() {
                 return note_barrier_timeout(l);

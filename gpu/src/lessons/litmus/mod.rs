@@ -42,8 +42,8 @@
 //! | the plain spin | [`barrier`](super::barrier) (`xpx_plain_spin`) | CoRR's cousin: a plain load polled | the load is made once and never again | a `volatile` (relaxed) load, then a fence |
 //! | the slot read after `atomicAdd` | [`neighbor`](super::neighbor); CUDA book 9.3 | slot-read: `atomicAdd(&n, 1)`, `slot = n` ‖ the same | two threads take the same slot — with no weak memory at all | `slot = atomicAdd(&n, 1)` (slot-ret) |
 //!
-//! The rates measured on an H100 are in `docs/litmus.md`. On the simulator's weak memory
-//! (`gridsync litmus --simulate --weak`, and for whole kernels
+//! The rates measured on an H100 and across two H200s are in `docs/litmus.md`. On the
+//! simulator's weak memory (`gridsync litmus --simulate --weak`, and for whole kernels
 //! [`sim::weak::scoped`](crate::sim::weak::scoped)) the same shapes show their weak outcomes
 //! without a GPU, and the lock and barrier lessons fail exactly where they lack a fence.
 
