@@ -24,6 +24,10 @@
 //! | [`inputs`], [`bench`](mod@bench), [`plot`] | input files and generators, the benchmarks, SVG plots |
 //!
 //! The reading order of the topics is on the device crate's page ([`gpu`]).
+//!
+//! A project of your own kernels: `gridsync new my-kernels` ([`scaffold`]).
+
+#![deny(missing_docs)]
 
 pub mod primitives;
 pub mod runtime;
@@ -42,6 +46,7 @@ pub mod normalize;
 pub mod pipeline;
 pub mod race;
 pub mod reduce;
+pub mod scaffold;
 pub mod stress;
 
 pub mod bench;

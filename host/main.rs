@@ -99,6 +99,10 @@ enum Command {
     /// random sizes, each checked against the CPU, for a bounded time; non-zero exit on any
     /// failure or device memory not given back.
     Stress(cli::stress::StressArgs),
+    /// A new project of your own kernels on gridsync's primitives (like `cargo new`): the host
+    /// program, the `kernels/` device crate, the PTX build and the pinned toolchain; `cargo run
+    /// -- --simulate` in it works at once.
+    New(cli::new::NewArgs),
     /// Benchmarks (GPU only).
     Bench {
         #[command(subcommand)]
@@ -257,6 +261,7 @@ fn run(cli: &Cli) -> Result<()> {
         Command::Litmus(args) => cli::litmus::command(cli.device, cli.simulate, args, cli.json),
         Command::Multi(args) => cli::multi::command(cli.simulate, args, cli.json),
         Command::Stress(args) => cli::stress::command(cli.device, cli.simulate, args, cli.json),
+        Command::New(args) => cli::new::command(args, cli.json),
         Command::Bench { which } => {
             let target = Target::open(cli.device, cli.simulate)?;
             match which {

@@ -32,6 +32,8 @@
 //! `gpu::kernel!`. The builder sets the profile itself (fat LTO, one codegen unit, `panic =
 //! "abort"`), so the device crate's workspace needs no `[profile]` section.
 
+#![deny(missing_docs)]
+
 mod arch;
 mod cargo;
 #[cfg(test)]

@@ -85,7 +85,7 @@
     )
 )]
 #![cfg_attr(target_arch = "nvptx64", allow(internal_features))]
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 // The docs guide a reader through gridsync's own kernels; built without them (feature
 // `kernels` off, as in a crate of your own kernels) those links have nothing to point at.
 #![cfg_attr(not(feature = "kernels"), allow(rustdoc::broken_intra_doc_links))]

@@ -12,6 +12,7 @@ pub mod locks;
 pub mod mbarrier;
 pub mod multi;
 pub mod neighbor;
+pub mod new;
 pub mod output;
 pub mod pipeline;
 pub mod reduce;

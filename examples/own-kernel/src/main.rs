@@ -18,7 +18,7 @@ fn main() -> ExitCode {
     match run() {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("own-kernel: {e}");
+            eprintln!("{}: {e}", env!("CARGO_PKG_NAME"));
             ExitCode::FAILURE
         }
     }

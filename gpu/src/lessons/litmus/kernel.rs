@@ -289,9 +289,24 @@ unsafe fn body<A: Access, B: Rounds>(l: &LitmusLaunch, mut barrier: B) {
                 let key = outcome_key(l, instance, threads, finals, r, B::SCOPE);
                 atomic_add_block(hist.add(key as usize), 1);
                 // One store each, not a loop over an array (which would live in local memory).
-                store(location(l, instance, 0, r), 0, B::SCOPE, StoreOrder::Relaxed);
-                store(location(l, instance, 1, r), 0, B::SCOPE, StoreOrder::Relaxed);
-                store(l.start.add(instance as usize), 0, B::SCOPE, StoreOrder::Relaxed);
+                store(
+                    location(l, instance, 0, r),
+                    0,
+                    B::SCOPE,
+                    StoreOrder::Relaxed,
+                );
+                store(
+                    location(l, instance, 1, r),
+                    0,
+                    B::SCOPE,
+                    StoreOrder::Relaxed,
+                );
+                store(
+                    l.start.add(instance as usize),
+                    0,
+                    B::SCOPE,
+                    StoreOrder::Relaxed,
+                );
             }
             if barrier.sync().is_err() {
                 return note_barrier_timeout(l);
