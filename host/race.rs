@@ -58,6 +58,7 @@ pub fn run_shape(target: &Target, blocks: u32, threads_per_block: u32) -> Result
     })?;
     let cfg = LaunchConfig::linear(blocks, threads_per_block);
 
+    // ANCHOR: launch
     let x = target.zeros::<u32>(1)?;
     // SAFETY: `x` holds one u32, the only element either kernel touches, and lives past the
     // launch (downloads synchronize first).
@@ -68,6 +69,7 @@ pub fn run_shape(target: &Target, blocks: u32, threads_per_block: u32) -> Result
     // SAFETY: as above.
     unsafe { crate::launch!(target, gpu::lessons::race::add_one_atomic, cfg, (x.ptr()))? };
     let atomic = target.download(&x)?[0];
+    // ANCHOR_END: launch
 
     if atomic != expected {
         return Err(Error::Mismatch(format!(

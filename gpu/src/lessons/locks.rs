@@ -53,6 +53,7 @@ kernel! {
     }
 }
 
+// ANCHOR: lock_unfenced
 kernel! {
     /// The lock without fences: `while atomicCAS(m, 0, 1) != 0 {}`, critical section,
     /// `atomicExch(m, 0)`.
@@ -75,7 +76,9 @@ kernel! {
         }
     }
 }
+// ANCHOR_END: lock_unfenced
 
+// ANCHOR: lock_fenced
 kernel! {
     /// The Numba tutorial's lock: the same spin, with `threadfence` after taking the lock and
     /// before giving it back.
@@ -97,6 +100,7 @@ kernel! {
         }
     }
 }
+// ANCHOR_END: lock_fenced
 
 kernel! {
     /// The blog's "true thread lock": lock, critical section and unlock inside one loop body.
@@ -162,6 +166,7 @@ kernel! {
     }
 }
 
+// ANCHOR: lock_mutex
 kernel! {
     /// Every thread takes the [`Mutex`] (acquire), increments, and drops the guard (release).
     ///
@@ -181,6 +186,7 @@ kernel! {
         }
     }
 }
+// ANCHOR_END: lock_mutex
 
 kernel! {
     /// Every thread takes a ticket of the [`TicketLock`] and waits for its turn.

@@ -10,6 +10,7 @@
 
 use crate::atomic::atomic_add_device;
 
+// ANCHOR: add_one
 kernel! {
     /// Every thread adds one to `x[0]` with a plain load and store: updates are lost.
     ///
@@ -24,7 +25,9 @@ kernel! {
         }
     }
 }
+// ANCHOR_END: add_one
 
+// ANCHOR: add_one_atomic
 kernel! {
     /// Every thread adds one to `x[0]` atomically: the result is exactly the thread count.
     ///
@@ -39,3 +42,4 @@ kernel! {
         }
     }
 }
+// ANCHOR_END: add_one_atomic

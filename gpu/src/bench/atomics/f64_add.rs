@@ -36,6 +36,7 @@ use crate::time::globaltimer_ns;
 ///
 /// # Safety
 /// See the [atomic module docs](crate::atomic#safety).
+// ANCHOR: cas_add
 #[inline(always)]
 pub unsafe fn atomic_add_f64_via_cas(address: *mut f64, val: f64) -> f64 {
     // SAFETY: forwarded contract.
@@ -45,6 +46,7 @@ pub unsafe fn atomic_add_f64_via_cas(address: *mut f64, val: f64) -> f64 {
         })
     }
 }
+// ANCHOR_END: cas_add
 
 /// [`atomic_add_f64_via_cas`] with a deadline: the book's loop, which gives up — adding nothing —
 /// once `%globaltimer` reaches `deadline_ns`. Returns the value before the addition, or `None`

@@ -373,6 +373,7 @@ pub unsafe fn red_add<T: AtomicAdd>(addr: *mut T, val: T, scope: Scope, order: S
 ///
 /// # Safety
 /// See the [module docs](self#safety).
+// ANCHOR: fetch_update
 #[inline(always)]
 pub unsafe fn fetch_update<T: Atomic>(
     addr: *mut T,
@@ -392,6 +393,7 @@ pub unsafe fn fetch_update<T: Atomic>(
         }
     }
 }
+// ANCHOR_END: fetch_update
 
 #[cfg(target_arch = "nvptx64")]
 use device as imp;

@@ -72,6 +72,7 @@ pub unsafe fn spin_unlock_unfenced(mutex: *mut u32) {
 ///
 /// # Safety
 /// As [`spin_lock_unfenced`].
+// ANCHOR: spin_lock
 #[inline(always)]
 pub unsafe fn spin_lock(mutex: *mut u32) {
     // SAFETY: forwarded to the caller.
@@ -92,6 +93,7 @@ pub unsafe fn spin_unlock(mutex: *mut u32) {
     // SAFETY: forwarded to the caller.
     unsafe { atomic_exch_device(mutex, UNLOCKED) };
 }
+// ANCHOR_END: spin_lock
 
 /// Why a bounded lock gave up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
