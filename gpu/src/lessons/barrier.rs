@@ -227,6 +227,7 @@ unsafe fn spin_until(
 ///
 /// # Safety
 /// `state` is a live [`GridBarrierState`], zeroed before the launch; every block is resident.
+// ANCHOR: article_sync
 #[inline(always)]
 unsafe fn article_sync(
     state: *mut GridBarrierState,
@@ -257,6 +258,7 @@ unsafe fn article_sync(
         verdict
     })
 }
+// ANCHOR_END: article_sync
 
 /// The counter, the error word and the bound of the state the lesson's barriers use.
 ///
@@ -379,6 +381,7 @@ kernel! {
     }
 }
 
+// ANCHOR: grid_barrier
 kernel! {
     /// Both stages in one launch with [`GridBarrier`] between them: correct, reusable without
     /// a reset, bounded. The library's way.
@@ -389,3 +392,4 @@ kernel! {
         unsafe { xpx_rounds(x, p, w as usize, iterations, || barrier.sync()) }
     }
 }
+// ANCHOR_END: grid_barrier

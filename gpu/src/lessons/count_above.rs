@@ -45,6 +45,7 @@ fn above(x: f32, thr: f32) -> u32 {
     (x > thr) as u32
 }
 
+// ANCHOR: mutex
 kernel! {
     /// The blog's `GtThrCntKernel`: for each element above `thr`, take the lock and increment
     /// `*cnt` with a plain load and store.
@@ -74,7 +75,9 @@ kernel! {
         }
     }
 }
+// ANCHOR_END: mutex
 
+// ANCHOR: atomic
 kernel! {
     /// One `atomicAdd(cnt, 1)` per element above `thr`, no lock.
     ///
@@ -94,7 +97,9 @@ kernel! {
         }
     }
 }
+// ANCHOR_END: atomic
 
+// ANCHOR: warp
 kernel! {
     /// Warp-aggregated atomics: the warp votes, and its lane 0 adds the warp's count with one
     /// atomic.
@@ -126,7 +131,9 @@ kernel! {
         }
     }
 }
+// ANCHOR_END: warp
 
+// ANCHOR: block
 kernel! {
     /// A count per thread, summed over the block, and one atomic per block.
     ///
@@ -150,6 +157,7 @@ kernel! {
         }
     }
 }
+// ANCHOR_END: block
 
 kernel! {
     /// [`gt_thr_cnt_block`] with 16-byte loads: the one to use, and the benchmark's.
