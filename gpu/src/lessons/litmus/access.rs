@@ -80,6 +80,7 @@ macro_rules! access {
     )*};
 }
 
+// ANCHOR: variants
 access! {
     Plain: ld |p, s| load_weak(p), st |p, v, s| store_weak(p, v), between ();
     Volatile: ld |p, s| load_volatile(p), st |p, v, s| store_volatile(p, v), between ();
@@ -92,3 +93,4 @@ access! {
     ScGpu: ld |p, s| Relaxed::ld(p, s), st |p, v, s| Relaxed::st(p, v, s), between fence_sc_device();
     ScSys: ld |p, s| Relaxed::ld(p, s), st |p, v, s| Relaxed::st(p, v, s), between fence_sc_system();
 }
+// ANCHOR_END: variants

@@ -339,6 +339,7 @@ fn note_barrier_timeout(l: &LitmusLaunch) {
 ///
 /// # Safety
 /// As [`litmus_run`]; `instance < l.max_instances`, `role < threads`.
+// ANCHOR: test
 #[inline(always)]
 unsafe fn test<A: Access>(
     l: &LitmusLaunch,
@@ -381,6 +382,7 @@ unsafe fn test<A: Access>(
         store_weak(regs.add(1), got1);
     }
 }
+// ANCHOR_END: test
 
 /// The outcome of `instance` this round as a key: the values its loads and read-modify-writes
 /// read (thread by thread, operation by operation), then the final values of the locations in `finals`, as base-3
