@@ -60,6 +60,7 @@ const fn flag_offset<A>(threads: u32) -> u32 {
 /// - `count` is a `u32` that is 0 when the launch starts, touched by nothing else meanwhile;
 /// - `result` is valid for one write;
 /// - the launch gave [`last_block_shared_bytes::<R::Acc>`] bytes of dynamic shared memory.
+// ANCHOR: finish_in_last_block
 #[inline(always)]
 pub unsafe fn finish_in_last_block<R: Reduction>(
     mine: R::Acc,
@@ -120,6 +121,7 @@ pub unsafe fn finish_in_last_block<R: Reduction>(
         }
     }
 }
+// ANCHOR_END: finish_in_last_block
 
 /// (d)'s body: a grid-stride loop of scalar loads, then [`finish_in_last_block`].
 ///

@@ -69,6 +69,7 @@ kernel! {
 ///
 /// # Safety
 /// As the kernels that call it say.
+// ANCHOR: book_reduce
 #[inline(always)]
 unsafe fn book_reduce<T: AtomicAdd + Add<Output = T> + Default>(
     d_x: *const T,
@@ -96,6 +97,7 @@ unsafe fn book_reduce<T: AtomicAdd + Add<Output = T> + Default>(
         unsafe { atomic_add_device(d_y, block_sum) };
     }
 }
+// ANCHOR_END: book_reduce
 
 kernel! {
     /// One element per thread, a tree per block of 128, one `atomicAdd(d_y, s_y[0])` per block.
