@@ -13,6 +13,7 @@ pub const fn shared_u64_bytes(bins: u32) -> u32 {
     bins * 8
 }
 
+// ANCHOR: global
 kernel! {
     /// Example 4.3: every byte below `bins` is one `atomicAdd` on a global bin.
     ///
@@ -36,6 +37,7 @@ kernel! {
         }
     }
 }
+// ANCHOR_END: global
 
 /// PHASE 1 of example 4.4, shared by [`histogram_shared`] and [`histogram_shared_rows`]: the
 /// block's histogram of the bytes it reads, in shared memory, complete after the final
@@ -71,6 +73,7 @@ unsafe fn block_histogram(arr: *const u8, len: u64, bins: u32) -> *mut u64 {
     histo_local
 }
 
+// ANCHOR: shared
 kernel! {
     /// Example 4.4: each block counts into its own histogram in shared memory, then adds it to
     /// the global one.
@@ -104,6 +107,7 @@ kernel! {
         }
     }
 }
+// ANCHOR_END: shared
 
 kernel! {
     /// An instrument, not a histogram to use: [`histogram_shared`] with its final atomics

@@ -83,6 +83,7 @@ unsafe fn flush(s_hist: *const u32, bins: u32, histo: *mut u64) {
     }
 }
 
+// ANCHOR: warp
 kernel! {
     /// A histogram per warp in shared memory: `u32` bins, shared-state-space atomics.
     ///
@@ -116,6 +117,7 @@ kernel! {
         unsafe { flush(s_hist, bins, histo) };
     }
 }
+// ANCHOR_END: warp
 
 kernel! {
     /// [`histogram_warp`] with 16-byte loads.
