@@ -389,6 +389,7 @@ impl<'t> Normalizer<'t> {
         let start = Instant::now();
         {
             let _sync = SyncOnDrop(&self.streams);
+            // ANCHOR: schedule
             for (i, a) in arrays.iter_mut().enumerate() {
                 let t = Instant::now();
                 let (compute, lane, ev) =
@@ -433,6 +434,7 @@ impl<'t> Normalizer<'t> {
                     wait(s_out, &ev[COMPUTED])?;
                 }
                 ev[COPY_OUT].record(s_out)?;
+                // ANCHOR_END: schedule
                 // SAFETY: `sums` holds at least `arrays.len()` words, pinned, owned by `self`
                 // (not reallocated during the batch) and read only after synchronization; the
                 // lane's sum is written before `computed`, which this stream has reached.
