@@ -167,6 +167,7 @@ kernel! {
     }
 }
 
+// ANCHOR: relay_split
 kernel! {
     /// The relay split in two: write, `arrive`, work, `wait(token)`, read. Correct; the phase
     /// completes while the threads work, so the wait usually finds it complete.
@@ -190,7 +191,9 @@ kernel! {
         }
     }
 }
+// ANCHOR_END: relay_split
 
+// ANCHOR: relay_no_wait
 kernel! {
     /// The mistake: arriving is taken for waiting — the thread reads its partner's slot after
     /// its own arrival but before the wait. Stale reads: the partner may not have written yet.
@@ -214,6 +217,7 @@ kernel! {
         }
     }
 }
+// ANCHOR_END: relay_no_wait
 
 kernel! {
     /// The mistake: a thread that waits by parity keeps waiting for parity 0 — it never moves
