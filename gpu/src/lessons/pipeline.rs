@@ -138,6 +138,7 @@ unsafe fn transform(
         t += step;
     }
 
+    // ANCHOR: ring
     if thread_idx_x() < WARP_SIZE {
         // PHASE: produce.
         if lane_id() == 0 {
@@ -263,6 +264,7 @@ unsafe fn transform(
             t += step;
         }
     }
+    // ANCHOR_END: ring
 }
 
 macro_rules! lesson_kernels {
