@@ -22,6 +22,7 @@ use crate::index::grid_stride;
 /// # Safety
 /// `atoms` holds `n` atoms (`z` when `D3`), read-only; `nn` holds `n` counts, zeroed; `nl`
 /// holds `n * mn` slots.
+// ANCHOR: atomic
 #[inline(always)]
 unsafe fn find_neighbor_atomic<T: Coord, const D3: bool, const PERIODIC: bool>(
     nn: *mut u32,
@@ -58,6 +59,7 @@ unsafe fn find_neighbor_atomic<T: Coord, const D3: bool, const PERIODIC: bool>(
         }
     }
 }
+// ANCHOR_END: atomic
 
 /// The book's mistake: `d_NL[n1*MN + d_NN[n1]] = n2; atomicAdd(&d_NN[n1], 1);` — the count
 /// read for the slot is not the count the atomic increments.
@@ -79,6 +81,7 @@ unsafe fn find_neighbor_wrong<T: Coord, const D3: bool, const PERIODIC: bool>(
     // the end is never written). The loads and stores are relaxed atomics, so the race is a
     // logic error the host can show, not undefined behaviour; on the GPU they compile to the
     // same plain `ld`/`st` as the book's code.
+    // ANCHOR: wrong_append
     let append = |a: usize, b: usize| {
         // SAFETY: `a < n`; `NN` and `NL` are only touched atomically during the launch.
         unsafe {
@@ -94,6 +97,7 @@ unsafe fn find_neighbor_wrong<T: Coord, const D3: bool, const PERIODIC: bool>(
             atomic_add_device(nn.add(a), 1);
         }
     };
+    // ANCHOR_END: wrong_append
     for n1 in grid_stride(n) {
         // SAFETY: `n1 < n` and `n2 < n`.
         let r1 = unsafe { atoms.at::<D3>(n1) };
