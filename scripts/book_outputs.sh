@@ -31,6 +31,8 @@ run barrier barrier
 run mbarrier mbarrier
 run pipeline pipeline
 run neighbor neighbor
-run multi multi reduce
+run multi-reduce multi reduce
+run multi-barrier multi barrier
+run multi-lock multi lock
 run litmus litmus --test MP --test MP+lock --test MP+atomic --placement sms --iterations 1000000
 run litmus-primitives litmus --primitives --acquisitions 10000000 --rounds 100000

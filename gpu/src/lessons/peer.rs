@@ -75,6 +75,7 @@ unsafe fn add_locked<S: LockScope>(state: *mut MutexState, data: *mut u32, per_t
     }
 }
 
+// ANCHOR: peer_barrier
 kernel! {
     /// `rounds` times: thread 0 of each block writes the round into its slot (a plain store),
     /// every grid meets at the [`MultiGridBarrier`] (at `scope`), and thread 0 reads the slot of
@@ -126,3 +127,4 @@ kernel! {
         }
     }
 }
+// ANCHOR_END: peer_barrier
