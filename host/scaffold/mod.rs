@@ -214,15 +214,17 @@ gpu = {gpu}
             gpu = s.spec("gridsync-gpu", "gpu", 1),
         );
         let config = "# cust's build script (find_cuda_helper) stops the build unless CUDA_LIBRARY_PATH names a
-# directory with a `lib64/` subdirectory. Without CUDA, the empty one in build/ does: the driver
-# is loaded at run time, never linked (gridsync links a stub where no driver is installed).
-# With the CUDA toolkit installed, or CUDA_LIBRARY_PATH set, this is not needed.
+# directory with a `lib64/` subdirectory. Without CUDA, the one in build/ (no library in it)
+# does: the driver is loaded at run time, never linked (gridsync links a stub where no driver
+# is installed). With the CUDA toolkit installed, or CUDA_LIBRARY_PATH set, this is not needed.
 [env]
 CUDA_LIBRARY_PATH = { value = \"build/cuda-base\", relative = true }
 ";
-        let lib64 = "Empty on purpose: `cust`'s build script needs `CUDA_LIBRARY_PATH` to name a directory with a
-`lib64/` subdirectory, and `.cargo/config.toml` points it at `build/cuda-base` for machines
-without the CUDA toolkit. Nothing here is linked: the CUDA driver is found at run time.
+        let lib64 =
+            "No library here, on purpose: `cust`'s build script needs `CUDA_LIBRARY_PATH` to name a
+directory with a `lib64/` subdirectory, and `.cargo/config.toml` points it at `build/cuda-base`
+for machines without the CUDA toolkit. Nothing here is linked: the CUDA driver is found at run
+time.
 ";
         let readme = format!(
             "# {name}
