@@ -46,6 +46,7 @@ pub mod combine;
 mod ops;
 pub mod peer;
 pub mod plans;
+pub mod ranks;
 pub mod report;
 pub mod resident;
 pub mod scope_report;
