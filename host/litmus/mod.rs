@@ -201,6 +201,12 @@ fn memory_name(target: &Target, weak: bool) -> String {
     .to_string()
 }
 
+/// The devices a report ran on, joined with " + ".
+fn describe_targets(targets: &[Target]) -> String {
+    let names: Vec<String> = targets.iter().map(Target::describe).collect();
+    names.join(" + ")
+}
+
 /// How long a simulated block waits at a grid barrier of the litmus and stress kernels before
 /// giving up: the simulator's threads take far longer per round than a GPU's, and on its weak
 /// memory run one at a time.
@@ -364,12 +370,13 @@ pub fn run_on(
         .iter()
         .filter(|r| r.instances < opts.iterations)
         .count();
-    let described: Vec<String> = match (&runner, &across) {
-        (_, Some(_)) => targets.iter().map(Target::describe).collect(),
-        _ => vec![target.describe()],
+    let used = if across.is_some() {
+        targets
+    } else {
+        std::slice::from_ref(target)
     };
     Ok(LitmusReport {
-        target: described.join(" + "),
+        target: describe_targets(used),
         memory: memory_name(target, opts.weak),
         options: opts.clone(),
         blocks: runner

@@ -366,9 +366,8 @@ pub fn run_all_on(
         progress(&r);
         runs.push(r);
     }
-    let described: Vec<String> = targets.iter().map(Target::describe).collect();
     Ok(PrimitivesReport {
-        target: described.join(" + "),
+        target: super::describe_targets(targets),
         memory: super::memory_name(target, opts.weak),
         options: opts.clone(),
         lock_shape,

@@ -2,7 +2,7 @@
 
 use super::{Amount, Primitive, PrimitiveRun, PrimitiveShape};
 use crate::runtime::args::SharedArgs;
-use crate::runtime::buffer::Buffer;
+use crate::runtime::buffer::{Buffer, Plain};
 use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::{LaunchMode, Target};
 use gpu::LaunchConfig;
@@ -82,18 +82,9 @@ pub fn run_on(
     let cfg = LaunchConfig::linear(shape.blocks, shape.threads);
     let threads = u64::from(shape.blocks) * u64::from(shape.threads);
     let all_threads = threads * gpus as u64;
-    let each = |f: &dyn Fn(&Target) -> Result<Buffer<u32>>| -> Result<Vec<Buffer<u32>>> {
-        targets.iter().map(f).collect()
-    };
-    let violations: Vec<Buffer<u64>> = targets.iter().map(|d| d.zeros(1)).collect::<Result<_>>()?;
-    let failures = each(&|d| d.zeros(1))?;
-    let total = |bufs: &[Buffer<u32>]| -> Result<u64> {
-        let mut n = 0u64;
-        for (d, b) in targets.iter().zip(bufs) {
-            n += u64::from(d.download(b)?[0]);
-        }
-        Ok(n)
-    };
+    let violations = word_each::<u64>(targets)?;
+    let failures = word_each::<u32>(targets)?;
+    let total = |bufs| sum_words(targets, bufs);
     let mut done = 0u64;
     let mut checks = 0u64;
     let mut lost = 0u64;
@@ -260,10 +251,7 @@ pub fn run_on(
             checks = done * all_threads;
         }
     }
-    let mut seen = 0u64;
-    for (d, v) in targets.iter().zip(&violations) {
-        seen += d.download(v)?[0];
-    }
+    let seen = sum_words(targets, &violations)?;
     Ok(PrimitiveRun {
         primitive,
         name: primitive.name().to_string(),
@@ -275,6 +263,20 @@ pub fn run_on(
         failures: total(&failures)?,
         seconds: began.elapsed().as_secs_f64(),
     })
+}
+
+/// One zeroed word of `T` on each target: a per-device counter.
+fn word_each<T: Plain>(targets: &[Target]) -> Result<Vec<Buffer<T>>> {
+    targets.iter().map(|t| t.zeros(1)).collect()
+}
+
+/// The per-device counters of [`word_each`], added up.
+fn sum_words<T: Plain + Into<u64>>(targets: &[Target], words: &[Buffer<T>]) -> Result<u64> {
+    let mut n = 0u64;
+    for (t, w) in targets.iter().zip(words) {
+        n += t.download(w)?[0].into();
+    }
+    Ok(n)
 }
 
 /// Launches `launch(device, target)` on every target and waits: one target alone, or all at
