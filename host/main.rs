@@ -20,9 +20,9 @@ struct Cli {
     /// Print machine-readable JSON instead of text.
     #[arg(long, global = true)]
     json: bool,
-    /// The CUDA device to use.
-    #[arg(long, global = true, default_value_t = 0, value_name = "N")]
-    device: u32,
+    /// The CUDA device to use [default: 0; with multi --ranks, the local rank's].
+    #[arg(long, global = true, value_name = "N")]
+    device: Option<u32>,
     /// Run kernels on the CPU simulator instead of a GPU.
     #[arg(long, global = true)]
     simulate: bool,
@@ -94,6 +94,11 @@ enum Command {
     /// per device, checked against the CPU; a counter, a lock and a barrier shared by the GPUs
     /// at system and at device scope (lock, barrier).
     Multi(cli::multi::MultiArgs),
+    /// Starts N ranks of a job on this node, like `torchrun --standalone`: each rank gets the
+    /// torchrun variables (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT); output is
+    /// forwarded with a rank prefix; one rank failing stops the others and fails the launch.
+    /// E.g. `gridsync launch -n 2 -- gridsync multi reduce --ranks env`.
+    Launch(cli::launch::LaunchArgs),
     /// An endurance run: several threads and streams per device run the locks, the grid
     /// barrier, reductions, histograms, normalization and neighbor lists on random inputs of
     /// random sizes, each checked against the CPU, for a bounded time; non-zero exit on any
@@ -181,12 +186,13 @@ enum BenchCommand {
 }
 
 fn run(cli: &Cli) -> Result<()> {
+    let device = cli.device.unwrap_or(0);
     let Some(command) = &cli.command else {
         return tour(cli);
     };
     match command {
         Command::Info => {
-            let gpu = Gpu::new(cli.device)?;
+            let gpu = Gpu::new(device)?;
             if cli.json {
                 print_json(gpu.info())
             } else {
@@ -195,7 +201,7 @@ fn run(cli: &Cli) -> Result<()> {
             }
         }
         Command::Race { blocks, threads } => {
-            let target = Target::open(cli.device, cli.simulate)?;
+            let target = Target::open(device, cli.simulate)?;
             let r = race::run_shape(&target, *blocks, *threads)?;
             if cli.json {
                 print_json(&r)
@@ -205,7 +211,7 @@ fn run(cli: &Cli) -> Result<()> {
             }
         }
         Command::Locks { shapes } => {
-            let target = Target::open(cli.device, cli.simulate)?;
+            let target = Target::open(device, cli.simulate)?;
             let shapes = if shapes.is_empty() {
                 gridsync::locks::default_shapes(&target)
             } else {
@@ -220,50 +226,49 @@ fn run(cli: &Cli) -> Result<()> {
             }
         }
         Command::CountAbove(args) => {
-            let target = Target::open(cli.device, cli.simulate)?;
+            let target = Target::open(device, cli.simulate)?;
             cli::count_above::command(&target, args, cli.json)
         }
         Command::Dot(args) => {
-            let target = Target::open(cli.device, cli.simulate)?;
+            let target = Target::open(device, cli.simulate)?;
             cli::dot::command(&target, args, cli.json)
         }
-        Command::Histogram(args) => {
-            cli::histogram::command(cli.device, cli.simulate, args, cli.json)
-        }
+        Command::Histogram(args) => cli::histogram::command(device, cli.simulate, args, cli.json),
         Command::Mbarrier(args) => {
-            let target = Target::open(cli.device, cli.simulate)?;
+            let target = Target::open(device, cli.simulate)?;
             cli::mbarrier::command(&target, args, cli.json)
         }
         Command::Pipeline(args) => {
-            let target = Target::open(cli.device, cli.simulate)?;
+            let target = Target::open(device, cli.simulate)?;
             cli::pipeline::command(&target, args, cli.json)
         }
         Command::Reduce(args) => {
-            let target = Target::open(cli.device, cli.simulate)?;
+            let target = Target::open(device, cli.simulate)?;
             cli::reduce::command(&target, args, cli.json)
         }
         Command::Streams(args) => {
-            let target = Target::open(cli.device, cli.simulate)?;
+            let target = Target::open(device, cli.simulate)?;
             cli::streams::command(&target, args, cli.json)
         }
         Command::Atomics(args) => {
-            let target = Target::open(cli.device, cli.simulate)?;
+            let target = Target::open(device, cli.simulate)?;
             cli::atomics::command(&target, args, cli.json)
         }
         Command::Barrier(args) => {
-            let target = Target::open(cli.device, cli.simulate)?;
+            let target = Target::open(device, cli.simulate)?;
             cli::barrier::command(&target, args, cli.json)
         }
         Command::Neighbor(args) => {
-            let target = Target::open(cli.device, cli.simulate)?;
+            let target = Target::open(device, cli.simulate)?;
             cli::neighbor::command(&target, args, cli.json)
         }
-        Command::Litmus(args) => cli::litmus::command(cli.device, cli.simulate, args, cli.json),
-        Command::Multi(args) => cli::multi::command(cli.simulate, args, cli.json),
-        Command::Stress(args) => cli::stress::command(cli.device, cli.simulate, args, cli.json),
+        Command::Litmus(args) => cli::litmus::command(device, cli.simulate, args, cli.json),
+        Command::Multi(args) => cli::multi::command(cli.device, cli.simulate, args, cli.json),
+        Command::Stress(args) => cli::stress::command(device, cli.simulate, args, cli.json),
         Command::New(args) => cli::new::command(args, cli.json),
+        Command::Launch(args) => cli::launch::command(args),
         Command::Bench { which } => {
-            let target = Target::open(cli.device, cli.simulate)?;
+            let target = Target::open(device, cli.simulate)?;
             match which {
                 BenchCommand::Launch { trials, launches } => {
                     let opts = launch::LaunchBenchOptions {

@@ -7,6 +7,7 @@ pub mod cluster;
 pub mod count_above;
 pub mod dot;
 pub mod histogram;
+pub mod launch;
 pub mod litmus;
 pub mod locks;
 pub mod mbarrier;

@@ -7,9 +7,12 @@ use gpu::atomic::Scope;
 use gridsync::Result;
 use gridsync::bench::multi::{self as bench, MultiBench, MultiBenchOptions};
 use gridsync::multi::peer::PeerObject;
+use gridsync::multi::ranks::{RankOptions, discover};
 use gridsync::multi::report::{MultiOp, MultiReport, run};
 use gridsync::multi::scope_report::{self, ScopeDemo, ScopeOptions, ScopeReport};
+use gridsync::multi::world::{self, RankInput, RankReport, World};
 use gridsync::multi::{DeviceList, DeviceSet};
+use std::time::Duration;
 
 /// The operations, as the command line names them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -56,6 +59,53 @@ pub struct MultiArgs {
     /// GRIDSYNC_COPIERS, else the host's cores].
     #[arg(long, value_name = "N")]
     copiers: Option<usize>,
+    /// Run as one rank of a launched job (one process per GPU): the rank, world size and
+    /// rendezvous address from the options below, else the launcher's environment (torchrun,
+    /// gridsync launch: RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT; Slurm:
+    /// SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID; Open MPI: OMPI_COMM_WORLD_*). The GPU is
+    /// --device, else the local rank's.
+    #[arg(long, value_enum, value_name = "FROM")]
+    ranks: Option<RanksFrom>,
+    /// With --ranks: this process's rank.
+    #[arg(long, requires = "ranks")]
+    rank: Option<u32>,
+    /// With --ranks: ranks in the job.
+    #[arg(long, requires = "ranks", value_name = "N")]
+    world_size: Option<u32>,
+    /// With --ranks: this rank's place among its node's ranks (its GPU unless --device).
+    #[arg(long, requires = "ranks")]
+    local_rank: Option<u32>,
+    /// With --ranks: where rank 0 listens [default: MASTER_ADDR:MASTER_PORT].
+    #[arg(long, requires = "ranks", value_name = "HOST:PORT")]
+    rendezvous: Option<String>,
+    /// With --ranks: seconds the rendezvous, NCCL's set-up and each exchange may take before
+    /// the rank gives up with an error.
+    #[arg(
+        long,
+        requires = "ranks",
+        default_value_t = 60.0,
+        value_name = "SECONDS"
+    )]
+    rendezvous_timeout: f64,
+    /// With --ranks: combine the ranks' partials on the hosts over the rendezvous connections,
+    /// even where every rank has NCCL.
+    #[arg(long, requires = "ranks")]
+    host_combine: bool,
+    /// With --ranks: the input, read by byte range (each rank its slice): bytes for the
+    /// histogram, raw little-endian f32 (.f32, .bin) for reduce and count-above [default: the
+    /// generated input of --len].
+    #[arg(long, requires = "ranks", value_name = "FILE", conflicts_with = "len")]
+    input: Option<std::path::PathBuf>,
+    /// histogram: 256 bins, or 128 (ASCII, bytes ≥ 128 not counted).
+    #[arg(long, default_value_t = 256)]
+    bins: u32,
+}
+
+/// Where a rank learns who it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum RanksFrom {
+    /// The options given, else the launcher's environment.
+    Env,
 }
 
 /// `--copiers`, else the `GRIDSYNC_COPIERS` variable, else none (the library's default).
@@ -73,7 +123,10 @@ fn copiers(option: Option<usize>) -> Result<Option<usize>> {
     }
 }
 
-pub fn command(simulate: bool, args: &MultiArgs, json: bool) -> Result<()> {
+pub fn command(device: Option<u32>, simulate: bool, args: &MultiArgs, json: bool) -> Result<()> {
+    if args.ranks.is_some() {
+        return rank_command(device, simulate, args, json);
+    }
     let mut set = DeviceSet::open(&args.devices, simulate)?;
     if let Some(c) = copiers(args.copiers)? {
         set.set_copiers(c);
@@ -92,6 +145,88 @@ pub fn command(simulate: bool, args: &MultiArgs, json: bool) -> Result<()> {
     gridsync::runtime::memory::check_host("--len", (len as u64).saturating_mul(bytes_each * 2))?;
     let r = run(&set, op, len, args.repeats)?;
     print_json_or(json, &r, print_report)
+}
+
+/// `--ranks env`: this process as one rank of a launched job.
+fn rank_command(device: Option<u32>, simulate: bool, args: &MultiArgs, json: bool) -> Result<()> {
+    let op = match args.op {
+        Op::Reduce => MultiOp::Reduce,
+        Op::Histogram => MultiOp::Histogram,
+        Op::CountAbove => MultiOp::CountAbove,
+        Op::Lock | Op::Barrier => {
+            return Err(gridsync::Error::InvalidInput(
+                "lock and barrier share memory between the GPUs of one process: run them \
+                 without --ranks"
+                    .into(),
+            ));
+        }
+    };
+    let bins = gridsync::histogram::Bins::from_count(args.bins)?;
+    if !(args.rendezvous_timeout.is_finite() && args.rendezvous_timeout > 0.0) {
+        return Err(gridsync::Error::InvalidInput(format!(
+            "--rendezvous-timeout {}: a positive number of seconds",
+            args.rendezvous_timeout
+        )));
+    }
+    let timeout = Duration::from_secs_f64(args.rendezvous_timeout.min(1e6));
+    let me = discover(&RankOptions {
+        rank: args.rank,
+        world: args.world_size,
+        local_rank: args.local_rank,
+        address: args.rendezvous.clone(),
+    })?;
+    let input = match &args.input {
+        Some(p) => RankInput::File(p.clone()),
+        None => {
+            RankInput::Generated(
+                args.len
+                    .unwrap_or(if simulate { 100_003 } else { 100_000_000 }),
+            )
+        }
+    };
+    let world = World::join(me, device, simulate, timeout, args.host_combine)?;
+    let r = world::run(&world, op, &input, bins, 0.5, args.repeats)?;
+    // Every rank checked its result; rank 0 speaks for the job.
+    if world.rank().rank == 0 {
+        print_json_or(json, &r, print_rank_report)?;
+    }
+    Ok(())
+}
+
+pub fn print_rank_report(r: &RankReport) {
+    println!(
+        "{:?} over {} rank(s) (from {}), rank 0 on {}",
+        r.op, r.world, r.source, r.device
+    );
+    println!(
+        "  input: {}, {} elements, slices {:?}",
+        r.input, r.len, r.slices
+    );
+    if r.bytes_read.iter().any(|&b| b > 0) {
+        println!("  bytes read by each rank: {:?}", r.bytes_read);
+    }
+    println!("  combine: {}", r.combine);
+    println!(
+        "  {:<12} {:>24} {:>34} {:>10} {:>9}  each rank's median ms",
+        "op", "result", "CPU", "ms", "GB/s"
+    );
+    for row in &r.rows {
+        let each: Vec<String> = row.ms_per_rank.iter().map(|m| format!("{m:.3}")).collect();
+        println!(
+            "  {:<12} {:>24} {:>34} {:>10.3} {:>9.1}  {}",
+            row.op,
+            row.result,
+            row.expected,
+            row.ms,
+            row.gb_per_s,
+            each.join(" ")
+        );
+    }
+    println!(
+        "  ms: the slowest rank's median of whole calls (kernel, combine, result on the host), \
+         input on the GPUs, the ranks lined up by a barrier before each; every rank's result \
+         matched the CPU"
+    );
 }
 
 fn scope_command(

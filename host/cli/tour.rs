@@ -79,7 +79,7 @@ pub fn tour(cli: &crate::Cli) -> Result<()> {
     let (target, reason) = if cli.simulate {
         (Target::Sim, Some("--simulate was given".to_string()))
     } else {
-        match Gpu::new(cli.device) {
+        match Gpu::new(cli.device.unwrap_or(0)) {
             Ok(gpu) => (Target::Gpu(gpu), None),
             Err(e @ (Error::NoGpu(_) | Error::Unsupported(_))) => {
                 (Target::Sim, Some(e.to_string()))

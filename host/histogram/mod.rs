@@ -288,6 +288,12 @@ pub fn histogram_cpu(data: &[u8], bins: Bins) -> Vec<u64> {
 /// `len` uniform random bytes, a deterministic function of `seed` and the index (each 8-byte
 /// group is one SplitMix64 hash of its index), generated on every core.
 pub fn uniform_bytes(len: usize, seed: u64) -> Vec<u8> {
+    uniform_bytes_range(0..len, seed)
+}
+
+/// Bytes `range` of the input [`uniform_bytes`] makes with `seed`, without the others: one
+/// rank's slice of an input that no process holds whole.
+pub fn uniform_bytes_range(range: std::ops::Range<usize>, seed: u64) -> Vec<u8> {
     let hash = |group: u64| {
         let mut z =
             (seed ^ group.wrapping_mul(0x9E37_79B9_7F4A_7C15)).wrapping_add(0x9E37_79B9_7F4A_7C15);
@@ -295,8 +301,9 @@ pub fn uniform_bytes(len: usize, seed: u64) -> Vec<u8> {
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         (z ^ (z >> 31)).to_le_bytes()
     };
-    let mut out = vec![0u8; len];
-    crate::inputs::par_chunks_mut(&mut out, |start, chunk| {
+    let mut out = vec![0u8; range.len()];
+    crate::inputs::par_chunks_mut(&mut out, |at, chunk| {
+        let start = range.start + at;
         // Bytes before the chunk's first 8-byte group boundary, then whole groups.
         let head = (8 - start % 8) % 8;
         let (first, rest) = chunk.split_at_mut(head.min(chunk.len()));

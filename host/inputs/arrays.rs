@@ -158,9 +158,16 @@ pub fn splitmix64(x: u64) -> u64 {
 /// `len` floats uniform in `[lo, hi)`, a deterministic function of `seed` and the index,
 /// generated on every core of the host.
 pub fn uniform_f32(len: usize, seed: u64, lo: f32, hi: f32) -> Vec<f32> {
-    let mut out = vec![0.0f32; len];
+    uniform_f32_range(0..len, seed, lo, hi)
+}
+
+/// Elements `range` of the input [`uniform_f32`] makes with `seed`, without the others: one
+/// rank's slice of an input that no process holds whole.
+pub fn uniform_f32_range(range: Range<usize>, seed: u64, lo: f32, hi: f32) -> Vec<f32> {
+    let mut out = vec![0.0f32; range.len()];
     let key = splitmix64(seed);
-    par_chunks_mut(&mut out, |start, chunk| {
+    par_chunks_mut(&mut out, |at, chunk| {
+        let start = range.start + at;
         for (k, v) in chunk.iter_mut().enumerate() {
             // The top 24 bits: every value a multiple of 2^-24, exact in f32.
             let unit = (splitmix64(key ^ (start + k) as u64) >> 40) as f32 / (1u32 << 24) as f32;

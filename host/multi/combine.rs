@@ -14,12 +14,14 @@
 //! device order).
 
 use super::DeviceSet;
+use super::ranks::{ID_BYTES, Links};
 use crate::runtime::buffer::{Buffer, Plain};
 use crate::runtime::error::{Error, Result, check};
 use crate::runtime::launch::Target;
 use cudarc::nccl::{result as nccl, sys as nccl_sys};
 use cust::sys as cu;
 use std::ffi::{CStr, c_void};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How partials combine.
@@ -106,6 +108,8 @@ pub struct NcclComms {
     /// Set when a failed collective aborted the communicators: they are unusable and are
     /// not destroyed again.
     aborted: std::cell::Cell<bool>,
+    /// For a communicator of a launched job's ranks: this rank and the world size.
+    rank: Option<(u32, u32)>,
 }
 
 /// Why NCCL cannot combine `set` at all — not installed, or the devices are simulated — or
@@ -129,6 +133,19 @@ fn nccl_unavailable(set: &DeviceSet) -> Option<String> {
     None
 }
 
+/// The NCCL library's version.
+fn nccl_version() -> Result<i32> {
+    // cudarc's loader panics where a library by that name lacks a symbol: the first call into
+    // it tells such a library from NCCL.
+    std::panic::catch_unwind(nccl::get_nccl_version)
+        .map_err(|_| {
+            Error::Unsupported(
+                "the NCCL library found lacks ncclGetVersion: not a usable NCCL".into(),
+            )
+        })?
+        .map_err(nccl_err("ncclGetVersion"))
+}
+
 impl NcclComms {
     /// Communicators for the GPUs of `set`.
     ///
@@ -148,15 +165,7 @@ impl NcclComms {
                 Target::Sim => None,
             })
             .collect();
-        // cudarc's loader panics where a library by that name lacks a symbol: the first call
-        // into it tells such a library from NCCL.
-        let version = std::panic::catch_unwind(nccl::get_nccl_version)
-            .map_err(|_| {
-                Error::Unsupported(
-                    "the NCCL library found lacks ncclGetVersion: not a usable NCCL".into(),
-                )
-            })?
-            .map_err(nccl_err("ncclGetVersion"))?;
+        let version = nccl_version()?;
         let mut comms = vec![std::ptr::null_mut(); ordinals.len()];
         // SAFETY: `comms` has room for one communicator per ordinal; the ordinals are devices
         // of this machine, each once (a `DeviceList` refuses repeats).
@@ -170,6 +179,95 @@ impl NcclComms {
             version,
             timeout: DEFAULT_NCCL_TIMEOUT,
             aborted: std::cell::Cell::new(false),
+            rank: None,
+        })
+    }
+
+    /// This rank's communicator in a launched job of one GPU per rank (`ncclCommInitRank`):
+    /// rank 0 makes the unique id (`ncclGetUniqueId`) and hands it to every rank over `links`;
+    /// every rank then joins on its GPU, the one device of `set`. The join is bounded by the
+    /// links' timeout: a rank that never joins (it failed before, or its NCCL did) is an error,
+    /// not a hang.
+    ///
+    /// Every rank of the job must call this, or none ([`Combiner::for_ranks`] agrees on it
+    /// first).
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] where NCCL cannot be had (as [`NcclComms::new`]);
+    /// [`Error::InvalidInput`] for a set of other than one GPU; [`Error::Nccl`] naming the call
+    /// that failed or ran out of time; a rendezvous error.
+    pub fn for_rank(set: &DeviceSet, links: &Links) -> Result<NcclComms> {
+        if let Some(why) = nccl_unavailable(set) {
+            return Err(Error::Unsupported(why));
+        }
+        let [Target::Gpu(g)] = set.targets() else {
+            return Err(Error::InvalidInput(format!(
+                "a rank of a launched job drives one GPU ({} devices given)",
+                set.len()
+            )));
+        };
+        let version = nccl_version()?;
+        let me = links.rank();
+        let id = if me.rank == 0 {
+            let id = nccl::get_uniqueid().map_err(nccl_err("ncclGetUniqueId"))?;
+            links.broadcast(Some(&id.internal.map(|c| c as u8)))?
+        } else {
+            links.broadcast(None)?
+        };
+        let mut unique = nccl_sys::ncclUniqueId {
+            internal: [0; ID_BYTES],
+        };
+        if id.len() != ID_BYTES {
+            return Err(Error::Unsupported(format!(
+                "an NCCL id of {} bytes from rank 0 (expected {ID_BYTES})",
+                id.len()
+            )));
+        }
+        for (u, b) in unique.internal.iter_mut().zip(&id) {
+            *u = *b as std::ffi::c_char;
+        }
+        let (rank, world) = (me.rank, me.world);
+        let ordinal = g.info().ordinal as i32;
+        // The context's handle crosses to the joining thread as a number: the driver lets any
+        // thread make a context current.
+        let context = g.raw_context() as usize;
+        let (tx, rx) = std::sync::mpsc::channel();
+        // `ncclCommInitRank` blocks until every rank has joined: on a thread of its own, so that
+        // the wait is bounded. A thread still blocked after the bound is left behind (its
+        // process ends with the error).
+        std::thread::spawn(move || {
+            // SAFETY: the context is the primary context of a device the set holds open for
+            // longer than this call waits (on the bound, the error ends the job).
+            let current = unsafe { cu::cuCtxSetCurrent(context as cu::CUcontext) };
+            let mut comm: nccl_sys::ncclComm_t = std::ptr::null_mut();
+            let joined = check(current, || "cuCtxSetCurrent".into()).and_then(|()| {
+                // SAFETY: `comm` receives one communicator; the id came from rank 0's
+                // `ncclGetUniqueId`; `rank < world` (discovery checks it).
+                unsafe { nccl::comm_init_rank(&mut comm, world as i32, unique, rank as i32) }
+                    .map(drop)
+                    .map_err(nccl_err("ncclCommInitRank"))
+            });
+            let _ = tx.send(joined.map(|()| comm as usize));
+        });
+        let comm = match rx.recv_timeout(links.timeout()) {
+            Ok(joined) => joined? as nccl_sys::ncclComm_t,
+            Err(_) => {
+                return Err(Error::Nccl {
+                    call: "ncclCommInitRank".into(),
+                    why: format!(
+                        "rank {rank} of {world}: not every rank joined within {:.1} s",
+                        links.timeout().as_secs_f64()
+                    ),
+                });
+            }
+        };
+        Ok(NcclComms {
+            comms: vec![comm],
+            ordinals: vec![ordinal],
+            version,
+            timeout: DEFAULT_NCCL_TIMEOUT,
+            aborted: std::cell::Cell::new(false),
+            rank: Some((rank, world)),
         })
     }
 
@@ -322,6 +420,16 @@ pub enum Combiner {
         /// Why not NCCL.
         why: String,
     },
+    /// This process is one rank of a launched job, without NCCL on every rank (or asked to
+    /// do without): the partials are read back and combined by the host — this process's
+    /// devices in device order, then the ranks' over [`Links`] by rank 0 in rank order — and
+    /// the result is handed to every rank. `why` says why NCCL was not used.
+    Ranks {
+        /// The job's connections.
+        links: Arc<Links>,
+        /// Why not NCCL.
+        why: String,
+    },
 }
 
 impl Combiner {
@@ -348,6 +456,32 @@ impl Combiner {
         }
     }
 
+    /// The combiner of one rank of a launched job, whose devices are `set` (one GPU, or one
+    /// simulator): every rank says whether it can use NCCL (installed, a GPU, not `host_only`),
+    /// and the ranks agree — NCCL's all-reduce ([`NcclComms::for_rank`]) only where every rank
+    /// can, else the host combine over `links` ([`Combiner::Ranks`]). Every rank of the job must
+    /// call this at the same point.
+    ///
+    /// # Errors
+    /// A rank gone or silent past the links' timeout; NCCL installed everywhere but failing
+    /// ([`Error::Nccl`]).
+    pub fn for_ranks(set: &DeviceSet, links: Arc<Links>, host_only: bool) -> Result<Combiner> {
+        let mine = if host_only {
+            Some("the host combine asked for".to_string())
+        } else {
+            nccl_unavailable(set).or_else(|| nccl_version().err().map(|e| e.to_string()))
+        };
+        let able = links.all_reduce(&[u64::from(mine.is_none())], Op::Min)?;
+        if able.first() == Some(&1) {
+            return Ok(Combiner::Nccl(NcclComms::for_rank(set, &links)?));
+        }
+        let why = match mine {
+            Some(why) => format!("this rank: {why}"),
+            None => "another rank has no NCCL".into(),
+        };
+        Ok(Combiner::Ranks { links, why })
+    }
+
     /// Peer copies, on request.
     pub fn peer_copies() -> Combiner {
         Combiner::PeerCopies {
@@ -358,8 +492,17 @@ impl Combiner {
     /// One line for reports: the path, and why where it is the fallback.
     pub fn describe(&self) -> String {
         match self {
-            Combiner::Nccl(c) => format!("NCCL {} all-reduce", c.version()),
+            Combiner::Nccl(c) => match c.rank {
+                Some((_, world)) => {
+                    format!("NCCL {} all-reduce over {world} ranks", c.version())
+                }
+                None => format!("NCCL {} all-reduce", c.version()),
+            },
             Combiner::PeerCopies { why } => format!("peer copies to device 0 ({why})"),
+            Combiner::Ranks { links, why } => format!(
+                "host combine over {} ranks, in rank order ({why})",
+                links.rank().world
+            ),
         }
     }
 
@@ -400,6 +543,7 @@ impl Combiner {
         match self {
             Combiner::Nccl(c) => all_reduce(c, set, parts, results, op),
             Combiner::PeerCopies { .. } => gather(set, parts, op),
+            Combiner::Ranks { links, .. } => links.all_reduce(&gather(set, parts, op)?, op),
         }
     }
 }

@@ -43,6 +43,7 @@
 //! ```
 
 pub mod combine;
+pub mod launch;
 mod ops;
 pub mod peer;
 pub mod plans;
@@ -51,6 +52,7 @@ pub mod report;
 pub mod resident;
 pub mod scope_report;
 mod together;
+pub mod world;
 
 pub(crate) use together::{at_once_on, enable_peer_access_on, join, spawn_in};
 

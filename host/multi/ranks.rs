@@ -15,9 +15,11 @@
 //! error on every rank; a wrong world size, a rank twice, or another job's rank is refused, not
 //! mixed in; an address already in use is an error on rank 0.
 
+use super::combine::{Op, Partial};
 use crate::runtime::error::{Error, Result};
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// The default bound on the whole rendezvous.
@@ -183,36 +185,168 @@ pub fn discover(opts: &RankOptions) -> Result<Rank> {
     discover_from(opts, |name| std::env::var(name).ok())
 }
 
-/// The first four bytes of every message: "gsrv".
-const MAGIC: [u8; 4] = *b"gsrv";
-/// A hello's answer: the id follows.
-const OK: u8 = 0;
-/// A hello's answer: refused; a reason follows.
-const REFUSED: u8 = 1;
-/// The most bytes of a job name or a reason.
+/// The most bytes of a job name or a refusal's reason.
 const MAX_TEXT: usize = 1024;
+/// The most bytes one message between ranks may carry (a combine's partials: 65 536 bins of 8
+/// bytes are 512 KiB).
+pub const MAX_MESSAGE: usize = 16 << 20;
+
+/// The messages between ranks, as bytes: what a rank reads from the network is untrusted, so
+/// every length is bounded before anything is allocated, and any bytes are a message or an
+/// error, never a panic.
+///
+/// A **hello** (a rank to rank 0): `gsrv`, the rank and the world size (little-endian `u32`),
+/// the job's name (a `u32` length ≤ 1024, then UTF-8). Every later **message** (either way):
+/// `gsrv`, a code ([`wire::OK`], [`wire::REFUSED`], [`wire::DATA`]), a `u32` length, the body.
+pub mod wire {
+    use super::{MAX_MESSAGE, MAX_TEXT};
+    use std::io::{self, Read};
+
+    /// The first four bytes of every message.
+    pub const MAGIC: [u8; 4] = *b"gsrv";
+    /// Rank 0 took the hello; an empty body.
+    pub const OK: u8 = 0;
+    /// Rank 0 refused the hello; the reason follows (at most 1024 bytes).
+    pub const REFUSED: u8 = 1;
+    /// Data: a broadcast, or a rank's partials, or a combined result.
+    pub const DATA: u8 = 2;
+
+    /// A rank's first words to rank 0.
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct Hello {
+        /// Its rank.
+        pub rank: u32,
+        /// The world size it was told.
+        pub world: u32,
+        /// Its job's name.
+        pub job: String,
+    }
+
+    /// One message after the hello.
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct Message {
+        /// [`OK`], [`REFUSED`] or [`DATA`].
+        pub code: u8,
+        /// Its body.
+        pub body: Vec<u8>,
+    }
+
+    /// A hello's bytes (a job name longer than 1024 bytes is cut there).
+    pub fn hello(h: &Hello) -> Vec<u8> {
+        let job = &h.job.as_bytes()[..h.job.len().min(MAX_TEXT)];
+        let mut m = MAGIC.to_vec();
+        m.extend(h.rank.to_le_bytes());
+        m.extend(h.world.to_le_bytes());
+        m.extend((job.len() as u32).to_le_bytes());
+        m.extend(job);
+        m
+    }
+
+    /// A message's bytes.
+    pub fn message(code: u8, body: &[u8]) -> Vec<u8> {
+        let mut m = MAGIC.to_vec();
+        m.push(code);
+        m.extend((body.len() as u32).to_le_bytes());
+        m.extend(body);
+        m
+    }
+
+    fn bad(what: &str) -> io::Error {
+        io::Error::new(io::ErrorKind::InvalidData, what.to_string())
+    }
+
+    fn read_u32(r: &mut impl Read) -> io::Result<u32> {
+        let mut b = [0; 4];
+        r.read_exact(&mut b)?;
+        Ok(u32::from_le_bytes(b))
+    }
+
+    fn read_magic(r: &mut impl Read) -> io::Result<()> {
+        let mut m = [0; 4];
+        r.read_exact(&mut m)?;
+        if m != MAGIC {
+            return Err(bad("not a gridsync rank (no gsrv)"));
+        }
+        Ok(())
+    }
+
+    /// `n` bytes, refused past `max` before anything is allocated.
+    fn read_body(r: &mut impl Read, n: u32, max: usize) -> io::Result<Vec<u8>> {
+        let n = n as usize;
+        if n > max {
+            return Err(bad(&format!("a body of {n} bytes (at most {max})")));
+        }
+        let mut b = vec![0; n];
+        r.read_exact(&mut b)?;
+        Ok(b)
+    }
+
+    /// Reads a hello.
+    ///
+    /// # Errors
+    /// The reader's error, or [`io::ErrorKind::InvalidData`] for a wrong magic, a name longer
+    /// than 1024 bytes or not UTF-8.
+    pub fn read_hello(r: &mut impl Read) -> io::Result<Hello> {
+        read_magic(r)?;
+        let rank = read_u32(r)?;
+        let world = read_u32(r)?;
+        let n = read_u32(r)?;
+        let job = String::from_utf8(read_body(r, n, MAX_TEXT)?)
+            .map_err(|_| bad("a job name that is not UTF-8"))?;
+        Ok(Hello { rank, world, job })
+    }
+
+    /// Reads a message whose body is at most `max` bytes (a refusal's at most 1024).
+    ///
+    /// # Errors
+    /// The reader's error, or [`io::ErrorKind::InvalidData`] for a wrong magic, an unknown code
+    /// or a body too long.
+    pub fn read_message(r: &mut impl Read, max: usize) -> io::Result<Message> {
+        read_magic(r)?;
+        let mut code = [0; 1];
+        r.read_exact(&mut code)?;
+        let max = match code[0] {
+            OK => 0,
+            REFUSED => MAX_TEXT,
+            DATA => max.min(MAX_MESSAGE),
+            _ => return Err(bad("an unknown message code")),
+        };
+        let n = read_u32(r)?;
+        let body = read_body(r, n, max)?;
+        Ok(Message {
+            code: code[0],
+            body,
+        })
+    }
+}
 
 /// Hands `id` (rank 0's) to every rank of `me`'s job, or gets it (the others), within
-/// `timeout`. Rank 0 passes `Some(id)`, the others `None`.
+/// `timeout`: [`Links::open`], then [`Links::broadcast`]. Rank 0 passes `Some(id)`, the others
+/// `None`.
 ///
 /// # Errors
 /// [`Error::InvalidInput`] for a bad address or an id of the wrong length; an error naming what
 /// went wrong — the address in use, a rank that never arrived (after `timeout`, on every rank),
 /// a refused hello (another job, a wrong world size, a rank twice) — on the ranks it concerns.
 pub fn rendezvous(me: &Rank, id: Option<&[u8]>, timeout: Duration) -> Result<Vec<u8>> {
-    let deadline = Instant::now() + timeout;
-    if me.world == 1 {
-        return id
-            .map(<[u8]>::to_vec)
-            .ok_or_else(|| Error::InvalidInput("rank 0 of a world of 1 must bring the id".into()));
-    }
     match (me.rank, id) {
-        (0, Some(id)) if id.len() == ID_BYTES => serve(me, id, deadline),
-        (0, _) => Err(Error::InvalidInput(format!(
-            "rank 0 must bring an id of {ID_BYTES} bytes"
-        ))),
-        (_, _) => join(me, deadline),
+        (0, Some(id)) if id.len() == ID_BYTES => {}
+        (0, _) => {
+            return Err(Error::InvalidInput(format!(
+                "rank 0 must bring an id of {ID_BYTES} bytes"
+            )));
+        }
+        _ => {}
     }
+    let links = Links::open(me, timeout)?;
+    let got = links.broadcast(id)?;
+    if got.len() != ID_BYTES {
+        return Err(Error::Unsupported(format!(
+            "rendezvous: an id of {} bytes from rank 0 (expected {ID_BYTES})",
+            got.len()
+        )));
+    }
+    Ok(got)
 }
 
 fn io(what: String) -> impl FnOnce(std::io::Error) -> Error {
@@ -227,43 +361,238 @@ fn resolve(address: &str) -> Result<SocketAddr> {
         .ok_or_else(|| Error::InvalidInput(format!("rendezvous address {address:?}: no address")))
 }
 
-/// A hello: magic, rank, world, the job's name.
-fn hello(me: &Rank) -> Vec<u8> {
-    let job = &me.job.as_bytes()[..me.job.len().min(MAX_TEXT)];
-    let mut m = MAGIC.to_vec();
-    m.extend(me.rank.to_le_bytes());
-    m.extend(me.world.to_le_bytes());
-    m.extend((job.len() as u32).to_le_bytes());
-    m.extend(job);
-    m
+/// The connections of a job's ranks after the rendezvous: rank 0 holds one to every other
+/// rank, the others one to rank 0. They carry the broadcasts, the host-side combine (which
+/// stands in for NCCL where there is none: on the simulator, or without the library) and the
+/// barriers that line the ranks up; every read and write is bounded by [`Links::timeout`], so
+/// a rank that dies or stops answering is an error on the others, not a hang.
+#[derive(Debug)]
+pub struct Links {
+    me: Rank,
+    /// Rank 0: the stream of rank `r` at `r` (none at 0); the others: rank 0's at 0.
+    streams: Mutex<Vec<Option<TcpStream>>>,
+    timeout: Duration,
 }
 
-fn read_u32(s: &mut TcpStream) -> std::io::Result<u32> {
-    let mut b = [0; 4];
-    s.read_exact(&mut b)?;
-    Ok(u32::from_le_bytes(b))
-}
-
-fn read_text(s: &mut TcpStream) -> std::io::Result<String> {
-    let n = read_u32(s)? as usize;
-    if n > MAX_TEXT {
-        return Err(std::io::Error::other("text too long"));
+impl Links {
+    /// The rendezvous: rank 0 listens at `me.address` and, once every other rank has said
+    /// hello, answers them all; the others connect (retrying until the deadline) and wait for
+    /// the answer. Everything is bounded by `timeout`, which then bounds each later exchange.
+    ///
+    /// # Errors
+    /// As [`rendezvous`].
+    pub fn open(me: &Rank, timeout: Duration) -> Result<Links> {
+        let deadline = Instant::now() + timeout;
+        let streams = match (me.world, me.rank) {
+            (1, _) => vec![None],
+            (_, 0) => serve(me, deadline)?,
+            _ => vec![Some(join(me, deadline)?)],
+        };
+        let links = Links {
+            me: me.clone(),
+            streams: Mutex::new(streams),
+            timeout,
+        };
+        links.set_timeout(timeout)?;
+        Ok(links)
     }
-    let mut b = vec![0; n];
-    s.read_exact(&mut b)?;
-    Ok(String::from_utf8_lossy(&b).into_owned())
+
+    /// This rank.
+    pub fn rank(&self) -> &Rank {
+        &self.me
+    }
+
+    /// The bound on each exchange.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// Sets the bound on each later read and write.
+    ///
+    /// # Errors
+    /// A socket error.
+    pub fn set_timeout(&self, timeout: Duration) -> Result<()> {
+        let t = Some(timeout.max(Duration::from_millis(1)));
+        for s in self.lock().iter().flatten() {
+            s.set_read_timeout(t)
+                .map_err(io("set_read_timeout".into()))?;
+            s.set_write_timeout(t)
+                .map_err(io("set_write_timeout".into()))?;
+        }
+        Ok(())
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Option<TcpStream>>> {
+        // A panic while holding the lock left the streams as they were: still usable, and any
+        // half-sent message shows as a framing error on the other side.
+        self.streams.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Rank 0's `bytes` (rank 0 passes `Some`, the others `None`), on every rank.
+    ///
+    /// # Errors
+    /// A rank gone or silent past the timeout; rank 0 without bytes.
+    pub fn broadcast(&self, bytes: Option<&[u8]>) -> Result<Vec<u8>> {
+        let mut streams = self.lock();
+        if self.me.rank == 0 {
+            let bytes = bytes.ok_or_else(|| {
+                Error::InvalidInput("rank 0 must bring the bytes of a broadcast".into())
+            })?;
+            for (r, s) in streams.iter_mut().enumerate() {
+                if let Some(s) = s {
+                    self.send(s, r, bytes)?;
+                }
+            }
+            Ok(bytes.to_vec())
+        } else {
+            self.receive(stream_to_0(&mut streams)?, 0)
+        }
+    }
+
+    /// Every rank's `mine` (all of one length), folded by rank 0 in rank order —
+    /// `fold(acc, next)` from rank 0's bytes on — and the result handed back to every rank.
+    ///
+    /// # Errors
+    /// A rank gone or silent past the timeout; bytes of another length from some rank (an
+    /// error on every rank).
+    pub fn all_reduce_bytes(
+        &self,
+        mine: &[u8],
+        fold: &dyn Fn(&mut [u8], &[u8]),
+    ) -> Result<Vec<u8>> {
+        let mut streams = self.lock();
+        if self.me.rank != 0 {
+            let s = stream_to_0(&mut streams)?;
+            self.send(s, 0, mine)?;
+            return self.receive(s, 0);
+        }
+        let mut acc = mine.to_vec();
+        let mut mismatch = None;
+        for (r, s) in streams.iter_mut().enumerate() {
+            let Some(s) = s else { continue };
+            let theirs = self.receive(s, r)?;
+            if theirs.len() != acc.len() {
+                mismatch = Some(format!(
+                    "rank {r} brought {} bytes to a combine of {} (the ranks disagree on the \
+                     operation or the input)",
+                    theirs.len(),
+                    acc.len()
+                ));
+            } else if mismatch.is_none() {
+                fold(&mut acc, &theirs);
+            }
+        }
+        if let Some(why) = mismatch {
+            // The others learn it from an empty answer to a combine that is not empty.
+            for (r, s) in streams.iter_mut().enumerate() {
+                if let Some(s) = s {
+                    let _ = self.send(s, r, &[]);
+                }
+            }
+            return Err(Error::InvalidInput(why));
+        }
+        for (r, s) in streams.iter_mut().enumerate() {
+            if let Some(s) = s {
+                self.send(s, r, &acc)?;
+            }
+        }
+        Ok(acc)
+    }
+
+    /// Every rank's `mine` (all of one length) combined element by element with `op`, in rank
+    /// order, on every rank: the host-side stand-in for NCCL's all-reduce (min and max skip a
+    /// NaN, as the kernels do).
+    ///
+    /// # Errors
+    /// As [`Links::all_reduce_bytes`].
+    pub fn all_reduce<T: Partial>(&self, mine: &[T], op: Op) -> Result<Vec<T>> {
+        let size = size_of::<T>();
+        let bytes: Vec<u8> = mine
+            .iter()
+            .flat_map(|v| {
+                // SAFETY: `T: Plain` has no padding: all of its bytes are initialized.
+                unsafe { std::slice::from_raw_parts((v as *const T).cast::<u8>(), size) }
+                    .iter()
+                    .copied()
+            })
+            .collect();
+        let value = |b: &[u8]| {
+            // SAFETY: `b` holds `size` bytes, and every bit pattern is a valid `T` (`Plain`).
+            unsafe { b.as_ptr().cast::<T>().read_unaligned() }
+        };
+        let fold = |acc: &mut [u8], next: &[u8]| {
+            for (a, n) in acc.chunks_exact_mut(size).zip(next.chunks_exact(size)) {
+                let v = T::combine(value(a), value(n), op);
+                // SAFETY: as above: `Plain` values are their bytes.
+                let b = unsafe { std::slice::from_raw_parts((&v as *const T).cast::<u8>(), size) };
+                a.copy_from_slice(b);
+            }
+        };
+        let out = self.all_reduce_bytes(&bytes, &fold)?;
+        if out.len() != bytes.len() {
+            return Err(Error::InvalidInput(
+                "rank 0 refused the combine: the ranks brought partials of different lengths"
+                    .into(),
+            ));
+        }
+        Ok(out.chunks_exact(size).map(value).collect())
+    }
+
+    /// Waits until every rank has come here (a combine of nothing).
+    ///
+    /// # Errors
+    /// As [`Links::all_reduce_bytes`].
+    pub fn barrier(&self) -> Result<()> {
+        self.all_reduce_bytes(&[], &|_, _| {}).map(drop)
+    }
+
+    fn send(&self, s: &mut TcpStream, to: usize, body: &[u8]) -> Result<()> {
+        if body.len() > MAX_MESSAGE {
+            return Err(Error::InvalidInput(format!(
+                "a message of {} bytes between ranks (at most {MAX_MESSAGE})",
+                body.len()
+            )));
+        }
+        s.write_all(&wire::message(wire::DATA, body))
+            .map_err(|e| self.lost(to, "sending to", &e))
+    }
+
+    fn receive(&self, s: &mut TcpStream, from: usize) -> Result<Vec<u8>> {
+        let m =
+            wire::read_message(s, MAX_MESSAGE).map_err(|e| self.lost(from, "reading from", &e))?;
+        if m.code != wire::DATA {
+            return Err(Error::Unsupported(format!(
+                "rank {}: rank {from} sent a message out of turn",
+                self.me.rank
+            )));
+        }
+        Ok(m.body)
+    }
+
+    fn lost(&self, other: usize, doing: &str, e: &std::io::Error) -> Error {
+        let why = match e.kind() {
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => format!(
+                "no answer within {:.1} s (it is stuck, or far slower)",
+                self.timeout.as_secs_f64()
+            ),
+            std::io::ErrorKind::UnexpectedEof
+            | std::io::ErrorKind::ConnectionReset
+            | std::io::ErrorKind::BrokenPipe => "it left the job (failed or was stopped)".into(),
+            _ => e.to_string(),
+        };
+        Error::Unsupported(format!("rank {} {doing} rank {other}: {why}", self.me.rank))
+    }
 }
 
-fn answer(s: &mut TcpStream, code: u8, body: &[u8]) -> std::io::Result<()> {
-    let mut m = MAGIC.to_vec();
-    m.push(code);
-    m.extend((body.len() as u32).to_le_bytes());
-    m.extend(body);
-    s.write_all(&m)
+fn stream_to_0(streams: &mut [Option<TcpStream>]) -> Result<&mut TcpStream> {
+    streams
+        .first_mut()
+        .and_then(Option::as_mut)
+        .ok_or_else(|| Error::InvalidInput("a world of one rank has no one to talk to".into()))
 }
 
-/// Rank 0: listen, take every other rank's hello, then answer them all.
-fn serve(me: &Rank, id: &[u8], deadline: Instant) -> Result<Vec<u8>> {
+/// Rank 0: listen, take every other rank's hello, then answer them all; the streams by rank.
+fn serve(me: &Rank, deadline: Instant) -> Result<Vec<Option<TcpStream>>> {
     let at = resolve(&me.address)?;
     let listener = TcpListener::bind(at).map_err(|e| {
         Error::Unsupported(format!(
@@ -291,7 +620,7 @@ fn serve(me: &Rank, id: &[u8], deadline: Instant) -> Result<Vec<u8>> {
                 me.address
             );
             for s in joined.iter_mut().flatten() {
-                let _ = answer(s, REFUSED, why.as_bytes());
+                let _ = s.write_all(&wire::message(wire::REFUSED, why.as_bytes()));
             }
             return Err(Error::Unsupported(why));
         }
@@ -304,54 +633,48 @@ fn serve(me: &Rank, id: &[u8], deadline: Instant) -> Result<Vec<u8>> {
             Err(e) => return Err(io("accept".into())(e)),
         };
         let _ = stream.set_nonblocking(false);
+        let _ = stream.set_nodelay(true);
         let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
         // A peer that sends nothing sensible is dropped, not trusted.
-        let mut magic = [0; 4];
-        if stream.read_exact(&mut magic).is_err() || magic != MAGIC {
-            continue;
-        }
-        let (Ok(rank), Ok(world), Ok(job)) = (
-            read_u32(&mut stream),
-            read_u32(&mut stream),
-            read_text(&mut stream),
-        ) else {
+        let Ok(h) = wire::read_hello(&mut stream) else {
             continue;
         };
-        let refusal = if job != me.job {
+        let refusal = if h.job != me.job {
             Some(format!(
-                "job {job:?} is not rank 0's job {:?}: two jobs on one rendezvous address",
-                me.job
+                "job {:?} is not rank 0's job {:?}: two jobs on one rendezvous address",
+                h.job, me.job
             ))
-        } else if world != me.world {
+        } else if h.world != me.world {
             Some(format!(
-                "world size {world} is not rank 0's {}: the ranks disagree",
-                me.world
+                "world size {} is not rank 0's {}: the ranks disagree",
+                h.world, me.world
             ))
-        } else if rank == 0 || rank >= me.world {
-            Some(format!("rank {rank} is not one of 1..{}", me.world))
-        } else if joined[rank as usize].is_some() {
-            Some(format!("rank {rank} arrived twice"))
+        } else if h.rank == 0 || h.rank >= me.world {
+            Some(format!("rank {} is not one of 1..{}", h.rank, me.world))
+        } else if joined[h.rank as usize].is_some() {
+            Some(format!("rank {} arrived twice", h.rank))
         } else {
             None
         };
         match refusal {
             Some(why) => {
-                let _ = answer(&mut stream, REFUSED, why.as_bytes());
+                let _ = stream.write_all(&wire::message(wire::REFUSED, why.as_bytes()));
             }
             None => {
-                joined[rank as usize] = Some(stream);
+                joined[h.rank as usize] = Some(stream);
                 waiting -= 1;
             }
         }
     }
     for s in joined.iter_mut().flatten() {
-        answer(s, OK, id).map_err(io("sending the id".into()))?;
+        s.write_all(&wire::message(wire::OK, &[]))
+            .map_err(io("answering a hello".into()))?;
     }
-    Ok(id.to_vec())
+    Ok(joined)
 }
 
-/// Any other rank: connect (retrying until the deadline), say hello, wait for the id.
-fn join(me: &Rank, deadline: Instant) -> Result<Vec<u8>> {
+/// Any other rank: connect (retrying until the deadline), say hello, wait for the answer.
+fn join(me: &Rank, deadline: Instant) -> Result<TcpStream> {
     let at = resolve(&me.address)?;
     let mut stream = loop {
         let left = deadline.saturating_duration_since(Instant::now());
@@ -366,39 +689,34 @@ fn join(me: &Rank, deadline: Instant) -> Result<Vec<u8>> {
             Err(_) => std::thread::sleep(Duration::from_millis(20)),
         }
     };
+    let _ = stream.set_nodelay(true);
+    let hello = wire::Hello {
+        rank: me.rank,
+        world: me.world,
+        job: me.job.clone(),
+    };
     stream
-        .write_all(&hello(me))
+        .write_all(&wire::hello(&hello))
         .map_err(io("sending the hello".into()))?;
     let left = deadline.saturating_duration_since(Instant::now());
     // Rank 0 answers at the latest at its own deadline; allow for the skew of starting later.
     let _ = stream.set_read_timeout(Some(left + Duration::from_secs(5)));
-    let mut magic = [0; 5];
-    stream.read_exact(&mut magic).map_err(|e| {
-        Error::Unsupported(format!(
+    let answer = wire::read_message(&mut stream, 0).map_err(|e| match e.kind() {
+        std::io::ErrorKind::InvalidData => Error::Unsupported(format!(
+            "rendezvous: {} is not a gridsync rank 0 ({e})",
+            me.address
+        )),
+        _ => Error::Unsupported(format!(
             "rendezvous: rank {} got no answer from rank 0 at {} ({e})",
             me.rank, me.address
-        ))
+        )),
     })?;
-    if magic[..4] != MAGIC {
-        return Err(Error::Unsupported(format!(
-            "rendezvous: {} is not a gridsync rank 0",
-            me.address
-        )));
-    }
-    let n = read_u32(&mut stream).map_err(io("reading the answer".into()))? as usize;
-    if n > MAX_TEXT.max(ID_BYTES) {
-        return Err(Error::Unsupported("rendezvous: an answer too long".into()));
-    }
-    let mut body = vec![0; n];
-    stream
-        .read_exact(&mut body)
-        .map_err(io("reading the answer".into()))?;
-    match magic[4] {
-        OK if n == ID_BYTES => Ok(body),
-        REFUSED => Err(Error::Unsupported(format!(
+    match answer.code {
+        wire::OK => Ok(stream),
+        wire::REFUSED => Err(Error::Unsupported(format!(
             "rendezvous: rank 0 refused rank {}: {}",
             me.rank,
-            String::from_utf8_lossy(&body)
+            String::from_utf8_lossy(&answer.body)
         ))),
         _ => Err(Error::Unsupported("rendezvous: a malformed answer".into())),
     }

@@ -71,6 +71,9 @@ pub enum Error {
     /// Threads of a kernel gave up a bounded wait inside a block (an `mbarrier` of a pipeline
     /// stage): the other side never arrived. Says which kernel; the launch has no result.
     WaitTimeout(String),
+    /// A job of several processes failed: a rank exited with an error or was stopped, or the
+    /// job ran past its bound; the message names the rank.
+    Job(String),
     /// An atom has more neighbors than the padded lists have slots (`MN`, `--max-neighbors`):
     /// nothing was written past them, and the counts are true.
     TooManyNeighbors {
@@ -219,6 +222,7 @@ impl fmt::Display for Error {
                 "the device {lock} was left locked when the kernels using it finished"
             ),
             Error::WaitTimeout(why) => write!(f, "a bounded wait timed out: {why}"),
+            Error::Job(why) => write!(f, "the job failed: {why}"),
             Error::BarrierTimeout { blocks } => write!(
                 f,
                 "{blocks} block(s) gave up waiting at a grid barrier: some block never arrived \
