@@ -213,3 +213,26 @@ fn chunk_len(len: usize) -> usize {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     len.div_ceil(cores).max(MIN_CHUNK)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_of_the_generated_inputs_are_the_whole_cut() {
+        for len in [0, 1, 7, 8, 9, 1003, 100_003] {
+            let whole = uniform_f32(len, 5, -1.0, 1.0);
+            let bytes = crate::histogram::uniform_bytes(len, 5);
+            for parts in [1, 2, 3, 8] {
+                let mut f = Vec::new();
+                let mut b = Vec::new();
+                for r in crate::multi::split(len, parts) {
+                    f.extend(uniform_f32_range(r.clone(), 5, -1.0, 1.0));
+                    b.extend(crate::histogram::uniform_bytes_range(r, 5));
+                }
+                assert_eq!(f, whole, "{len} in {parts}");
+                assert_eq!(b, bytes, "{len} in {parts}");
+            }
+        }
+    }
+}

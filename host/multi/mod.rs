@@ -23,6 +23,12 @@
 //!
 //! [`peer`] holds the system-scope objects, `gridsync multi lock|barrier` runs them.
 //!
+//! **One process per GPU** (clusters, many nodes): [`ranks`] finds this process's rank from
+//! the launcher's environment and meets the other ranks over TCP; [`world::World`] joins the
+//! job — its GPU, and a [`Combiner`] that is an NCCL communicator of the ranks
+//! (`ncclCommInitRank`) or a host combine over the rendezvous's connections — and the same plans
+//! run on each rank's slice; [`launch`] starts ranks on one node (`gridsync launch`).
+//!
 //! On the simulator a set of `N` devices is `N` simulators, so that the split, the combine and
 //! the cross-device objects are tested without GPUs.
 //!
