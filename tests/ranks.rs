@@ -122,15 +122,26 @@ fn wrong_world_sizes_other_jobs_and_twins_are_refused() {
         let id = &id;
         let rank0 = s.spawn(move || rendezvous(&zero, Some(id), timeout));
         let first = s.spawn(|| rendezvous(&one, None, timeout));
-        // The twin goes after the first has had time to arrive; it is refused at once.
+        // The twin goes after the first has had time to arrive; whichever comes second is
+        // refused at once.
         std::thread::sleep(Duration::from_millis(300));
-        let e = rendezvous(&one, None, timeout).unwrap_err().to_string();
-        assert!(e.contains("arrived twice"), "{e}");
+        let twin = s.spawn(|| rendezvous(&one, None, timeout));
+        // Rank 2 comes only once one of the two was refused, so that rank 0 is still waiting.
+        while !twin.is_finished() && !first.is_finished() {
+            std::thread::sleep(Duration::from_millis(10));
+        }
         assert_eq!(
             &rendezvous(&rank(2, 3, &address, "j"), None, timeout).unwrap(),
             id
         );
-        assert_eq!(&first.join().unwrap().unwrap(), id);
+        let both = [first.join().unwrap(), twin.join().unwrap()];
+        let refused: Vec<String> = both
+            .iter()
+            .filter_map(|r| r.as_ref().err().map(ToString::to_string))
+            .collect();
+        assert_eq!(refused.len(), 1, "{refused:?}");
+        assert!(refused[0].contains("arrived twice"), "{}", refused[0]);
+        assert!(both.iter().any(|r| r.as_ref().is_ok_and(|got| got == id)));
         assert_eq!(&rank0.join().unwrap().unwrap(), id);
     });
 }
@@ -164,17 +175,48 @@ fn bin() -> String {
 
 /// Runs `gridsync ARGS`, bounded by `limit`; its output.
 fn gridsync(args: &[&str], limit: Duration) -> std::process::Output {
+    let mut cmd = std::process::Command::new(bin());
+    cmd.args(args);
+    within(cmd, limit)
+}
+
+/// `cmd`'s output, killing it and failing the test if it runs past `limit` (a hang fails, it
+/// does not stop the test run).
+fn within(mut cmd: std::process::Command, limit: Duration) -> std::process::Output {
+    use std::io::Read;
+    use std::process::Stdio;
     let start = Instant::now();
-    let out = std::process::Command::new(bin())
-        .args(args)
-        .output()
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .unwrap();
-    assert!(
-        start.elapsed() < limit,
-        "gridsync {args:?} took {:?} (bound {limit:?})",
-        start.elapsed()
-    );
-    out
+    let read = |mut p: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            let _ = p.read_to_end(&mut v);
+            v
+        })
+    };
+    let out = read(Box::new(child.stdout.take().unwrap()));
+    let err = read(Box::new(child.stderr.take().unwrap()));
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{cmd:?} ran past {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    std::process::Output {
+        status,
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+    }
 }
 
 /// `gridsync [--simulate] launch -n N --no-prefix -- gridsync --json [--simulate] multi OP
@@ -340,7 +382,8 @@ fn ranks_read_their_byte_range_of_a_file() {
         x.iter().copied().fold(f32::NAN, f32::max)
     );
     let want: f64 = x.iter().map(|&v| v as f64).sum();
-    assert!((r["sum"].as_f64().unwrap() - want).abs() < 1e-9);
+    let abs: f64 = x.iter().map(|&v| v.abs() as f64).sum();
+    assert!((r["sum"].as_f64().unwrap() - want).abs() <= 64.0 * f64::EPSILON * abs);
     let r = launched(
         2,
         true,
@@ -408,16 +451,12 @@ fn failures_of_processes_are_errors_in_bounded_time() {
         .to_vec()
     };
     let run = |args: Vec<String>| {
-        std::process::Command::new(bin())
-            .args(args)
-            .env("GRIDSYNC_JOB", "t")
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap()
+        let mut c = std::process::Command::new(bin());
+        c.args(args).env("GRIDSYNC_JOB", "t");
+        std::thread::spawn(move || within(c, Duration::from_secs(20)))
     };
-    let err = |c: std::process::Child| {
-        let o = c.wait_with_output().unwrap();
+    let err = |c: std::thread::JoinHandle<std::process::Output>| {
+        let o = c.join().unwrap();
         assert!(!o.status.success());
         String::from_utf8_lossy(&o.stderr).into_owned()
     };
@@ -441,16 +480,19 @@ fn failures_of_processes_are_errors_in_bounded_time() {
     )));
     assert!(e.contains("cannot listen"), "{e}");
     // No rank at all in the environment or options.
-    let o = std::process::Command::new(bin())
-        .args(["--simulate", "multi", "reduce", "--ranks", "env"])
-        .env_remove("RANK")
-        .env_remove("WORLD_SIZE")
-        .env_remove("SLURM_PROCID")
-        .env_remove("SLURM_NTASKS")
-        .env_remove("OMPI_COMM_WORLD_RANK")
-        .env_remove("OMPI_COMM_WORLD_SIZE")
-        .output()
-        .unwrap();
+    let mut c = std::process::Command::new(bin());
+    c.args(["--simulate", "multi", "reduce", "--ranks", "env"]);
+    for v in [
+        "RANK",
+        "WORLD_SIZE",
+        "SLURM_PROCID",
+        "SLURM_NTASKS",
+        "OMPI_COMM_WORLD_RANK",
+        "OMPI_COMM_WORLD_SIZE",
+    ] {
+        c.env_remove(v);
+    }
+    let o = within(c, Duration::from_secs(20));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no rank found"));
     assert!(
         start.elapsed() < Duration::from_secs(30),
@@ -488,7 +530,19 @@ fn failures_of_processes_are_errors_in_bounded_time() {
     );
     assert!(!out.status.success());
     assert!(so.contains("[1] bye"), "{so}");
-    assert!(se.contains("rank 1 of 3 exited with status 3"), "{se}");
+    assert!(
+        se.contains("rank 1 exited with status 3 (of 3 ranks)"),
+        "{se}"
+    );
+    // What a rank left running in the background does not hold the launch: the rank's
+    // process group ends with it, failed or not.
+    for script in ["sleep 60 & exit 3", "sleep 60 &"] {
+        let out = gridsync(
+            &["launch", "-n", "2", "--", "sh", "-c", script],
+            Duration::from_secs(20),
+        );
+        assert_eq!(out.status.success(), !script.contains("exit 3"), "{script}");
+    }
     // A command that does not exist, no command, no ranks.
     for args in [
         &["launch", "-n", "2", "--", "/nonexistent/gridsync-rank"][..],
@@ -558,4 +612,50 @@ fn gpu_two_ranks_give_the_single_process_results() {
         f32_of(&r["max"]),
         x.iter().copied().fold(f32::NAN, f32::max)
     );
+}
+
+#[test]
+fn links_combine_in_rank_order_and_refuse_what_does_not_match() {
+    use gridsync::multi::Op;
+    use gridsync::multi::ranks::Links;
+    let address = free_address();
+    let world = 5;
+    let timeout = Duration::from_secs(20);
+    let results: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..world)
+            .map(|r| {
+                let me = rank(r, world, &address, "j");
+                s.spawn(move || {
+                    let links = Links::open(&me, timeout)?;
+                    // Rank order: rank r's bytes are the (r+1)-th fold.
+                    let order = links.all_reduce_bytes(&[r as u8], &|acc, next| {
+                        acc[0] = acc[0].wrapping_mul(10).wrapping_add(next[0])
+                    })?;
+                    links.barrier()?;
+                    let sum = links.all_reduce(&[r as u64, 1], Op::Sum)?;
+                    let min = links.all_reduce(&[f32::NAN, r as f32 + 0.5], Op::Min)?;
+                    let b = links.broadcast((r == 0).then_some(&b"from zero"[..]))?;
+                    // Rank 3 brings two values where the others bring one: every rank fails.
+                    let n = if r == 3 { 2 } else { 1 };
+                    let bad = links.all_reduce(&vec![1u64; n], Op::Sum);
+                    Ok::<_, gridsync::Error>((order, sum, min, b, bad.map_err(|e| e.to_string())))
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for (r, got) in results.into_iter().enumerate() {
+        let (order, sum, min, b, bad) = got.unwrap();
+        assert_eq!(
+            order,
+            vec![(1234u32 % 256) as u8],
+            "rank {r}: 0, 1, 2, 3, 4 folded in order"
+        );
+        assert_eq!(sum, vec![10, 5]);
+        assert!(min[0].is_nan());
+        assert_eq!(min[1], 0.5);
+        assert_eq!(b, b"from zero");
+        let e = bad.unwrap_err();
+        assert!(e.contains("rank 3 brought 16 bytes"), "rank {r}: {e}");
+    }
 }

@@ -96,8 +96,8 @@ pub struct MultiArgs {
     /// generated input of --len].
     #[arg(long, requires = "ranks", value_name = "FILE", conflicts_with = "len")]
     input: Option<std::path::PathBuf>,
-    /// histogram: 256 bins, or 128 (ASCII, bytes ≥ 128 not counted).
-    #[arg(long, default_value_t = 256)]
+    /// With --ranks, histogram: 256 bins, or 128 (ASCII, bytes ≥ 128 not counted).
+    #[arg(long, default_value_t = 256, requires = "ranks")]
     bins: u32,
 }
 

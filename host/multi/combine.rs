@@ -233,11 +233,13 @@ impl NcclComms {
         let context = g.raw_context() as usize;
         let (tx, rx) = std::sync::mpsc::channel();
         // `ncclCommInitRank` blocks until every rank has joined: on a thread of its own, so that
-        // the wait is bounded. A thread still blocked after the bound is left behind (its
-        // process ends with the error).
+        // the wait is bounded. A thread still blocked after the bound is left behind, blocked
+        // in NCCL, holding nothing of ours but the context's handle: the error is meant to end
+        // the job (`gridsync multi --ranks` exits), since a rank that never joined leaves no
+        // communicator to retry with.
         std::thread::spawn(move || {
-            // SAFETY: the context is the primary context of a device the set holds open for
-            // longer than this call waits (on the bound, the error ends the job).
+            // SAFETY: the context is the primary context of a device that `set` holds retained
+            // while this function waits; after the bound the thread only waits inside NCCL.
             let current = unsafe { cu::cuCtxSetCurrent(context as cu::CUcontext) };
             let mut comm: nccl_sys::ncclComm_t = std::ptr::null_mut();
             let joined = check(current, || "cuCtxSetCurrent".into()).and_then(|()| {
@@ -265,7 +267,8 @@ impl NcclComms {
             comms: vec![comm],
             ordinals: vec![ordinal],
             version,
-            timeout: DEFAULT_NCCL_TIMEOUT,
+            // A collective across processes waits for the slowest rank: the job's bound.
+            timeout: links.timeout(),
             aborted: std::cell::Cell::new(false),
             rank: Some((rank, world)),
         })
@@ -392,6 +395,13 @@ fn describe(code: nccl_sys::ncclResult_t) -> String {
 impl Drop for NcclComms {
     fn drop(&mut self) {
         if self.aborted.get() {
+            return;
+        }
+        // A rank's communicator is aborted, not destroyed: destroying waits on the other ranks,
+        // and a rank that failed or left would make this one wait for ever at its exit. Every
+        // collective of ours has ended (each combine waits for its own), so nothing is lost.
+        if self.rank.is_some() {
+            self.abort();
             return;
         }
         for &c in &self.comms {

@@ -71,9 +71,10 @@ pub fn launch(
         None => free_port()?,
     };
     let job = format!("launch-{}-{port}", std::process::id());
-    signals::catch();
+    let _caught = signals::catch();
     let mut children: Vec<Child> = Vec::new();
     let mut pumps = Vec::new();
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
     for rank in 0..opts.ranks {
         let mut spawned = Command::new(&exe);
         spawned
@@ -93,6 +94,7 @@ pub fn launch(
         // which stops every rank.
         #[cfg(unix)]
         std::os::unix::process::CommandExt::process_group(&mut spawned, 0);
+        signals::die_with_parent(&mut spawned);
         let spawned = spawned.spawn();
         let mut child = match spawned {
             Ok(c) => c,
@@ -111,21 +113,38 @@ pub fn launch(
         };
         if let Some(out) = child.stdout.take() {
             let tag = tag.clone();
+            let done = done_tx.clone();
             pumps.push(std::thread::spawn(move || {
-                pump(out, &tag, &mut std::io::stdout())
+                pump(out, &tag, &mut std::io::stdout());
+                let _ = done.send(());
             }));
         }
         if let Some(err) = child.stderr.take() {
+            let done = done_tx.clone();
             pumps.push(std::thread::spawn(move || {
-                pump(err, &tag, &mut std::io::stderr())
+                pump(err, &tag, &mut std::io::stderr());
+                let _ = done.send(());
             }));
         }
         children.push(child);
     }
     let waited = wait_all(&mut children, opts.timeout);
-    // Every rank has ended (or was stopped): their pipes close, and the pumps finish.
-    for p in pumps {
-        let _ = p.join();
+    // Every rank and its process group have ended, so their pipes close and the pumps finish;
+    // a process that left the group could still hold one open: its last lines get a moment,
+    // then it is left behind rather than waited for.
+    let until = Instant::now() + Duration::from_secs(2);
+    let mut finished = 0;
+    while finished < pumps.len() {
+        let left = until.saturating_duration_since(Instant::now());
+        match done_rx.recv_timeout(left) {
+            Ok(()) => finished += 1,
+            Err(_) => break,
+        }
+    }
+    if finished == pumps.len() {
+        for p in pumps {
+            let _ = p.join();
+        }
     }
     waited.map(|statuses| LaunchOutcome { statuses })
 }
@@ -162,49 +181,101 @@ fn pump(from: impl Read, tag: &str, to: &mut impl Write) {
     }
 }
 
-/// Kills every rank still running, with what it started, and waits for it.
+/// Kills every rank still running and what every rank started (its process group), and waits
+/// for them.
 fn stop(children: &mut [Child]) {
     for c in children.iter_mut() {
+        signals::kill_group(c);
         if matches!(c.try_wait(), Ok(None)) {
-            signals::kill_group(c);
             let _ = c.kill();
         }
         let _ = c.wait();
     }
 }
 
-/// Ctrl-C and `kill` of the launcher stop the ranks, and killing a rank kills its group.
+/// Ctrl-C, `kill` and a closed terminal stop the ranks rather than the launcher alone; a rank
+/// dies with the launcher even when the launcher is killed outright; killing a rank kills its
+/// process group.
 #[cfg(unix)]
 mod signals {
-    use std::process::Child;
+    use std::process::{Child, Command};
     use std::sync::atomic::{AtomicI32, Ordering};
 
     /// The signal that asked the launcher to stop, or 0.
-    pub static CAUGHT: AtomicI32 = AtomicI32::new(0);
+    static CAUGHT: AtomicI32 = AtomicI32::new(0);
 
     unsafe extern "C" {
         fn signal(signum: i32, handler: usize) -> usize;
         fn kill(pid: i32, sig: i32) -> i32;
     }
+    const SIGHUP: i32 = 1;
     const SIGINT: i32 = 2;
     const SIGKILL: i32 = 9;
+    const SIGPIPE: i32 = 13;
     const SIGTERM: i32 = 15;
+    /// `SIG_IGN`.
+    const IGNORE: usize = 1;
 
     extern "C" fn note(sig: i32) {
         // Only an atomic store: async-signal-safe.
         CAUGHT.store(sig, Ordering::SeqCst);
     }
 
-    /// From now on SIGINT and SIGTERM are noted in [`CAUGHT`] rather than ending the launcher
-    /// (which would leave the ranks, in their own process groups, running).
-    pub fn catch() {
-        for sig in [SIGINT, SIGTERM] {
-            // SAFETY: installs a handler that only stores to an atomic.
-            unsafe { signal(sig, note as extern "C" fn(i32) as usize) };
+    /// The launcher's handlers while it runs; the ones before are put back on drop.
+    pub struct Caught {
+        before: Vec<(i32, usize)>,
+    }
+
+    /// From now until the guard drops, SIGHUP, SIGINT and SIGTERM are noted (see [`caught`])
+    /// rather than ending the launcher — which would leave the ranks, in process groups of their
+    /// own, running — and SIGPIPE (a reader of the output gone) is ignored: the output's
+    /// writes fail instead.
+    pub fn catch() -> Caught {
+        CAUGHT.store(0, Ordering::SeqCst);
+        let note = note as extern "C" fn(i32) as usize;
+        let before = [
+            (SIGHUP, note),
+            (SIGINT, note),
+            (SIGTERM, note),
+            (SIGPIPE, IGNORE),
+        ]
+        .into_iter()
+        // SAFETY: installs a handler that only stores to an atomic, or ignores the signal.
+        .map(|(sig, h)| (sig, unsafe { signal(sig, h) }))
+        .collect();
+        Caught { before }
+    }
+
+    impl Drop for Caught {
+        fn drop(&mut self) {
+            for &(sig, h) in &self.before {
+                // SAFETY: puts back the disposition `catch` found.
+                unsafe { signal(sig, h) };
+            }
         }
     }
 
-    /// SIGKILL to the process group `c` leads.
+    /// On Linux, the rank is killed when the launcher dies, however it dies.
+    pub fn die_with_parent(cmd: &mut Command) {
+        #[cfg(target_os = "linux")]
+        {
+            unsafe extern "C" {
+                fn prctl(option: i32, arg2: u64, arg3: u64, arg4: u64, arg5: u64) -> i32;
+            }
+            const PR_SET_PDEATHSIG: i32 = 1;
+            // SAFETY: `prctl` is async-signal-safe, as code between fork and exec must be.
+            unsafe {
+                std::os::unix::process::CommandExt::pre_exec(cmd, || {
+                    prctl(PR_SET_PDEATHSIG, SIGKILL as u64, 0, 0, 0);
+                    Ok(())
+                });
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        let _ = cmd;
+    }
+
+    /// SIGKILL to the process group `c` leads (whether or not `c` itself still runs).
     pub fn kill_group(c: &Child) {
         if let Ok(pid) = i32::try_from(c.id()) {
             // SAFETY: signals the group the launcher made for this rank (a negative pid).
@@ -223,7 +294,11 @@ mod signals {
 
 #[cfg(not(unix))]
 mod signals {
-    pub fn catch() {}
+    pub struct Caught;
+    pub fn catch() -> Caught {
+        Caught
+    }
+    pub fn die_with_parent(_: &mut std::process::Command) {}
     pub fn kill_group(_: &std::process::Child) {}
     pub fn caught() -> Option<i32> {
         None
@@ -235,6 +310,9 @@ fn wait_all(children: &mut [Child], timeout: Option<Duration>) -> Result<Vec<Exi
     let start = Instant::now();
     let mut statuses: Vec<Option<ExitStatus>> = vec![None; children.len()];
     loop {
+        // Every rank that ended since the last look: a failure that makes other ranks fail is
+        // often seen in the same look as theirs, so all of them are named.
+        let mut failed = Vec::new();
         for (rank, c) in children.iter_mut().enumerate() {
             if statuses[rank].is_some() {
                 continue;
@@ -242,21 +320,23 @@ fn wait_all(children: &mut [Child], timeout: Option<Duration>) -> Result<Vec<Exi
             match c.try_wait() {
                 Ok(Some(s)) => {
                     statuses[rank] = Some(s);
+                    // What the rank started ends with it (and its output pipes close).
+                    signals::kill_group(c);
                     if !s.success() {
-                        stop(children);
-                        return Err(Error::Job(format!(
-                            "rank {rank} of {} {}; the other ranks were stopped",
-                            children.len(),
-                            describe(s)
-                        )));
+                        failed.push(format!("rank {rank} {}", describe(s)));
                     }
                 }
                 Ok(None) => {}
-                Err(e) => {
-                    stop(children);
-                    return Err(Error::Job(format!("waiting for rank {rank}: {e}")));
-                }
+                Err(e) => failed.push(format!("rank {rank} could not be waited for ({e})")),
             }
+        }
+        if !failed.is_empty() {
+            stop(children);
+            return Err(Error::Job(format!(
+                "{} (of {} ranks); the other ranks were stopped",
+                failed.join(", "),
+                children.len()
+            )));
         }
         if statuses.iter().all(Option::is_some) {
             return Ok(statuses.into_iter().flatten().collect());

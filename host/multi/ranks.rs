@@ -17,7 +17,7 @@
 
 use super::combine::{Op, Partial};
 use crate::runtime::error::{Error, Result};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -231,9 +231,18 @@ pub mod wire {
         pub body: Vec<u8>,
     }
 
-    /// A hello's bytes (a job name longer than 1024 bytes is cut there).
+    /// A job's name as a hello carries it: cut to at most 1024 bytes, on a character boundary.
+    pub fn job_key(job: &str) -> &str {
+        let mut end = job.len().min(MAX_TEXT);
+        while !job.is_char_boundary(end) {
+            end -= 1;
+        }
+        &job[..end]
+    }
+
+    /// A hello's bytes (the job's name cut by [`job_key`]).
     pub fn hello(h: &Hello) -> Vec<u8> {
-        let job = &h.job.as_bytes()[..h.job.len().min(MAX_TEXT)];
+        let job = job_key(&h.job).as_bytes();
         let mut m = MAGIC.to_vec();
         m.extend(h.rank.to_le_bytes());
         m.extend(h.world.to_le_bytes());
@@ -353,12 +362,44 @@ fn io(what: String) -> impl FnOnce(std::io::Error) -> Error {
     move |e| Error::Unsupported(format!("rendezvous: {what}: {e}"))
 }
 
-fn resolve(address: &str) -> Result<SocketAddr> {
-    address
+/// Every address `address` resolves to (at least one).
+fn resolve(address: &str) -> Result<Vec<SocketAddr>> {
+    let all: Vec<SocketAddr> = address
         .to_socket_addrs()
         .map_err(|e| Error::InvalidInput(format!("rendezvous address {address:?}: {e}")))?
-        .next()
-        .ok_or_else(|| Error::InvalidInput(format!("rendezvous address {address:?}: no address")))
+        .collect();
+    if all.is_empty() {
+        return Err(Error::InvalidInput(format!(
+            "rendezvous address {address:?}: no address"
+        )));
+    }
+    Ok(all)
+}
+
+/// `now + timeout`, or a day from now for a timeout too large to add.
+fn deadline_after(timeout: Duration) -> Instant {
+    let now = Instant::now();
+    now.checked_add(timeout)
+        .or_else(|| now.checked_add(Duration::from_secs(86_400)))
+        .unwrap_or(now)
+}
+
+/// A stream read under a deadline: each read waits at most until it, and none starts after it
+/// (a peer sending a byte at a time cannot stretch a bounded wait).
+struct Until<'a> {
+    stream: &'a mut TcpStream,
+    until: Instant,
+}
+
+impl Read for Until<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let left = self.until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(std::io::ErrorKind::TimedOut.into());
+        }
+        self.stream.set_read_timeout(Some(left))?;
+        self.stream.read(buf)
+    }
 }
 
 /// The connections of a job's ranks after the rendezvous: rank 0 holds one to every other
@@ -382,7 +423,7 @@ impl Links {
     /// # Errors
     /// As [`rendezvous`].
     pub fn open(me: &Rank, timeout: Duration) -> Result<Links> {
-        let deadline = Instant::now() + timeout;
+        let deadline = deadline_after(timeout);
         let streams = match (me.world, me.rank) {
             (1, _) => vec![None],
             (_, 0) => serve(me, deadline)?,
@@ -483,11 +524,9 @@ impl Links {
             }
         }
         if let Some(why) = mismatch {
-            // The others learn it from an empty answer to a combine that is not empty.
-            for (r, s) in streams.iter_mut().enumerate() {
-                if let Some(s) = s {
-                    let _ = self.send(s, r, &[]);
-                }
+            // Every other rank learns why from rank 0's refusal.
+            for s in streams.iter_mut().flatten() {
+                let _ = s.write_all(&wire::message(wire::REFUSED, why.as_bytes()));
             }
             return Err(Error::InvalidInput(why));
         }
@@ -530,10 +569,11 @@ impl Links {
         };
         let out = self.all_reduce_bytes(&bytes, &fold)?;
         if out.len() != bytes.len() {
-            return Err(Error::InvalidInput(
-                "rank 0 refused the combine: the ranks brought partials of different lengths"
-                    .into(),
-            ));
+            return Err(Error::InvalidInput(format!(
+                "a combine of {} bytes answered with {}",
+                bytes.len(),
+                out.len()
+            )));
         }
         Ok(out.chunks_exact(size).map(value).collect())
     }
@@ -560,6 +600,12 @@ impl Links {
     fn receive(&self, s: &mut TcpStream, from: usize) -> Result<Vec<u8>> {
         let m =
             wire::read_message(s, MAX_MESSAGE).map_err(|e| self.lost(from, "reading from", &e))?;
+        if m.code == wire::REFUSED {
+            return Err(Error::InvalidInput(format!(
+                "rank {from} refused the exchange: {}",
+                String::from_utf8_lossy(&m.body)
+            )));
+        }
         if m.code != wire::DATA {
             return Err(Error::Unsupported(format!(
                 "rank {}: rank {from} sent a message out of turn",
@@ -593,8 +639,14 @@ fn stream_to_0(streams: &mut [Option<TcpStream>]) -> Result<&mut TcpStream> {
 
 /// Rank 0: listen, take every other rank's hello, then answer them all; the streams by rank.
 fn serve(me: &Rank, deadline: Instant) -> Result<Vec<Option<TcpStream>>> {
-    let at = resolve(&me.address)?;
-    let listener = TcpListener::bind(at).map_err(|e| {
+    let at = resolve(&me.address)?[0];
+    // Every interface, on the address's port: a host name may resolve here to a loopback
+    // address (Debian's 127.0.1.1) that other nodes cannot reach.
+    let any: SocketAddr = match at {
+        SocketAddr::V4(_) => (std::net::Ipv4Addr::UNSPECIFIED, at.port()).into(),
+        SocketAddr::V6(_) => (std::net::Ipv6Addr::UNSPECIFIED, at.port()).into(),
+    };
+    let listener = TcpListener::bind(any).map_err(|e| {
         Error::Unsupported(format!(
             "rendezvous: rank 0 cannot listen at {} ({e}): the port is in use (another job?) or \
              the address is not this host's",
@@ -634,12 +686,21 @@ fn serve(me: &Rank, deadline: Instant) -> Result<Vec<Option<TcpStream>>> {
         };
         let _ = stream.set_nonblocking(false);
         let _ = stream.set_nodelay(true);
-        let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
-        // A peer that sends nothing sensible is dropped, not trusted.
-        let Ok(h) = wire::read_hello(&mut stream) else {
-            continue;
+        // A hello has 5 s, and never past the deadline.
+        let until = deadline.min(Instant::now() + Duration::from_secs(5));
+        let h = match wire::read_hello(&mut Until {
+            stream: &mut stream,
+            until,
+        }) {
+            Ok(h) => h,
+            Err(e) => {
+                // Told why if it listens; never trusted.
+                let why = format!("not a gridsync hello ({e})");
+                let _ = stream.write_all(&wire::message(wire::REFUSED, why.as_bytes()));
+                continue;
+            }
         };
-        let refusal = if h.job != me.job {
+        let refusal = if h.job != wire::job_key(&me.job) {
             Some(format!(
                 "job {:?} is not rank 0's job {:?}: two jobs on one rendezvous address",
                 h.job, me.job
@@ -675,19 +736,26 @@ fn serve(me: &Rank, deadline: Instant) -> Result<Vec<Option<TcpStream>>> {
 
 /// Any other rank: connect (retrying until the deadline), say hello, wait for the answer.
 fn join(me: &Rank, deadline: Instant) -> Result<TcpStream> {
-    let at = resolve(&me.address)?;
-    let mut stream = loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(Error::Unsupported(format!(
-                "rendezvous timed out: rank {} could not reach rank 0 at {}",
-                me.rank, me.address
-            )));
+    let addresses = resolve(&me.address)?;
+    let mut stream = 'connected: loop {
+        for at in &addresses {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(Error::Unsupported(format!(
+                    "rendezvous timed out: rank {} could not reach rank 0 at {}",
+                    me.rank, me.address
+                )));
+            }
+            if let Ok(s) = TcpStream::connect_timeout(at, left.min(Duration::from_secs(1))) {
+                // Before rank 0 listens, a connect to a local port can meet itself (TCP's
+                // simultaneous open): that is not rank 0.
+                let to_itself = matches!((s.local_addr(), s.peer_addr()), (Ok(a), Ok(b)) if a == b);
+                if !to_itself {
+                    break 'connected s;
+                }
+            }
         }
-        match TcpStream::connect_timeout(&at, left.min(Duration::from_secs(1))) {
-            Ok(s) => break s,
-            Err(_) => std::thread::sleep(Duration::from_millis(20)),
-        }
+        std::thread::sleep(Duration::from_millis(20));
     };
     let _ = stream.set_nodelay(true);
     let hello = wire::Hello {
@@ -700,7 +768,7 @@ fn join(me: &Rank, deadline: Instant) -> Result<TcpStream> {
         .map_err(io("sending the hello".into()))?;
     let left = deadline.saturating_duration_since(Instant::now());
     // Rank 0 answers at the latest at its own deadline; allow for the skew of starting later.
-    let _ = stream.set_read_timeout(Some(left + Duration::from_secs(5)));
+    let _ = stream.set_read_timeout(Some(left.saturating_add(Duration::from_secs(5))));
     let answer = wire::read_message(&mut stream, 0).map_err(|e| match e.kind() {
         std::io::ErrorKind::InvalidData => Error::Unsupported(format!(
             "rendezvous: {} is not a gridsync rank 0 ({e})",

@@ -45,9 +45,10 @@ use std::time::{Duration, Instant};
 #[derive(Debug)]
 pub struct World {
     rank: Rank,
-    set: DeviceSet,
-    links: Arc<Links>,
+    // Dropped in this order: the communicator before the device whose context it uses.
     combiner: Combiner,
+    links: Arc<Links>,
+    set: DeviceSet,
 }
 
 impl World {
@@ -424,8 +425,9 @@ pub fn run(
                 let want_min = world.links.all_reduce(&[lo], Op::Min)?[0];
                 let want_max = world.links.all_reduce(&[hi], Op::Max)?[0];
                 // The device's f64 accumulation over a tree of depth < 64, then the ranks'
-                // partials: far inside 64·2⁻⁵³·Σ|x|.
-                let bound = 64.0 * f64::EPSILON * abs;
+                // partials added in f64, on the device side and on the CPU side: one rounding
+                // of at most 2⁻⁵³·Σ|x| per rank on each.
+                let bound = (64.0 + 2.0 * f64::from(world.rank.world)) * f64::EPSILON * abs;
                 let who = world.rank.rank;
                 let plan = ReducePlan::<SumF32InF64>::new(&world.set, &x, Op::Sum)?;
                 let (row, s) = timed(world, "sum", bytes_total, repeats, || {
