@@ -659,3 +659,64 @@ fn links_combine_in_rank_order_and_refuse_what_does_not_match() {
         assert!(e.contains("rank 3 brought 16 bytes"), "rank {r}: {e}");
     }
 }
+
+#[test]
+fn a_rank_that_dies_is_an_error_on_the_others_in_bounded_time() {
+    // Two ranks started by hand (no launcher to stop the survivor): rank 1 is killed while
+    // both run the timed calls; rank 0 must notice and fail by itself.
+    let address = free_address();
+    let start = |rank: &str| {
+        std::process::Command::new(bin())
+            .args([
+                "--simulate",
+                "multi",
+                "reduce",
+                "--len",
+                "1000",
+                "--repeats",
+                "100000",
+                "--ranks",
+                "env",
+                "--rank",
+                rank,
+                "--world-size",
+                "2",
+                "--rendezvous",
+                &address,
+                "--rendezvous-timeout",
+                "5",
+            ])
+            .env("GRIDSYNC_JOB", "dies")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let mut zero = start("0");
+    let mut one = start("1");
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(
+        zero.try_wait().unwrap().is_none(),
+        "rank 0 ended before rank 1 was killed"
+    );
+    one.kill().unwrap();
+    one.wait().unwrap();
+    let killed = Instant::now();
+    let status = loop {
+        if let Some(s) = zero.try_wait().unwrap() {
+            break s;
+        }
+        if killed.elapsed() > Duration::from_secs(30) {
+            let _ = zero.kill();
+            panic!("rank 0 still running 30 s after rank 1 died");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut zero.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(!status.success());
+    assert!(
+        err.contains("rank 1") && err.contains("left the job"),
+        "{err}"
+    );
+}

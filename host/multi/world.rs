@@ -302,8 +302,8 @@ pub fn run(
         .all_reduce(&[len as u64, u64::MAX - len as u64], Op::Max)?;
     if lens[0] != len as u64 || u64::MAX - lens[1] != len as u64 {
         return Err(Error::InvalidInput(format!(
-            "the ranks see inputs of different lengths (this rank {len}; from {} to {}): is the \
-             file the same on every node?",
+            "the ranks see inputs of different lengths (this rank {len}; from {} to {}): the \
+             same --len, or the same file on every node?",
             u64::MAX - lens[1],
             lens[0]
         )));
