@@ -142,6 +142,18 @@ fn scattered_plans_combine_to_the_single_device_result() {
             );
             let c = CountPlan::new(&set, &xs, 0.25).unwrap();
             assert_eq!(c.run(&combiner).unwrap(), want_count);
+            // 65 536 bins of 16-bit values, values at both ends included.
+            let mut words: Vec<u16> = (0..len).map(|_| rng.random()).collect();
+            if len > 2 {
+                (words[0], words[1]) = (0, u16::MAX);
+            }
+            let ws = set.scatter(&words).unwrap();
+            let w = gridsync::multi::WideHistogramPlan::new(&set, &ws).unwrap();
+            assert_eq!(
+                w.run(&combiner).unwrap(),
+                gridsync::histogram::wide::histogram_u16_cpu(&words),
+                "{len} values on {n} devices"
+            );
             // Zeroed slices filled from the host in place give the same count; a length that
             // does not match is refused.
             let again = Scattered::<f32>::zeros(&set, len).unwrap();

@@ -326,6 +326,17 @@ fn ranks_as_processes_give_the_one_process_results() {
     );
     let want = gridsync::histogram::histogram_cpu(&bytes, gridsync::histogram::Bins::Ascii);
     assert_eq!(bins_of(&r), want);
+    let r = launched(
+        2,
+        true,
+        "histogram",
+        &["--len", "3001", "--repeats", "1", "--bins", "65536"],
+    );
+    let words = gridsync::inputs::uniform_u16(3001, SEED);
+    assert_eq!(
+        bins_of(&r),
+        gridsync::histogram::wide::histogram_u16_cpu(&words)
+    );
     let y = gridsync::inputs::uniform_f32(4099, SEED, 0.0, 1.0);
     let r = launched(3, true, "count-above", &["--len", "4099", "--repeats", "1"]);
     assert_eq!(
@@ -356,6 +367,27 @@ fn ranks_read_their_byte_range_of_a_file() {
     let byte_file = dir.join("bytes.bin");
     std::fs::write(&byte_file, &bytes).unwrap();
     let f = floats.to_str().unwrap();
+    // The same file as 16-bit values: 65 536 bins, each rank its range.
+    let r = launched(
+        3,
+        true,
+        "histogram",
+        &["--input", f, "--repeats", "1", "--bins", "65536"],
+    );
+    let words: Vec<u16> = x
+        .iter()
+        .flat_map(|v| {
+            let b = v.to_le_bytes();
+            [
+                u16::from_le_bytes([b[0], b[1]]),
+                u16::from_le_bytes([b[2], b[3]]),
+            ]
+        })
+        .collect();
+    assert_eq!(
+        bins_of(&r),
+        gridsync::histogram::wide::histogram_u16_cpu(&words)
+    );
     let r = launched(3, true, "count-above", &["--input", f, "--repeats", "1"]);
     assert_eq!(
         r["count"].as_u64().unwrap(),
@@ -598,6 +630,14 @@ fn gpu_two_ranks_give_the_single_process_results() {
     assert_eq!(
         bins_of(&r),
         gridsync::histogram::histogram_cpu(&bytes, gridsync::histogram::Bins::Byte)
+    );
+    let mut wide = args.clone();
+    wide.extend(["--bins", "65536"]);
+    let r = launched(2, false, "histogram", &wide);
+    let words = gridsync::inputs::uniform_u16(len, SEED);
+    assert_eq!(
+        bins_of(&r),
+        gridsync::histogram::wide::histogram_u16_cpu(&words)
     );
     let r = launched(2, false, "reduce", &args);
     let x = gridsync::inputs::uniform_f32(len, SEED, -1.0, 1.0);

@@ -96,7 +96,8 @@ pub struct MultiArgs {
     /// generated input of --len].
     #[arg(long, requires = "ranks", value_name = "FILE", conflicts_with = "len")]
     input: Option<std::path::PathBuf>,
-    /// With --ranks, histogram: 256 bins, or 128 (ASCII, bytes ≥ 128 not counted).
+    /// With --ranks, histogram: 256 bins, 128 (ASCII, bytes ≥ 128 not counted), or 65536 (of
+    /// 16-bit values: token ids, samples; a file is raw little-endian u16).
     #[arg(long, default_value_t = 256, requires = "ranks")]
     bins: u32,
 }
@@ -161,7 +162,6 @@ fn rank_command(device: Option<u32>, simulate: bool, args: &MultiArgs, json: boo
             ));
         }
     };
-    let bins = gridsync::histogram::Bins::from_count(args.bins)?;
     if !(args.rendezvous_timeout.is_finite() && args.rendezvous_timeout > 0.0) {
         return Err(gridsync::Error::InvalidInput(format!(
             "--rendezvous-timeout {}: a positive number of seconds",
@@ -178,14 +178,22 @@ fn rank_command(device: Option<u32>, simulate: bool, args: &MultiArgs, json: boo
     let input = match &args.input {
         Some(p) => RankInput::File(p.clone()),
         None => {
-            RankInput::Generated(
-                args.len
-                    .unwrap_or(if simulate { 100_003 } else { 100_000_000 }),
-            )
+            let len = args
+                .len
+                .unwrap_or(if simulate { 100_003 } else { 100_000_000 });
+            // This rank's slice, generated and kept while it is checked.
+            let each = match (args.op, args.bins) {
+                (Op::Histogram, 65536) => 2,
+                (Op::Histogram, _) => 1,
+                _ => 4,
+            };
+            let slice = (len as u64).div_ceil(u64::from(me.world.max(1)));
+            gridsync::runtime::memory::check_host("--len", slice.saturating_mul(each * 2))?;
+            RankInput::Generated(len)
         }
     };
     let world = World::join(me, device, simulate, timeout, args.host_combine)?;
-    let r = world::run(&world, op, &input, bins, 0.5, args.repeats)?;
+    let r = world::run(&world, op, &input, args.bins, 0.5, args.repeats)?;
     // Every rank checked its result; rank 0 speaks for the job.
     if world.rank().rank == 0 {
         print_json_or(json, &r, print_rank_report)?;

@@ -272,6 +272,11 @@ impl<'a> WideLaunch<'a> {
         }
     }
 
+    /// The bins' buffer on the device (the plans combine it where it is).
+    pub(crate) fn bins_buffer(&self) -> &Buffer<u64> {
+        &self.out
+    }
+
     /// The bins after the last launch (waits for it).
     ///
     /// # Errors

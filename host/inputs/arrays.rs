@@ -80,8 +80,14 @@ pub fn parse_raw_u16(bytes: &[u8]) -> std::result::Result<Vec<u16>, String> {
 
 /// `len` uniform random 16-bit values, value `i` a hash of `seed` and `i`.
 pub fn uniform_u16(len: usize, seed: u64) -> Vec<u16> {
-    let mut v = vec![0u16; len];
-    par_chunks_mut(&mut v, |start, chunk| {
+    uniform_u16_range(0..len, seed)
+}
+
+/// Values `range` of the input [`uniform_u16`] makes with `seed`, without the others.
+pub fn uniform_u16_range(range: Range<usize>, seed: u64) -> Vec<u16> {
+    let mut v = vec![0u16; range.len()];
+    par_chunks_mut(&mut v, |at, chunk| {
+        let start = range.start + at;
         for (k, x) in chunk.iter_mut().enumerate() {
             *x = (splitmix64(seed ^ (start + k) as u64) >> 48) as u16;
         }
@@ -223,15 +229,19 @@ mod tests {
         for len in [0, 1, 7, 8, 9, 1003, 100_003] {
             let whole = uniform_f32(len, 5, -1.0, 1.0);
             let bytes = crate::histogram::uniform_bytes(len, 5);
+            let words = uniform_u16(len, 5);
             for parts in [1, 2, 3, 8] {
                 let mut f = Vec::new();
                 let mut b = Vec::new();
+                let mut w = Vec::new();
                 for r in crate::multi::split(len, parts) {
+                    w.extend(uniform_u16_range(r.clone(), 5));
                     f.extend(uniform_f32_range(r.clone(), 5, -1.0, 1.0));
                     b.extend(crate::histogram::uniform_bytes_range(r, 5));
                 }
                 assert_eq!(f, whole, "{len} in {parts}");
                 assert_eq!(b, bytes, "{len} in {parts}");
+                assert_eq!(w, words, "{len} in {parts}");
             }
         }
     }

@@ -64,7 +64,7 @@ pub(crate) use together::{at_once_on, enable_peer_access_on, join, spawn_in};
 
 pub use combine::{Combiner, NcclComms, Op};
 pub use ops::{count_above, histogram, histogram_ascii, max, min, sum, sum_min_max};
-pub use plans::{CountPlan, HistogramPlan, ReducePlan};
+pub use plans::{CountPlan, HistogramPlan, ReducePlan, WideHistogramPlan};
 pub use resident::Scattered;
 
 use crate::runtime::device::init_driver;

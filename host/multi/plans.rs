@@ -4,6 +4,7 @@
 use super::combine::{Combiner, Op, Partial};
 use super::{DeviceSet, Scattered};
 use crate::count_above::{CountKernel, CountLaunch, config_for as count_config};
+use crate::histogram::wide::{BINS as WIDE_BINS, WideLaunch, fastest_wide_kernel, wide_config};
 use crate::histogram::{Bins, HistogramLaunch, config_for as hist_config, fastest_kernel};
 use crate::primitives::lock::MutexBounds;
 use crate::reduce::{DeviceReduction, SinglePass, SinglePassKernel};
@@ -171,6 +172,49 @@ impl<'s> HistogramPlan<'s> {
             l.bins_buffer()
                 .ok_or_else(|| Error::InvalidInput("a histogram kernel with per-block rows".into()))
         })
+    }
+}
+
+/// A 65 536-bin histogram of scattered 16-bit values (token ids, samples), prepared once: every
+/// device counts its slice with the fastest wide kernel, the 65 536 counts are added on the GPUs
+/// (512 KiB per device through the combine).
+pub struct WideHistogramPlan<'s> {
+    devices: PerDevice<'s, WideLaunch<'s>, u64>,
+}
+
+impl<'s> WideHistogramPlan<'s> {
+    /// Prepares the fastest 65 536-bin kernel over every slice of `x`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for data scattered over another set; a device's error.
+    pub fn new(set: &'s DeviceSet, x: &'s Scattered<u16>) -> Result<WideHistogramPlan<'s>> {
+        let zeros = vec![0u64; WIDE_BINS];
+        let devices = PerDevice::new(set, x, &zeros, |t, part, n| {
+            let kernel = fastest_wide_kernel(t);
+            let cfg = wide_config(t, kernel, n)?;
+            WideLaunch::new(t, kernel, part, n, cfg)
+        })?;
+        Ok(WideHistogramPlan { devices })
+    }
+
+    /// Every device's count, queued at once, then the bins added.
+    ///
+    /// # Errors
+    /// A launch, driver or NCCL error.
+    pub fn run(&self, combiner: &Combiner) -> Result<Vec<u64>> {
+        for l in self.devices.launches.iter().flatten() {
+            l.launch()?;
+        }
+        self.combine(combiner)
+    }
+
+    /// The combine step alone (as [`ReducePlan::combine`]).
+    ///
+    /// # Errors
+    /// A driver or NCCL error.
+    pub fn combine(&self, combiner: &Combiner) -> Result<Vec<u64>> {
+        self.devices
+            .combine(combiner, Op::Sum, |l| Ok(l.bins_buffer()))
     }
 }
 

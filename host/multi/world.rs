@@ -29,9 +29,13 @@
 
 use super::combine::{Combiner, Op};
 use super::ranks::{Links, Rank};
-use super::{CountPlan, DeviceList, DeviceSet, HistogramPlan, ReducePlan, Scattered, split};
+use super::{
+    CountPlan, DeviceList, DeviceSet, HistogramPlan, ReducePlan, Scattered, WideHistogramPlan,
+    split,
+};
+use crate::histogram::wide::{BINS as WIDE_BINS, histogram_u16_cpu};
 use crate::histogram::{Bins, histogram_cpu, uniform_bytes_range};
-use crate::inputs::{RAW_EXTENSIONS, uniform_f32_range};
+use crate::inputs::{RAW_EXTENSIONS, uniform_f32_range, uniform_u16_range};
 use crate::runtime::error::{Error, Result};
 use gpu::lessons::reduce::{MaxF32, MinF32, SumF32InF64};
 use serde::Serialize;
@@ -170,7 +174,7 @@ fn file_elements(path: &Path, size: usize) -> Result<usize> {
             source,
         })?
         .len();
-    if size > 1 {
+    if size == 4 {
         let raw = path
             .extension()
             .and_then(|e| e.to_str())
@@ -276,7 +280,7 @@ pub struct RankReport {
 /// run `repeats` times each (after a warm-up) and combined across the ranks, every result
 /// checked on every rank against the CPU's result of the same slices combined over the links
 /// (exactly for integers, min and max; within the `f64` bound for sums). `bins` is for the
-/// histogram, `threshold` for count-above.
+/// histogram (128, 256, or 65 536 over 16-bit values), `threshold` for count-above.
 ///
 /// # Errors
 /// [`Error::Mismatch`] if a result differs from the CPU's; [`Error::InvalidInput`] for a file
@@ -286,12 +290,25 @@ pub fn run(
     world: &World,
     op: super::report::MultiOp,
     input: &RankInput,
-    bins: Bins,
+    bins: u32,
     threshold: f32,
     repeats: u32,
 ) -> Result<RankReport> {
     use super::report::{MultiOp, SEED};
-    let size = if op == MultiOp::Histogram { 1 } else { 4 };
+    let wide = op == MultiOp::Histogram && bins as usize == WIDE_BINS;
+    let byte_bins = match (op, wide) {
+        (MultiOp::Histogram, false) => Some(Bins::from_count(bins).map_err(|_| {
+            Error::InvalidInput(format!(
+                "{bins} bins: 128 (ASCII bytes), 256 (bytes) or 65536 (16-bit values)"
+            ))
+        })?),
+        _ => None,
+    };
+    let size = match (op, wide) {
+        (MultiOp::Histogram, true) => 2,
+        (MultiOp::Histogram, false) => 1,
+        _ => 4,
+    };
     let len = match input {
         RankInput::Generated(n) => *n,
         RankInput::File(p) => file_elements(p, size)?,
@@ -347,7 +364,34 @@ pub fn run(
     };
     let bytes_total = len * size;
     match op {
+        MultiOp::Histogram if wide => {
+            let data: Vec<u16> = match raw {
+                Some(b) => b
+                    .chunks_exact(2)
+                    .map(|c| u16::from_le_bytes([c[0], c[1]]))
+                    .collect(),
+                None => uniform_u16_range(mine, SEED),
+            };
+            let want = world.links.all_reduce(&histogram_u16_cpu(&data), Op::Sum)?;
+            let x = Scattered::<u16>::zeros(&world.set, data.len())?;
+            x.copy_from(&world.set, &data)?;
+            drop(data);
+            let plan = WideHistogramPlan::new(&world.set, &x)?;
+            let (row, got) = timed(world, "histogram", bytes_total, repeats, || {
+                let h = plan.run(&world.combiner)?;
+                same_bins(world, &h, &want)?;
+                Ok(h)
+            })?;
+            let total: u64 = got.iter().sum();
+            report.rows.push(RankRow {
+                result: format!("{} bins, {total} values counted", got.len()),
+                expected: format!("{} bins, equal", want.len()),
+                ..row
+            });
+            report.bins = Some(got);
+        }
         MultiOp::Histogram => {
+            let bins = byte_bins.unwrap_or(Bins::Byte);
             let data = match raw {
                 Some(b) => b,
                 None => uniform_bytes_range(mine, SEED),
@@ -361,15 +405,7 @@ pub fn run(
             let plan = HistogramPlan::new(&world.set, &x, bins)?;
             let (row, got) = timed(world, "histogram", bytes_total, repeats, || {
                 let h = plan.run(&world.combiner)?;
-                if h != want {
-                    let b = (0..h.len()).find(|&b| h[b] != want[b]).unwrap_or(0);
-                    return Err(Error::Mismatch(format!(
-                        "rank {}: bin {b} = {}, CPU {}",
-                        world.rank.rank,
-                        h.get(b).copied().unwrap_or(0),
-                        want.get(b).copied().unwrap_or(0)
-                    )));
-                }
+                same_bins(world, &h, &want)?;
                 Ok(h)
             })?;
             let total: u64 = got.iter().sum();
@@ -482,6 +518,22 @@ pub fn run(
         }
     }
     Ok(report)
+}
+
+/// `got` against the CPU's bins, naming the first that differs.
+fn same_bins(world: &World, got: &[u64], want: &[u64]) -> Result<()> {
+    if got == want {
+        return Ok(());
+    }
+    let b = (0..got.len().max(want.len()))
+        .find(|&b| got.get(b) != want.get(b))
+        .unwrap_or(0);
+    Err(Error::Mismatch(format!(
+        "rank {}: bin {b} = {:?}, CPU {:?}",
+        world.rank.rank,
+        got.get(b),
+        want.get(b)
+    )))
 }
 
 /// Runs `call` once to warm up, then `repeats` times, every rank lined up by a barrier before
