@@ -9,6 +9,10 @@
 //! `OMPI_COMM_WORLD_LOCAL_RANK`, the same address). Missing or inconsistent values are errors
 //! that name the variable.
 //!
+//! The rendezvous address: `--rendezvous`, else `GRIDSYNC_RENDEZVOUS`, else
+//! `MASTER_ADDR:MASTER_PORT` — except under torchrun, whose agent keeps a store of its own at
+//! `MASTER_PORT` (it sets `TORCHELASTIC_USE_AGENT_STORE=True`), where it is `MASTER_PORT + 1`.
+//!
 //! **Rendezvous** ([`rendezvous`]): rank 0 listens at the address and, once every other rank has
 //! said hello (its rank, the world size and the job's name), sends each the id. Other ranks
 //! connect with retries. Everything is bounded by one timeout: a rank that never arrives is an
@@ -134,9 +138,24 @@ pub fn discover_from(opts: &RankOptions, env: impl Fn(&str) -> Option<String>) -
         .local_rank
         .or(found.and_then(|f| f.3))
         .unwrap_or(if world == 1 { 0 } else { rank });
-    let address = match &opts.address {
-        Some(a) => a.clone(),
+    let address = match opts.address.clone().or_else(|| env("GRIDSYNC_RENDEZVOUS")) {
+        Some(a) => a,
         None => match (env("MASTER_ADDR"), env("MASTER_PORT")) {
+            // torchrun's agent serves its own store at MASTER_PORT (and says so): the next port.
+            (Some(host), Some(port))
+                if env("TORCHELASTIC_USE_AGENT_STORE").as_deref() == Some("True") =>
+            {
+                let p: u16 = port.trim().parse().map_err(|_| {
+                    Error::InvalidInput(format!("MASTER_PORT={port:?} is not a port"))
+                })?;
+                let next = p.checked_add(1).ok_or_else(|| {
+                    Error::InvalidInput(format!(
+                        "MASTER_PORT={p}: under torchrun gridsync listens at MASTER_PORT + 1; \
+                         set GRIDSYNC_RENDEZVOUS=HOST:PORT"
+                    ))
+                })?;
+                format!("{host}:{next}")
+            }
             (Some(host), Some(port)) => format!("{host}:{port}"),
             (None, None) if world == 1 => "127.0.0.1:0".into(),
             (None, None) => {
@@ -823,6 +842,36 @@ mod tests {
             (1, 2, 1, "torchrun")
         );
         assert_eq!(r.address, "127.0.0.1:29500");
+        // Under torchrun's agent (which holds MASTER_PORT), the next port; an explicit address
+        // (GRIDSYNC_RENDEZVOUS, then --rendezvous) wins.
+        let torchrun = [
+            ("RANK", "0"),
+            ("WORLD_SIZE", "2"),
+            ("MASTER_ADDR", "localhost"),
+            ("MASTER_PORT", "46167"),
+            ("TORCHELASTIC_USE_AGENT_STORE", "True"),
+        ];
+        assert_eq!(
+            discover_from(&none, env(&torchrun)).unwrap().address,
+            "localhost:46168"
+        );
+        let mut given = torchrun.to_vec();
+        given.push(("GRIDSYNC_RENDEZVOUS", "node0:1234"));
+        assert_eq!(
+            discover_from(&none, env(&given)).unwrap().address,
+            "node0:1234"
+        );
+        let opts = RankOptions {
+            address: Some("node1:99".into()),
+            ..RankOptions::default()
+        };
+        assert_eq!(
+            discover_from(&opts, env(&given)).unwrap().address,
+            "node1:99"
+        );
+        let mut last = torchrun.to_vec();
+        last[3] = ("MASTER_PORT", "65535");
+        assert!(discover_from(&none, env(&last)).is_err());
         let r = discover_from(
             &none,
             env(&[
