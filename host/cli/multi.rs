@@ -10,7 +10,7 @@ use gridsync::multi::peer::PeerObject;
 use gridsync::multi::ranks::{RankOptions, discover};
 use gridsync::multi::report::{MultiOp, MultiReport, run};
 use gridsync::multi::scope_report::{self, ScopeDemo, ScopeOptions, ScopeReport};
-use gridsync::multi::world::{self, RankInput, RankReport, World};
+use gridsync::multi::world::{self, JoinOptions, RankInput, RankReport, World};
 use gridsync::multi::{DeviceList, DeviceSet};
 use std::time::Duration;
 
@@ -192,7 +192,13 @@ fn rank_command(device: Option<u32>, simulate: bool, args: &MultiArgs, json: boo
             RankInput::Generated(len)
         }
     };
-    let world = World::join(me, device, simulate, timeout, args.host_combine)?;
+    let opts = JoinOptions {
+        device,
+        simulate,
+        timeout,
+        host_combine: args.host_combine,
+    };
+    let world = World::join(me, &opts)?;
     let r = world::run(&world, op, &input, args.bins, 0.5, args.repeats)?;
     // Every rank checked its result; rank 0 speaks for the job.
     if world.rank().rank == 0 {

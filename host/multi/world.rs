@@ -10,12 +10,12 @@
 //! ```no_run
 //! # fn main() -> gridsync::Result<()> {
 //! use gridsync::multi::ranks::{RankOptions, discover};
-//! use gridsync::multi::world::World;
+//! use gridsync::multi::world::{JoinOptions, World};
 //! use gridsync::multi::{Op, ReducePlan, Scattered};
 //! use gridsync::gpu::lessons::reduce::SumF32InF64;
 //! // Under torchrun, srun, mpirun or `gridsync launch`: who am I, which GPU, the communicator.
 //! let rank = discover(&RankOptions::default())?;
-//! let world = World::join(rank, None, false, std::time::Duration::from_secs(60), false)?;
+//! let world = World::join(rank, &JoinOptions::default())?;
 //! // My slice of a 10⁹-element input, on my GPU.
 //! let mine = world.slice(1_000_000_000);
 //! let x: Vec<f32> = mine.clone().map(|i| (i % 7) as f32).collect();
@@ -28,7 +28,7 @@
 //! ```
 
 use super::combine::{Combiner, Op};
-use super::ranks::{Links, Rank};
+use super::ranks::{DEFAULT_RENDEZVOUS_TIMEOUT, Links, Rank};
 use super::{
     CountPlan, DeviceList, DeviceSet, HistogramPlan, ReducePlan, Scattered, WideHistogramPlan,
     split,
@@ -45,6 +45,32 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// How a rank joins its job ([`World::join`]).
+#[derive(Clone, Debug)]
+pub struct JoinOptions {
+    /// This rank's GPU; `None`: the local rank's.
+    pub device: Option<u32>,
+    /// A simulator instead of a GPU.
+    pub simulate: bool,
+    /// The bound on the rendezvous, NCCL's set-up, and every later exchange and collective.
+    pub timeout: Duration,
+    /// Combine on the hosts over the links even where every rank has NCCL.
+    pub host_combine: bool,
+}
+
+impl Default for JoinOptions {
+    /// The local rank's GPU, a 60 s bound ([`DEFAULT_RENDEZVOUS_TIMEOUT`]), NCCL where every
+    /// rank has it.
+    fn default() -> JoinOptions {
+        JoinOptions {
+            device: None,
+            simulate: false,
+            timeout: DEFAULT_RENDEZVOUS_TIMEOUT,
+            host_combine: false,
+        }
+    }
+}
+
 /// One rank of a launched job, joined: its device, its links to the other ranks, its combiner.
 #[derive(Debug)]
 pub struct World {
@@ -56,10 +82,11 @@ pub struct World {
 }
 
 impl World {
-    /// Joins `rank`'s job: the rendezvous (bounded by `timeout`, which then bounds every
-    /// exchange and NCCL's set-up), then this rank's device — GPU `device`, else the local
-    /// rank's; a simulator with `simulate` — then the combiner every rank agrees on (NCCL where
-    /// every rank has it and `host_only` is off, else the host combine over the links).
+    /// Joins `rank`'s job: the rendezvous (bounded by `opts.timeout`, which then bounds every
+    /// exchange and NCCL's set-up), then this rank's device — GPU `opts.device`, else the local
+    /// rank's; a simulator with `opts.simulate` — then the combiner every rank agrees on (NCCL
+    /// where every rank has it and `opts.host_combine` is off, else the host combine over the
+    /// links).
     ///
     /// Every rank checks that every rank opened its device: a rank whose GPU is missing makes
     /// every rank fail at once, each saying which rank.
@@ -67,13 +94,13 @@ impl World {
     /// # Errors
     /// The rendezvous's errors; a device that cannot be opened (on the rank, naming it; on the
     /// others, naming that rank); an NCCL error.
-    pub fn join(
-        rank: Rank,
-        device: Option<u32>,
-        simulate: bool,
-        timeout: Duration,
-        host_only: bool,
-    ) -> Result<World> {
+    pub fn join(rank: Rank, opts: &JoinOptions) -> Result<World> {
+        let JoinOptions {
+            device,
+            simulate,
+            timeout,
+            host_combine,
+        } = *opts;
         let links = Arc::new(Links::open(&rank, timeout)?);
         let ordinal = device.unwrap_or(rank.local_rank);
         let opened = DeviceSet::open(&DeviceList::Ordinals(vec![ordinal]), simulate).map_err(|e| {
@@ -104,7 +131,7 @@ impl World {
             }
             (Ok(set), _) => set,
         };
-        let combiner = Combiner::for_ranks(&set, links.clone(), host_only)?;
+        let combiner = Combiner::for_ranks(&set, links.clone(), host_combine)?;
         Ok(World {
             rank,
             set,
