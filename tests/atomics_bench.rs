@@ -131,13 +131,7 @@ fn the_benchmark_refuses_the_simulator() {
     assert!(matches!(r, Err(Error::Unsupported(_))), "{r:?}");
 }
 
-/// Runs the `gridsync` binary (`GRIDSYNC_BIN` overrides the path cargo built it at, for test
-/// binaries copied to another machine).
-fn cli(args: &[&str]) -> std::process::Output {
-    let bin = std::env::var("GRIDSYNC_BIN")
-        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_gridsync").to_string());
-    std::process::Command::new(bin).args(args).output().unwrap()
-}
+use common::cli;
 
 #[test]
 fn cli_atomics_on_the_simulator_prints_json() {

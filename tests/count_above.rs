@@ -202,12 +202,7 @@ fn input_files_are_read_or_rejected_with_an_error() {
     }
 }
 
-/// Runs the `gridsync` binary (`GRIDSYNC_BIN` overrides the path, for copied test binaries).
-fn cli(args: &[&str]) -> std::process::Output {
-    let bin = std::env::var("GRIDSYNC_BIN")
-        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_gridsync").to_string());
-    std::process::Command::new(bin).args(args).output().unwrap()
-}
+use common::cli;
 
 #[test]
 fn cli_count_above_on_the_simulator() {

@@ -153,12 +153,7 @@ fn the_demo_reports_every_kernel_and_the_check_can_fail() {
     ));
 }
 
-/// Runs the `gridsync` binary (`GRIDSYNC_BIN` overrides the path, for copied test binaries).
-fn cli(args: &[&str]) -> std::process::Output {
-    let bin = std::env::var("GRIDSYNC_BIN")
-        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_gridsync").to_string());
-    std::process::Command::new(bin).args(args).output().unwrap()
-}
+use common::cli;
 
 #[test]
 fn cli_dot_on_the_simulator() {

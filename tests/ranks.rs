@@ -168,10 +168,7 @@ fn an_address_in_use_is_an_error_on_rank_0() {
 
 // ---- Real processes ----
 
-/// The gridsync binary (`GRIDSYNC_BIN` where the tests were copied to another machine).
-fn bin() -> String {
-    std::env::var("GRIDSYNC_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_gridsync").to_string())
-}
+use common::bin;
 
 /// Runs `gridsync ARGS`, bounded by `limit`; its output.
 fn gridsync(args: &[&str], limit: Duration) -> std::process::Output {

@@ -404,8 +404,7 @@ fn gpu_every_benchmark_size_is_checked_before_it_is_allocated() {
 fn the_binary_starts_without_a_driver_or_an_environment() {
     // No LD_LIBRARY_PATH (cargo puts the link-time stub there): the binary loads the driver
     // itself at run time, or finds none and says so.
-    let bin = std::env::var("GRIDSYNC_BIN")
-        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_gridsync").to_string());
+    let bin = common::bin();
     let out = std::process::Command::new(&bin)
         .args(["race", "--simulate", "--json"])
         .env_clear()

@@ -2,9 +2,10 @@
 //! is what CI builds and runs); names, sources and existing directories are checked. Building
 //! and running a new project is CI's step (it takes the packaged crates and minutes).
 
+mod common;
+
 use gridsync::scaffold::{NewProject, Source};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// A fresh directory under the system's temporary one, removed at the end of the test.
 struct Scratch(PathBuf);
@@ -134,12 +135,7 @@ fn a_project_is_written_once_and_named_well() {
     }
 }
 
-/// Runs the `gridsync` binary (`GRIDSYNC_BIN` overrides the path, for copied test binaries).
-fn gridsync(args: &[&str]) -> std::process::Output {
-    let bin = std::env::var("GRIDSYNC_BIN")
-        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_gridsync").to_string());
-    Command::new(bin).args(args).output().unwrap()
-}
+use common::cli as gridsync;
 
 #[test]
 fn the_cli_writes_projects_from_each_source_and_refuses_what_it_cannot() {

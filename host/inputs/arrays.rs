@@ -28,10 +28,7 @@ pub fn read_f32_file(path: &Path) -> Result<Vec<f32>> {
         path: path.to_path_buf(),
         source,
     };
-    let raw = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .is_some_and(|e| RAW_EXTENSIONS.iter().any(|r| e.eq_ignore_ascii_case(r)));
+    let raw = is_raw_f32(path);
     // Raw: the file's bytes, then as many bytes of floats. Text: the file, then at most one
     // 4-byte float per 2 bytes of text ("1 "), twice that while the vector grows.
     crate::runtime::memory::check_file(path, if raw { 2 } else { 5 })?;
@@ -44,6 +41,14 @@ pub fn read_f32_file(path: &Path) -> Result<Vec<f32>> {
         parse_text_f32(&text)
             .map_err(|why| Error::InvalidInput(format!("{}: {why}", path.display())))
     }
+}
+
+/// Whether `path` names a raw little-endian `f32` file (its extension one of
+/// [`RAW_EXTENSIONS`]) rather than text.
+pub fn is_raw_f32(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| RAW_EXTENSIONS.iter().any(|r| e.eq_ignore_ascii_case(r)))
 }
 
 /// Reads an array of 16-bit values from `path`: raw little-endian `u16` (what

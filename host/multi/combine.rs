@@ -210,19 +210,13 @@ impl NcclComms {
         let me = links.rank();
         let id = if me.rank == 0 {
             let id = nccl::get_uniqueid().map_err(nccl_err("ncclGetUniqueId"))?;
-            links.broadcast(Some(&id.internal.map(|c| c as u8)))?
+            links.broadcast_id(Some(&id.internal.map(|c| c as u8)))?
         } else {
-            links.broadcast(None)?
+            links.broadcast_id(None)?
         };
         let mut unique = nccl_sys::ncclUniqueId {
             internal: [0; ID_BYTES],
         };
-        if id.len() != ID_BYTES {
-            return Err(Error::Unsupported(format!(
-                "an NCCL id of {} bytes from rank 0 (expected {ID_BYTES})",
-                id.len()
-            )));
-        }
         for (u, b) in unique.internal.iter_mut().zip(&id) {
             *u = *b as std::ffi::c_char;
         }

@@ -73,7 +73,8 @@ pub fn launch(
     let job = format!("launch-{}-{port}", std::process::id());
     let _caught = signals::catch();
     let mut children: Vec<Child> = Vec::new();
-    let mut pumps = Vec::new();
+    // Output threads started, each saying on `done_tx` when its pipe closed.
+    let mut pumps = 0;
     let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
     for rank in 0..opts.ranks {
         let mut spawned = Command::new(&exe);
@@ -112,19 +113,12 @@ pub fn launch(
             String::new()
         };
         if let Some(out) = child.stdout.take() {
-            let tag = tag.clone();
-            let done = done_tx.clone();
-            pumps.push(std::thread::spawn(move || {
-                pump(out, &tag, &mut std::io::stdout());
-                let _ = done.send(());
-            }));
+            spawn_pump(out, tag.clone(), std::io::stdout, &done_tx);
+            pumps += 1;
         }
         if let Some(err) = child.stderr.take() {
-            let done = done_tx.clone();
-            pumps.push(std::thread::spawn(move || {
-                pump(err, &tag, &mut std::io::stderr());
-                let _ = done.send(());
-            }));
+            spawn_pump(err, tag, std::io::stderr, &done_tx);
+            pumps += 1;
         }
         children.push(child);
     }
@@ -133,17 +127,10 @@ pub fn launch(
     // a process that left the group could still hold one open: its last lines get a moment,
     // then it is left behind rather than waited for.
     let until = Instant::now() + Duration::from_secs(2);
-    let mut finished = 0;
-    while finished < pumps.len() {
+    for _ in 0..pumps {
         let left = until.saturating_duration_since(Instant::now());
-        match done_rx.recv_timeout(left) {
-            Ok(()) => finished += 1,
-            Err(_) => break,
-        }
-    }
-    if finished == pumps.len() {
-        for p in pumps {
-            let _ = p.join();
+        if done_rx.recv_timeout(left).is_err() {
+            break;
         }
     }
     waited.map(|statuses| LaunchOutcome { statuses })
@@ -156,6 +143,20 @@ fn free_port() -> Result<u16> {
     l.local_addr()
         .map(|a| a.port())
         .map_err(|e| Error::Job(format!("no free port on 127.0.0.1: {e}")))
+}
+
+/// Starts a thread copying `from` to `to()` ([`pump`]) that says on `done` when `from` closed.
+fn spawn_pump<W: Write + 'static>(
+    from: impl Read + Send + 'static,
+    tag: String,
+    to: fn() -> W,
+    done: &std::sync::mpsc::Sender<()>,
+) {
+    let done = done.clone();
+    std::thread::spawn(move || {
+        pump(from, &tag, &mut to());
+        let _ = done.send(());
+    });
 }
 
 /// Copies `from` to `to` line by line, each line whole and after `tag`.

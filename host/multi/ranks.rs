@@ -357,24 +357,19 @@ pub mod wire {
 /// went wrong — the address in use, a rank that never arrived (after `timeout`, on every rank),
 /// a refused hello (another job, a wrong world size, a rank twice) — on the ranks it concerns.
 pub fn rendezvous(me: &Rank, id: Option<&[u8]>, timeout: Duration) -> Result<Vec<u8>> {
+    check_id(me, id)?;
+    Links::open(me, timeout)?.broadcast_id(id)
+}
+
+/// Rank 0 must bring an id of [`ID_BYTES`]; the other ranks bring none.
+fn check_id(me: &Rank, id: Option<&[u8]>) -> Result<()> {
     match (me.rank, id) {
-        (0, Some(id)) if id.len() == ID_BYTES => {}
-        (0, _) => {
-            return Err(Error::InvalidInput(format!(
-                "rank 0 must bring an id of {ID_BYTES} bytes"
-            )));
-        }
-        _ => {}
+        (0, Some(id)) if id.len() == ID_BYTES => Ok(()),
+        (0, _) => Err(Error::InvalidInput(format!(
+            "rank 0 must bring an id of {ID_BYTES} bytes"
+        ))),
+        _ => Ok(()),
     }
-    let links = Links::open(me, timeout)?;
-    let got = links.broadcast(id)?;
-    if got.len() != ID_BYTES {
-        return Err(Error::Unsupported(format!(
-            "rendezvous: an id of {} bytes from rank 0 (expected {ID_BYTES})",
-            got.len()
-        )));
-    }
-    Ok(got)
 }
 
 fn io(what: String) -> impl FnOnce(std::io::Error) -> Error {
@@ -507,6 +502,22 @@ impl Links {
         } else {
             self.receive(stream_to_0(&mut streams)?, 0)
         }
+    }
+
+    /// Rank 0's id of [`ID_BYTES`] (rank 0 passes `Some`, the others `None`), on every rank.
+    ///
+    /// # Errors
+    /// As [`Links::broadcast`]; an id of another length, from rank 0 or given to it.
+    pub fn broadcast_id(&self, id: Option<&[u8]>) -> Result<Vec<u8>> {
+        check_id(&self.me, id)?;
+        let got = self.broadcast(id)?;
+        if got.len() != ID_BYTES {
+            return Err(Error::Unsupported(format!(
+                "rendezvous: an id of {} bytes from rank 0 (expected {ID_BYTES})",
+                got.len()
+            )));
+        }
+        Ok(got)
     }
 
     /// Every rank's `mine` (all of one length), folded by rank 0 in rank order —

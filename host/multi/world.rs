@@ -35,7 +35,10 @@ use super::{
 };
 use crate::histogram::wide::{BINS as WIDE_BINS, histogram_u16_cpu};
 use crate::histogram::{Bins, histogram_cpu, uniform_bytes_range};
-use crate::inputs::{RAW_EXTENSIONS, uniform_f32_range, uniform_u16_range};
+use crate::inputs::{
+    is_raw_f32, parse_raw_f32, parse_raw_u16, uniform_f32_range, uniform_u16_range,
+};
+use crate::reduce::DeviceReduction;
 use crate::runtime::error::{Error, Result};
 use gpu::lessons::reduce::{MaxF32, MinF32, SumF32InF64};
 use serde::Serialize;
@@ -202,11 +205,7 @@ fn file_elements(path: &Path, size: usize) -> Result<usize> {
         })?
         .len();
     if size == 4 {
-        let raw = path
-            .extension()
-            .and_then(|e| e.to_str())
-            .is_some_and(|e| RAW_EXTENSIONS.iter().any(|r| e.eq_ignore_ascii_case(r)));
-        if !raw {
+        if !is_raw_f32(path) {
             return Err(Error::InvalidInput(format!(
                 "{}: ranks read raw little-endian f32 files (.f32 or .bin) by byte range; a \
                  text file cannot be cut by bytes (write it with numpy's tofile)",
@@ -393,10 +392,7 @@ pub fn run(
     match op {
         MultiOp::Histogram if wide => {
             let data: Vec<u16> = match raw {
-                Some(b) => b
-                    .chunks_exact(2)
-                    .map(|c| u16::from_le_bytes([c[0], c[1]]))
-                    .collect(),
+                Some(b) => parse_raw_u16(&b).map_err(Error::InvalidInput)?,
                 None => uniform_u16_range(mine, SEED),
             };
             let want = world.links.all_reduce(&histogram_u16_cpu(&data), Op::Sum)?;
@@ -404,17 +400,10 @@ pub fn run(
             x.copy_from(&world.set, &data)?;
             drop(data);
             let plan = WideHistogramPlan::new(&world.set, &x)?;
-            let (row, got) = timed(world, "histogram", bytes_total, repeats, || {
-                let h = plan.run(&world.combiner)?;
-                same_bins(world, &h, &want)?;
-                Ok(h)
+            let (row, got) = histogram_row(world, "values", bytes_total, repeats, &want, || {
+                plan.run(&world.combiner)
             })?;
-            let total: u64 = got.iter().sum();
-            report.rows.push(RankRow {
-                result: format!("{} bins, {total} values counted", got.len()),
-                expected: format!("{} bins, equal", want.len()),
-                ..row
-            });
+            report.rows.push(row);
             report.bins = Some(got);
         }
         MultiOp::Histogram => {
@@ -430,25 +419,15 @@ pub fn run(
             x.copy_from(&world.set, &data)?;
             drop(data);
             let plan = HistogramPlan::new(&world.set, &x, bins)?;
-            let (row, got) = timed(world, "histogram", bytes_total, repeats, || {
-                let h = plan.run(&world.combiner)?;
-                same_bins(world, &h, &want)?;
-                Ok(h)
+            let (row, got) = histogram_row(world, "bytes", bytes_total, repeats, &want, || {
+                plan.run(&world.combiner)
             })?;
-            let total: u64 = got.iter().sum();
-            report.rows.push(RankRow {
-                result: format!("{} bins, {total} bytes counted", got.len()),
-                expected: format!("{} bins, equal", want.len()),
-                ..row
-            });
+            report.rows.push(row);
             report.bins = Some(got);
         }
         MultiOp::CountAbove | MultiOp::Reduce => {
             let data: Vec<f32> = match raw {
-                Some(b) => b
-                    .chunks_exact(4)
-                    .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                    .collect(),
+                Some(b) => parse_raw_f32(&b).map_err(Error::InvalidInput)?,
                 None if op == MultiOp::Reduce => uniform_f32_range(mine, SEED, -1.0, 1.0),
                 None => uniform_f32_range(mine, SEED, 0.0, 1.0),
             };
@@ -508,43 +487,72 @@ pub fn run(
                     ..row
                 });
                 report.sum = Some(s);
-                let same = |a: f32, b: f32| a == b || (a.is_nan() && b.is_nan());
-                let plan = ReducePlan::<MinF32>::new(&world.set, &x, Op::Min)?;
-                let (row, m) = timed(world, "min", bytes_total, repeats, || {
-                    let m = plan.run(&world.combiner)?;
-                    if !same(m, want_min) {
-                        return Err(Error::Mismatch(format!(
-                            "rank {who}: min {m}, CPU {want_min}"
-                        )));
-                    }
-                    Ok(m)
-                })?;
-                report.rows.push(RankRow {
-                    result: format!("{m}"),
-                    expected: format!("{want_min}"),
-                    ..row
-                });
+                let (row, m) =
+                    extreme_row::<MinF32>(world, &x, Op::Min, want_min, bytes_total, repeats)?;
+                report.rows.push(row);
                 report.min = Some(m);
-                let plan = ReducePlan::<MaxF32>::new(&world.set, &x, Op::Max)?;
-                let (row, m) = timed(world, "max", bytes_total, repeats, || {
-                    let m = plan.run(&world.combiner)?;
-                    if !same(m, want_max) {
-                        return Err(Error::Mismatch(format!(
-                            "rank {who}: max {m}, CPU {want_max}"
-                        )));
-                    }
-                    Ok(m)
-                })?;
-                report.rows.push(RankRow {
-                    result: format!("{m}"),
-                    expected: format!("{want_max}"),
-                    ..row
-                });
+                let (row, m) =
+                    extreme_row::<MaxF32>(world, &x, Op::Max, want_max, bytes_total, repeats)?;
+                report.rows.push(row);
                 report.max = Some(m);
             }
         }
     }
     Ok(report)
+}
+
+/// The timed row of a histogram whose plan `run` gives the bins, each run checked against the
+/// CPU's `want`; `unit` names what is counted.
+fn histogram_row(
+    world: &World,
+    unit: &str,
+    bytes: usize,
+    repeats: u32,
+    want: &[u64],
+    run: impl Fn() -> Result<Vec<u64>>,
+) -> Result<(RankRow, Vec<u64>)> {
+    let (row, got) = timed(world, "histogram", bytes, repeats, || {
+        let h = run()?;
+        same_bins(world, &h, want)?;
+        Ok(h)
+    })?;
+    let total: u64 = got.iter().sum();
+    let row = RankRow {
+        result: format!("{} bins, {total} {unit} counted", got.len()),
+        expected: format!("{} bins, equal", want.len()),
+        ..row
+    };
+    Ok((row, got))
+}
+
+/// The timed row of the minimum or maximum `R` of `x` (`op` says which), each run checked
+/// against the CPU's `want` exactly (NaN for no number on either side).
+fn extreme_row<R: DeviceReduction<Item = f32, Out = f32>>(
+    world: &World,
+    x: &Scattered<f32>,
+    op: Op,
+    want: f32,
+    bytes: usize,
+    repeats: u32,
+) -> Result<(RankRow, f32)> {
+    let name = if op == Op::Min { "min" } else { "max" };
+    let plan = ReducePlan::<R>::new(&world.set, x, op)?;
+    let (row, m) = timed(world, name, bytes, repeats, || {
+        let m = plan.run(&world.combiner)?;
+        if m != want && !(m.is_nan() && want.is_nan()) {
+            return Err(Error::Mismatch(format!(
+                "rank {}: {name} {m}, CPU {want}",
+                world.rank.rank
+            )));
+        }
+        Ok(m)
+    })?;
+    let row = RankRow {
+        result: format!("{m}"),
+        expected: format!("{want}"),
+        ..row
+    };
+    Ok((row, m))
 }
 
 /// `got` against the CPU's bins, naming the first that differs.

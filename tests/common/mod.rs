@@ -61,17 +61,20 @@ pub fn every_atomic_case_passes(target: &Target, shape: gridsync::atomics::Check
     );
 }
 
-/// Runs the `gridsync` binary (`GRIDSYNC_BIN` overrides the path cargo built it at, for test
-/// binaries copied to another machine).
+/// The `gridsync` binary's path: `GRIDSYNC_BIN`, for test binaries copied to another machine,
+/// else where cargo built it.
+pub fn bin() -> String {
+    std::env::var("GRIDSYNC_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_gridsync").to_string())
+}
+
+/// Runs the `gridsync` binary ([`bin`]).
 pub fn cli(args: &[&str]) -> std::process::Output {
     cli_env(args, &[])
 }
 
 /// [`cli`] with variables added to its environment.
 pub fn cli_env(args: &[&str], vars: &[(&str, &str)]) -> std::process::Output {
-    let bin = std::env::var("GRIDSYNC_BIN")
-        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_gridsync").to_string());
-    std::process::Command::new(bin)
+    std::process::Command::new(bin())
         .args(args)
         .envs(vars.iter().copied())
         .output()
