@@ -2,16 +2,19 @@
 //!
 //! On the GPU a thread that has exited no longer takes part in `__syncthreads`; the barrier
 //! releases when every thread still running has arrived. Here `leave` lowers the count the
-//! same way. A wait that outlasts [`WAIT_LIMIT`](super::WAIT_LIMIT) is a deadlock (a barrier in a
-//! branch some threads skip, a divergent warp operation): the waiting thread records it and
-//! unwinds instead of hanging the process.
+//! same way. A barrier that no thread has arrived at or left for [`WAIT_LIMIT`](super::WAIT_LIMIT)
+//! while threads wait at it is a deadlock (a barrier in a branch some threads skip, a divergent
+//! warp operation): a waiting thread records it and unwinds instead of hanging the process.
+//! The limit counts from the barrier's last progress, not from each waiter's arrival: a grid of
+//! thousands of threads that a busy host starts slowly keeps arriving at the start of the launch,
+//! and that is not a deadlock however long it takes.
 
 use super::{Abort, Launch, SimError, WAIT_LIMIT};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-/// How often a waiting thread looks at the launch's abort flag.
-const POLL: Duration = Duration::from_millis(20);
+/// How far past its deadline a waiter wakes, so that the deadline has passed when it looks.
+pub(super) const DEADLINE_SLACK: Duration = Duration::from_millis(1);
 
 struct State {
     live: u32,
@@ -22,6 +25,8 @@ struct State {
     /// `any` of the generation that released last: what its waiters return. It cannot change
     /// before they read it, since the next release needs each of them to arrive again.
     released_any: bool,
+    /// When a thread last arrived or left: a deadlock is [`WAIT_LIMIT`] without either.
+    progress: Instant,
 }
 
 pub(super) struct SimBarrier {
@@ -38,6 +43,7 @@ impl SimBarrier {
                 generation: 0,
                 any: false,
                 released_any: false,
+                progress: Instant::now(),
             }),
             cv: Condvar::new(),
         }
@@ -64,24 +70,33 @@ impl SimBarrier {
     /// Waits for every live thread; unwinds with [`Abort`] on deadlock or when the launch aborts.
     /// Returns whether any thread arrived with `predicate` set (`__syncthreads_or`).
     pub(super) fn wait(&self, launch: &Launch, what: &'static str, predicate: bool) -> bool {
+        self.wait_within(launch, what, predicate, WAIT_LIMIT)
+    }
+
+    /// [`wait`](Self::wait), a deadlock after `limit` without progress.
+    fn wait_within(
+        &self,
+        launch: &Launch,
+        what: &'static str,
+        predicate: bool,
+        limit: Duration,
+    ) -> bool {
         let mut s = self.lock();
         s.arrived += 1;
         s.any |= predicate;
+        s.progress = Instant::now();
         if self.release_if_complete(&mut s) {
             return s.released_any;
         }
         let generation = s.generation;
-        let deadline = Instant::now() + WAIT_LIMIT;
         loop {
-            s = self
-                .cv
-                .wait_timeout(s, POLL)
-                .unwrap_or_else(PoisonError::into_inner)
-                .0;
             if s.generation != generation {
                 return s.released_any;
             }
-            let timed_out = Instant::now() > deadline;
+            // A failing launch wakes its barriers ([`wake`](Self::wake)) under this lock, so
+            // the abort flag read here cannot be set unseen before the wait below.
+            let idle = s.progress.elapsed();
+            let timed_out = idle > limit;
             if timed_out || launch.aborted() {
                 s.arrived -= 1;
                 drop(s);
@@ -90,6 +105,11 @@ impl SimBarrier {
                 }
                 std::panic::resume_unwind(Box::new(Abort));
             }
+            s = self
+                .cv
+                .wait_timeout(s, limit - idle + DEADLINE_SLACK)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
         }
     }
 
@@ -124,6 +144,12 @@ impl SimBarrier {
         }
     }
 
+    /// Wakes every waiter to look at the launch's abort flag.
+    pub(super) fn wake(&self) {
+        let _s = self.lock();
+        self.cv.notify_all();
+    }
+
     /// The barrier's identity in a weak launch's scheduler.
     pub(super) fn key(&self) -> usize {
         self as *const SimBarrier as usize
@@ -134,6 +160,60 @@ impl SimBarrier {
     pub(super) fn leave(&self) -> bool {
         let mut s = self.lock();
         s.live = s.live.saturating_sub(1);
+        s.progress = Instant::now();
         self.release_if_complete(&mut s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::LaunchConfig;
+
+    /// Three threads arrive `gaps` apart at a barrier whose deadlock limit is `limit`: whether
+    /// every one got through, and the launch's error.
+    fn arrive_apart(gaps: [Duration; 2], limit: Duration) -> (bool, Option<SimError>) {
+        let launch = Launch::new(&LaunchConfig::linear(1, 3), None);
+        let barrier = SimBarrier::new(3);
+        let through = std::thread::scope(|scope| {
+            let threads: Vec<_> = [Duration::ZERO, gaps[0], gaps[0] + gaps[1]]
+                .into_iter()
+                .map(|after| {
+                    let (launch, barrier) = (&launch, &barrier);
+                    scope.spawn(move || {
+                        std::thread::sleep(after);
+                        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                            barrier.wait_within(launch, "a test barrier", false, limit)
+                        }))
+                        .is_ok()
+                    })
+                })
+                .collect();
+            threads.into_iter().all(|t| t.join().unwrap())
+        });
+        let error = launch.error.lock().unwrap().take();
+        (through, error)
+    }
+
+    #[test]
+    fn a_barrier_still_being_reached_is_not_a_deadlock() {
+        // Each gap is under the limit, the whole wait over it: a grid that starts slowly.
+        let gap = Duration::from_millis(250);
+        let (through, error) = arrive_apart([gap, gap], Duration::from_millis(400));
+        assert!(through, "{error:?}");
+        assert!(error.is_none(), "{error:?}");
+    }
+
+    #[test]
+    fn a_barrier_nobody_reaches_for_the_limit_is_a_deadlock() {
+        let (through, error) = arrive_apart(
+            [Duration::from_millis(10), Duration::from_millis(900)],
+            Duration::from_millis(300),
+        );
+        assert!(!through);
+        assert!(
+            matches!(error, Some(SimError::Deadlock("a test barrier"))),
+            "{error:?}"
+        );
     }
 }

@@ -7,13 +7,11 @@
 //! `mapa`, which turns an address of this block's shared memory into the same address in a
 //! sibling's.
 
+use super::barrier::DEADLINE_SLACK;
 use super::{Abort, Launch, SimError, WAIT_LIMIT};
 use std::cell::Cell;
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, Instant};
-
-/// How often a waiting thread looks at the launch's abort flag.
-const POLL: Duration = Duration::from_millis(20);
+use std::time::Instant;
 
 struct State {
     /// Threads of the cluster still running.
@@ -22,6 +20,9 @@ struct State {
     arrived: u32,
     /// Phases completed so far.
     phase: u64,
+    /// When a thread last arrived or left: a deadlock is [`WAIT_LIMIT`] without either, as at
+    /// the block barrier.
+    progress: Instant,
 }
 
 /// A barrier whose arrival and wait are two calls, as `barrier.cluster.arrive` and
@@ -44,6 +45,7 @@ impl SplitBarrier {
                 live,
                 arrived: 0,
                 phase: 0,
+                progress: Instant::now(),
             }),
             cv: Condvar::new(),
         }
@@ -77,6 +79,7 @@ impl SplitBarrier {
         let mut s = self.lock();
         ARRIVED_AT.set(Some(s.phase));
         s.arrived += 1;
+        s.progress = Instant::now();
         self.complete_if_all(&mut s);
     }
 
@@ -92,10 +95,11 @@ impl SplitBarrier {
                  behaviour on the GPU)"
             );
         };
-        let deadline = Instant::now() + WAIT_LIMIT;
         let mut s = self.lock();
         while s.phase == phase {
-            if Instant::now() > deadline {
+            // A failing launch wakes this barrier under its lock: see `SimBarrier::wait`.
+            let idle = s.progress.elapsed();
+            if idle > WAIT_LIMIT {
                 drop(s);
                 launch.fail(SimError::Deadlock("the cluster barrier"));
                 std::panic::resume_unwind(Box::new(Abort));
@@ -106,10 +110,16 @@ impl SplitBarrier {
             }
             s = self
                 .cv
-                .wait_timeout(s, POLL)
+                .wait_timeout(s, WAIT_LIMIT - idle + DEADLINE_SLACK)
                 .unwrap_or_else(PoisonError::into_inner)
                 .0;
         }
+    }
+
+    /// Wakes every waiter to look at the launch's abort flag.
+    pub(super) fn wake(&self) {
+        let _s = self.lock();
+        self.cv.notify_all();
     }
 
     /// A thread is done (exited or unwound): the barrier stops waiting for it, and an arrival it
@@ -117,6 +127,7 @@ impl SplitBarrier {
     pub(super) fn leave(&self) {
         let mut s = self.lock();
         s.live = s.live.saturating_sub(1);
+        s.progress = Instant::now();
         if ARRIVED_AT.take() == Some(s.phase) {
             s.arrived -= 1;
         }

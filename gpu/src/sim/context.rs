@@ -121,6 +121,16 @@ impl BlockState {
 // between conflicting accesses) is the GPU's.
 unsafe impl Sync for BlockState {}
 
+impl BlockState {
+    /// Wakes every thread waiting at this block's barrier or at one of its warps'.
+    pub(super) fn wake(&self) {
+        self.barrier.wake();
+        for w in &self.warps {
+            w.barrier.wake();
+        }
+    }
+}
+
 #[derive(Clone, Copy)]
 pub(super) struct ThreadCtx {
     ids: Ids,

@@ -1,7 +1,7 @@
 //! The CPU simulator: runs a kernel body as a real grid of OS threads.
 //!
-//! [`launch`] starts one OS thread per GPU thread — every block of the grid at once, all released
-//! together — with what the primitives need:
+//! [`launch`] runs one OS thread per GPU thread — every block of the grid at once, all released
+//! together; the threads are kept between launches — with what the primitives need:
 //!
 //! - indices: each thread's `threadIdx`, `blockIdx`, `blockDim`, `gridDim`;
 //! - per-block dynamic shared memory, zeroed, 16-byte aligned;
@@ -23,6 +23,7 @@ mod barrier;
 mod cluster;
 mod context;
 pub(crate) mod mbarrier;
+mod pool;
 pub mod weak;
 
 pub use context::{Ids, WarpView, ids, in_weak_launch, lane, warp_exchange};
@@ -48,7 +49,8 @@ pub const MAX_BLOCK_THREADS: u64 = 1024;
 pub const MAX_SHARED_BYTES: u32 = 227 * 1024;
 /// The most blocks in a cluster: the H100's non-portable limit (8 is the portable one).
 pub const MAX_CLUSTER_BLOCKS: u64 = 16;
-/// How long a thread may wait at a barrier before the launch is declared deadlocked.
+/// How long threads may wait at a barrier that no thread arrives at or leaves before the launch
+/// is declared deadlocked.
 pub const WAIT_LIMIT: Duration = Duration::from_secs(20);
 /// A wait bound from which the simulator means "never in practice": bounds of a second or more
 /// are stretched to [`WAIT_LIMIT`] by [`stretch_bound`].
@@ -82,7 +84,8 @@ pub enum SimError {
         /// [`MAX_THREADS`].
         max: u64,
     },
-    /// Threads waited at a barrier or warp operation for longer than [`WAIT_LIMIT`].
+    /// Threads waited at a barrier or warp operation that no thread reached or left for longer
+    /// than [`WAIT_LIMIT`].
     Deadlock(&'static str),
     /// The kernel panicked (on the GPU: a trap).
     Panicked(String),
@@ -100,8 +103,8 @@ impl std::fmt::Display for SimError {
             ),
             SimError::Deadlock(what) => write!(
                 f,
-                "deadlock: threads waited at {what} for over {} s, or (in a weak launch) every \
-                 thread left waits for one that cannot come (a barrier some threads never reach?)",
+                "deadlock: threads waited at {what} for over {} s with no thread arriving, or \
+                 (in a weak launch) every thread left waits for one that cannot come (a barrier some threads never reach?)",
                 WAIT_LIMIT.as_secs()
             ),
             SimError::Panicked(msg) => write!(f, "the kernel panicked: {msg}"),
@@ -128,6 +131,22 @@ pub(crate) struct Launch {
 }
 
 impl Launch {
+    fn new(cfg: &LaunchConfig, weak: Option<weak::sched::WeakLaunch>) -> Launch {
+        Launch {
+            cfg: *cfg,
+            start: SimBarrier::new(cfg.threads() as u32),
+            blocks: (0..cfg.grid.count())
+                .map(|_| BlockState::new(cfg))
+                .collect(),
+            clusters: (0..cfg.grid.count() / cfg.cluster.count())
+                .map(|_| SplitBarrier::new((cfg.cluster.count() * cfg.block.count()) as u32))
+                .collect(),
+            aborted: AtomicBool::new(false),
+            error: Mutex::new(None),
+            weak,
+        }
+    }
+
     fn aborted(&self) -> bool {
         self.aborted.load(Ordering::Acquire)
     }
@@ -141,14 +160,25 @@ impl Launch {
         std::panic::resume_unwind(Box::new(Abort));
     }
 
-    /// Records the first error and tells every thread to stop.
+    /// Records the first error and tells every thread to stop, waking those that wait.
     fn fail(&self, e: SimError) {
-        let mut slot = self
-            .error
+        self.error
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        slot.get_or_insert(e);
-        self.aborted.store(true, Ordering::Release);
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get_or_insert(e);
+        if self.aborted.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        self.start.wake();
+        for b in &self.blocks {
+            b.wake();
+        }
+        for c in &self.clusters {
+            c.wake();
+        }
+        if let Some(w) = &self.weak {
+            w.wake_all();
+        }
     }
 }
 
@@ -204,8 +234,8 @@ pub fn check_config(cfg: &LaunchConfig) -> Result<(), SimError> {
 /// function with the launch's arguments); inside it the primitives see the thread's ids.
 ///
 /// # Errors
-/// What [`check_config`] refuses; [`SimError::Deadlock`] when threads wait at a barrier past
-/// [`WAIT_LIMIT`]; [`SimError::Panicked`] when the kernel panics; [`SimError::Spawn`] when the OS
+/// What [`check_config`] refuses; [`SimError::Deadlock`] when threads wait at a barrier that no
+/// thread reaches or leaves for [`WAIT_LIMIT`]; [`SimError::Panicked`] when the kernel panics; [`SimError::Spawn`] when the OS
 /// refuses a thread.
 pub fn launch<F: Fn() + Sync>(cfg: &LaunchConfig, kernel: F) -> Result<(), SimError> {
     check_config(cfg)?;
@@ -217,39 +247,26 @@ pub fn launch<F: Fn() + Sync>(cfg: &LaunchConfig, kernel: F) -> Result<(), SimEr
         ));
     }
     let per_block = cfg.block.count() as u32;
-    let launch = Launch {
-        cfg: *cfg,
-        start: SimBarrier::new(total),
-        blocks: (0..cfg.grid.count())
-            .map(|_| BlockState::new(cfg))
-            .collect(),
-        clusters: (0..cfg.grid.count() / cfg.cluster.count())
-            .map(|_| SplitBarrier::new((cfg.cluster.count() * cfg.block.count()) as u32))
-            .collect(),
-        aborted: AtomicBool::new(false),
-        error: Mutex::new(None),
-        weak,
-    };
-    let launch = &launch;
+    let launch = &Launch::new(cfg, weak);
     let kernel = &kernel;
-    std::thread::scope(|scope| {
-        for rank in 0..total {
-            let ctx = ThreadCtx::new(launch, rank / per_block, rank % per_block);
-            let spawned = std::thread::Builder::new()
-                .name(format!("sim-thread-{rank}"))
-                .stack_size(STACK_BYTES)
-                .spawn_scoped(scope, move || context::run_thread(launch, ctx, kernel));
-            if let Err(e) = spawned {
-                // The threads already started must not run a partial grid, nor wait for
-                // threads that will never come.
-                launch.fail(SimError::Spawn(e.to_string()));
-                for _ in rank..total {
-                    launch.start.leave();
-                }
-                break;
+    let threads = pool::Group::new();
+    for rank in 0..total {
+        let ctx = ThreadCtx::new(launch, rank / per_block, rank % per_block);
+        let spawned = threads.spawn(
+            move || context::run_thread(launch, ctx, kernel),
+            STACK_BYTES,
+        );
+        if let Err(e) = spawned {
+            // The threads already started must not run a partial grid, nor wait for
+            // threads that will never come.
+            launch.fail(SimError::Spawn(e.to_string()));
+            for _ in rank..total {
+                launch.start.leave();
             }
+            break;
         }
-    });
+    }
+    threads.join();
     if let Some(w) = &launch.weak {
         w.report();
     }

@@ -25,8 +25,9 @@ use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 use std::thread::Thread;
 use std::time::Duration;
 
-/// How often a thread waiting for the token looks at the launch's abort flag.
-const POLL: Duration = Duration::from_millis(20);
+/// How often a thread waiting for the token looks at the launch's abort flag unwoken: a safety
+/// net, since the hand-over of the token and a failing launch both unpark it.
+const POLL: Duration = Duration::from_millis(250);
 
 /// Out of 8: how often the token stays with the thread that has it. Fewer hand-overs make a
 /// run faster; the interleavings still vary at every operation.
@@ -163,6 +164,13 @@ impl WeakLaunch {
             t.switches += s.switches;
             t
         });
+    }
+
+    /// Wakes every registered thread to look at the launch's abort flag.
+    pub(crate) fn wake_all(&self) {
+        for t in self.threads.iter().filter_map(OnceLock::get) {
+            t.unpark();
+        }
     }
 
     /// Waits until `me` holds the token.
