@@ -204,7 +204,14 @@ mod tests {
         let barrier = std::sync::Barrier::new(n);
         let group = Group::new();
         for _ in 0..n {
-            group.spawn(|| drop(barrier.wait()), 64 * 1024).unwrap();
+            group
+                .spawn(
+                    || {
+                        barrier.wait();
+                    },
+                    64 * 1024,
+                )
+                .unwrap();
         }
         group.join();
     }
