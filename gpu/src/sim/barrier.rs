@@ -5,9 +5,9 @@
 //! same way. A barrier that no thread has arrived at or left for [`WAIT_LIMIT`](super::WAIT_LIMIT)
 //! while threads wait at it is a deadlock (a barrier in a branch some threads skip, a divergent
 //! warp operation): a waiting thread records it and unwinds instead of hanging the process.
-//! The limit counts from the barrier's last progress, not from each waiter's arrival: a grid of
-//! thousands of threads that a busy host starts slowly keeps arriving at the start of the launch,
-//! and that is not a deadlock however long it takes.
+//! The limit counts from the barrier's last progress, not from each waiter's arrival: the threads
+//! of a large block that a busy host runs slowly keep arriving, and that is not a deadlock
+//! however long it takes.
 
 use super::{Abort, Launch, SimError, WAIT_LIMIT};
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};

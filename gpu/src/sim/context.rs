@@ -341,8 +341,8 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     }
 }
 
-/// The body of one simulated thread: wait for the whole grid, run the kernel, then leave every
-/// barrier so that the threads still running do not wait for this one.
+/// The body of one simulated thread: (in a weak launch, wait for the token), run the kernel,
+/// then leave every barrier so that the threads still running do not wait for this one.
 pub(super) fn run_thread<F: Fn() + Sync>(launch: &Launch, ctx: ThreadCtx, kernel: &F) {
     CTX.set(Some(ctx));
     let block = &launch.blocks[ctx.block as usize];
@@ -351,7 +351,6 @@ pub(super) fn run_thread<F: Fn() + Sync>(launch: &Launch, ctx: ThreadCtx, kernel
         w.register(ctx.rank);
     }
     let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        launch.start.wait(launch, "the start of the launch", false);
         if let Some(w) = &launch.weak
             && let Err(why) = w.wait_turn(ctx.rank, &|| launch.aborted())
         {

@@ -1,7 +1,8 @@
 //! The CPU simulator: runs a kernel body as a real grid of OS threads.
 //!
-//! [`launch`] runs one OS thread per GPU thread — every block of the grid at once, all released
-//! together; the threads are kept between launches — with what the primitives need:
+//! [`launch`] runs one OS thread per GPU thread — every block of the grid at once: the launch
+//! has all its threads before the first starts (kept between launches, since starting thousands
+//! of threads cost more than most kernels) — with what the primitives need:
 //!
 //! - indices: each thread's `threadIdx`, `blockIdx`, `blockDim`, `gridDim`;
 //! - per-block dynamic shared memory, zeroed, 16-byte aligned;
@@ -33,7 +34,6 @@ pub(crate) use context::{
 };
 
 use crate::LaunchConfig;
-use barrier::SimBarrier;
 use cluster::SplitBarrier;
 use context::{BlockState, ThreadCtx};
 use std::sync::Mutex;
@@ -121,7 +121,6 @@ struct Abort;
 /// State shared by every thread of one launch.
 pub(crate) struct Launch {
     cfg: LaunchConfig,
-    start: SimBarrier,
     blocks: Vec<BlockState>,
     clusters: Vec<SplitBarrier>,
     aborted: AtomicBool,
@@ -134,7 +133,6 @@ impl Launch {
     fn new(cfg: &LaunchConfig, weak: Option<weak::sched::WeakLaunch>) -> Launch {
         Launch {
             cfg: *cfg,
-            start: SimBarrier::new(cfg.threads() as u32),
             blocks: (0..cfg.grid.count())
                 .map(|_| BlockState::new(cfg))
                 .collect(),
@@ -169,7 +167,6 @@ impl Launch {
         if self.aborted.swap(true, Ordering::AcqRel) {
             return;
         }
-        self.start.wake();
         for b in &self.blocks {
             b.wake();
         }
@@ -249,22 +246,12 @@ pub fn launch<F: Fn() + Sync>(cfg: &LaunchConfig, kernel: F) -> Result<(), SimEr
     let per_block = cfg.block.count() as u32;
     let launch = &Launch::new(cfg, weak);
     let kernel = &kernel;
-    let threads = pool::Group::new();
+    // Every thread of the grid is there before any runs: a partial grid never runs.
+    let mut threads = pool::Group::new(total as usize, STACK_BYTES)
+        .map_err(|e| SimError::Spawn(e.to_string()))?;
     for rank in 0..total {
         let ctx = ThreadCtx::new(launch, rank / per_block, rank % per_block);
-        let spawned = threads.spawn(
-            move || context::run_thread(launch, ctx, kernel),
-            STACK_BYTES,
-        );
-        if let Err(e) = spawned {
-            // The threads already started must not run a partial grid, nor wait for
-            // threads that will never come.
-            launch.fail(SimError::Spawn(e.to_string()));
-            for _ in rank..total {
-                launch.start.leave();
-            }
-            break;
-        }
+        threads.spawn(move || context::run_thread(launch, ctx, kernel));
     }
     threads.join();
     if let Some(w) = &launch.weak {

@@ -34,21 +34,31 @@ struct Worker {
 /// The idle threads.
 static IDLE: Mutex<Vec<Arc<Worker>>> = Mutex::new(Vec::new());
 
-/// An idle thread, or a new one.
-fn take_worker(stack_bytes: usize) -> std::io::Result<Arc<Worker>> {
-    if let Some(w) = lock(&IDLE).pop() {
-        return Ok(w);
+/// `n` threads of their own: idle ones, then new ones; all or none.
+fn take_workers(n: usize, stack_bytes: usize) -> std::io::Result<Vec<Arc<Worker>>> {
+    let mut workers = {
+        let mut idle = lock(&IDLE);
+        let keep = idle.len().saturating_sub(n);
+        idle.split_off(keep)
+    };
+    while workers.len() < n {
+        let w = Arc::new(Worker {
+            job: Mutex::new(None),
+            ready: Condvar::new(),
+        });
+        let mine = Arc::clone(&w);
+        let started = std::thread::Builder::new()
+            .name("gridsync-sim".into())
+            .stack_size(stack_bytes)
+            .spawn(move || serve(&mine));
+        if let Err(e) = started {
+            // Back to waiting for work: they were never given any.
+            lock(&IDLE).extend(workers);
+            return Err(e);
+        }
+        workers.push(w);
     }
-    let w = Arc::new(Worker {
-        job: Mutex::new(None),
-        ready: Condvar::new(),
-    });
-    let mine = Arc::clone(&w);
-    std::thread::Builder::new()
-        .name("gridsync-sim".into())
-        .stack_size(stack_bytes)
-        .spawn(move || serve(&mine))?;
-    Ok(w)
+    Ok(workers)
 }
 
 /// A kept thread's life: run each job it is given, go back to the idle list, and end once idle
@@ -94,35 +104,48 @@ struct Count {
 }
 
 /// Jobs run on kept threads that may borrow from the caller's stack: the group waits for all of
-/// them before it is dropped, as [`std::thread::scope`] does.
+/// them before it is dropped, as [`std::thread::scope`] does. Its threads are taken when it is
+/// made, so a job never waits for a thread that could not be started.
+///
+/// The jobs start together at [`join`](Self::join), woken as a tree: each thread wakes two
+/// more before it runs its own job. Waking them one by one from the caller took long enough
+/// that the first threads of a grid spun at a barrier while the caller, sharing the cores with
+/// them, was still waking the rest.
 pub(super) struct Group<'a> {
+    workers: Vec<Arc<Worker>>,
+    /// Jobs given and not yet started, each with its thread.
+    given: Vec<(Arc<Worker>, Job)>,
     count: Arc<Count>,
     _borrows: std::marker::PhantomData<&'a ()>,
 }
 
 impl<'a> Group<'a> {
-    pub(super) fn new() -> Group<'a> {
-        Group {
+    /// A group of `n` threads, each with a stack of at least `stack_bytes`.
+    ///
+    /// # Errors
+    /// When the OS refuses to start a thread; then the group has none.
+    pub(super) fn new(n: usize, stack_bytes: usize) -> std::io::Result<Group<'a>> {
+        Ok(Group {
+            workers: take_workers(n, stack_bytes)?,
+            given: Vec::with_capacity(n),
             count: Arc::new(Count {
                 left: Mutex::new(0),
                 zero: Condvar::new(),
                 panicked: AtomicBool::new(false),
             }),
             _borrows: std::marker::PhantomData,
-        }
+        })
     }
 
-    /// Runs `f` on a thread of its own.
+    /// Gives `f` to the next of the group's threads, to run from [`join`](Self::join).
     ///
-    /// # Errors
-    /// When no thread is idle and the OS refuses to start one; `f` is not run.
-    pub(super) fn spawn<F: FnOnce() + Send + 'a>(
-        &self,
-        f: F,
-        stack_bytes: usize,
-    ) -> std::io::Result<()> {
-        let worker = take_worker(stack_bytes)?;
-        *lock(&self.count.left) += 1;
+    /// # Panics
+    /// When every thread of the group has been given a job.
+    pub(super) fn spawn<F: FnOnce() + Send + 'a>(&mut self, f: F) {
+        let worker = self
+            .workers
+            .pop()
+            .expect("a job for each thread of the group, no more");
         let count = Arc::clone(&self.count);
         let job = move || {
             let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).is_ok();
@@ -136,13 +159,35 @@ impl<'a> Group<'a> {
             }
         };
         let job: Box<dyn FnOnce() + Send + 'a> = Box::new(job);
-        // SAFETY: the job borrows only for 'a, and `Group` does not end before the job has run:
-        // its drop waits for `left` to return to zero, and the job's last use of anything it
-        // borrows is before it decrements `left` (`count` is its own `Arc`).
+        // SAFETY: the job borrows only for 'a, and `Group` does not end before the job has run
+        // or been dropped unrun: its drop waits for `left` to return to zero, and the job's last
+        // use of anything it borrows is before it decrements `left` (`count` is its own `Arc`).
         let job: Job = unsafe { std::mem::transmute::<Box<dyn FnOnce() + Send + 'a>, Job>(job) };
-        *lock(&worker.job) = Some(job);
-        worker.ready.notify_one();
-        Ok(())
+        self.given.push((worker, job));
+    }
+
+    /// Starts every job given: job `k`'s thread wakes those of jobs `2k + 1` and `2k + 2` first.
+    fn start(&mut self) {
+        let given = std::mem::take(&mut self.given);
+        *lock(&self.count.left) += given.len();
+        let workers: Vec<Arc<Worker>> = given.iter().map(|(w, _)| Arc::clone(w)).collect();
+        // The children's jobs are in place before their parent's: a thread woken early (its
+        // wait timed out) finds its children's jobs there when it wakes them.
+        for (k, (worker, job)) in given.into_iter().enumerate().rev() {
+            let children: Vec<Arc<Worker>> =
+                workers.iter().skip(2 * k + 1).take(2).cloned().collect();
+            let wake_then_run: Job = Box::new(move || {
+                for c in &children {
+                    c.ready.notify_one();
+                }
+                drop(children);
+                job();
+            });
+            *lock(&worker.job) = Some(wake_then_run);
+        }
+        if let Some(root) = workers.first() {
+            root.ready.notify_one();
+        }
     }
 
     fn wait(&self) {
@@ -156,8 +201,10 @@ impl<'a> Group<'a> {
         }
     }
 
-    /// Waits for every job; panics if one did, as [`std::thread::scope`] does.
-    pub(super) fn join(self) {
+    /// Starts every job and waits for them all; panics if one did, as [`std::thread::scope`]
+    /// does.
+    pub(super) fn join(mut self) {
+        self.start();
         self.wait();
         if self.count.panicked.load(Ordering::Relaxed) {
             panic!("a simulator thread panicked");
@@ -167,7 +214,13 @@ impl<'a> Group<'a> {
 
 impl Drop for Group<'_> {
     fn drop(&mut self) {
+        // Jobs never started are dropped unrun (only `join` starts them).
+        for (worker, _job) in self.given.drain(..) {
+            self.workers.push(worker);
+        }
         self.wait();
+        // Threads given no job go back to waiting for one.
+        lock(&IDLE).append(&mut self.workers);
     }
 }
 
@@ -176,21 +229,18 @@ mod tests {
     use super::*;
     use std::sync::atomic::AtomicU32;
 
+    const STACK: usize = 64 * 1024;
+
     #[test]
     fn jobs_borrow_and_all_run_before_join_returns() {
         let hits = AtomicU32::new(0);
         for _ in 0..3 {
-            let group = Group::new();
+            let mut group = Group::new(100, STACK).unwrap();
             for _ in 0..100 {
-                group
-                    .spawn(
-                        || {
-                            std::thread::sleep(Duration::from_millis(1));
-                            hits.fetch_add(1, Ordering::Relaxed);
-                        },
-                        64 * 1024,
-                    )
-                    .unwrap();
+                group.spawn(|| {
+                    std::thread::sleep(Duration::from_millis(1));
+                    hits.fetch_add(1, Ordering::Relaxed);
+                });
             }
             group.join();
         }
@@ -202,25 +252,39 @@ mod tests {
         // Jobs that all wait for each other finish only if each runs on its own thread.
         let n = 64;
         let barrier = std::sync::Barrier::new(n);
-        let group = Group::new();
+        let mut group = Group::new(n, STACK).unwrap();
         for _ in 0..n {
-            group
-                .spawn(
-                    || {
-                        barrier.wait();
-                    },
-                    64 * 1024,
-                )
-                .unwrap();
+            group.spawn(|| {
+                barrier.wait();
+            });
         }
         group.join();
     }
 
     #[test]
+    fn threads_given_no_job_are_kept() {
+        let hits = AtomicU32::new(0);
+        let mut group = Group::new(8, STACK).unwrap();
+        group.spawn(|| {
+            hits.fetch_add(1, Ordering::Relaxed);
+        });
+        group.join();
+        assert_eq!(hits.load(Ordering::Relaxed), 1);
+        let mut group = Group::new(8, STACK).unwrap();
+        for _ in 0..8 {
+            group.spawn(|| {
+                hits.fetch_add(1, Ordering::Relaxed);
+            });
+        }
+        group.join();
+        assert_eq!(hits.load(Ordering::Relaxed), 9);
+    }
+
+    #[test]
     #[should_panic(expected = "a simulator thread panicked")]
     fn a_panic_in_a_job_reaches_join() {
-        let group = Group::new();
-        group.spawn(|| panic!("inside"), 64 * 1024).unwrap();
+        let mut group = Group::new(1, STACK).unwrap();
+        group.spawn(|| panic!("inside"));
         group.join();
     }
 }
