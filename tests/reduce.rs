@@ -81,8 +81,8 @@ fn every_step_is_within_its_bound_on_random_data() {
         let (want, abs_sum) = (sum_cpu(&data), sum_abs_cpu(&data));
         for (step, acc) in all_steps() {
             if step == Step::Atomic && n > 4096 {
-                // One simulated OS thread per element, ~25 s at 10⁵: the exact test above runs
-                // the book's kernel at this size; here it runs at the small sizes.
+                // One simulated thread per element, 25 full launches at 10⁵: the exact test
+                // above runs the book's kernel at this size; here it runs at the small sizes.
                 continue;
             }
             let (got, cfg) = step_sum(&Target::Sim, step, acc, &data);
