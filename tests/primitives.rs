@@ -161,9 +161,12 @@ fn sim_reports_kernel_panics() {
         }
     })
     .unwrap_err();
+    // The message, and which GPU thread it came from.
     assert_eq!(
         err,
-        gpu::sim::SimError::Panicked("thread five fails".into())
+        gpu::sim::SimError::Panicked(
+            "thread five fails (block [0, 0, 0], thread [5, 0, 0])".into()
+        )
     );
 }
 

@@ -170,13 +170,19 @@ mod tests {
     use super::*;
     use crate::LaunchConfig;
 
-    /// Three threads arrive `gaps` apart at a barrier whose deadlock limit is `limit`: whether
-    /// every one got through, and the launch's error.
-    fn arrive_apart(gaps: [Duration; 2], limit: Duration) -> (bool, Option<SimError>) {
-        let launch = Launch::new(&LaunchConfig::linear(1, 3), None);
-        let barrier = SimBarrier::new(3);
+    /// Threads arrive `gaps` apart at a barrier whose deadlock limit is `limit`: whether every
+    /// one got through, and the launch's error.
+    fn arrive_apart(gaps: &[Duration], limit: Duration) -> (bool, Option<SimError>) {
+        let launch = Launch::new(&LaunchConfig::linear(1, gaps.len() as u32 + 1), None);
+        let barrier = SimBarrier::new(gaps.len() as u32 + 1);
+        let after: Vec<Duration> = std::iter::once(Duration::ZERO)
+            .chain(gaps.iter().scan(Duration::ZERO, |t, g| {
+                *t += *g;
+                Some(*t)
+            }))
+            .collect();
         let through = std::thread::scope(|scope| {
-            let threads: Vec<_> = [Duration::ZERO, gaps[0], gaps[0] + gaps[1]]
+            let threads: Vec<_> = after
                 .into_iter()
                 .map(|after| {
                     let (launch, barrier) = (&launch, &barrier);
@@ -197,9 +203,10 @@ mod tests {
 
     #[test]
     fn a_barrier_still_being_reached_is_not_a_deadlock() {
-        // Each gap is under the limit, the whole wait over it: a grid that starts slowly.
-        let gap = Duration::from_millis(250);
-        let (through, error) = arrive_apart([gap, gap], Duration::from_millis(400));
+        // Each gap is well under the limit, the whole wait well over it: a block that a busy
+        // host runs slowly.
+        let gap = Duration::from_millis(200);
+        let (through, error) = arrive_apart(&[gap; 4], Duration::from_millis(500));
         assert!(through, "{error:?}");
         assert!(error.is_none(), "{error:?}");
     }
@@ -207,13 +214,48 @@ mod tests {
     #[test]
     fn a_barrier_nobody_reaches_for_the_limit_is_a_deadlock() {
         let (through, error) = arrive_apart(
-            [Duration::from_millis(10), Duration::from_millis(900)],
+            &[Duration::from_millis(10), Duration::from_millis(900)],
             Duration::from_millis(300),
         );
         assert!(!through);
         assert!(
             matches!(error, Some(SimError::Deadlock("a test barrier"))),
             "{error:?}"
+        );
+    }
+
+    #[test]
+    fn a_failing_launch_wakes_its_waiters_at_once() {
+        // A thread waits at its block's barrier (the deadlock limit is 20 s); another fails the
+        // launch. The waiter must unwind at once, not when its limit ends.
+        let launch = Launch::new(&LaunchConfig::linear(1, 2), None);
+        let waited = std::thread::scope(|scope| {
+            let waiter = scope.spawn(|| {
+                let start = Instant::now();
+                let through = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    launch.blocks[0]
+                        .barrier()
+                        .wait(&launch, "a test barrier", false)
+                }))
+                .is_ok();
+                (through, start.elapsed())
+            });
+            std::thread::sleep(Duration::from_millis(100));
+            launch.fail(SimError::Panicked("the other thread".into()));
+            waiter.join().unwrap()
+        });
+        assert!(
+            !waited.0,
+            "the waiter went through a barrier its partner never reached"
+        );
+        assert!(
+            waited.1 < Duration::from_secs(5),
+            "woken after {:?}",
+            waited.1
+        );
+        assert_eq!(
+            launch.error.lock().unwrap().take(),
+            Some(SimError::Panicked("the other thread".into()))
         );
     }
 }

@@ -122,6 +122,12 @@ impl BlockState {
 unsafe impl Sync for BlockState {}
 
 impl BlockState {
+    /// The block's barrier, for the barrier's own tests.
+    #[cfg(test)]
+    pub(super) fn barrier(&self) -> &SimBarrier {
+        &self.barrier
+    }
+
     /// Wakes every thread waiting at this block's barrier or at one of its warps'.
     pub(super) fn wake(&self) {
         self.barrier.wake();
@@ -164,7 +170,9 @@ impl ThreadCtx {
     }
 }
 
-// SAFETY: the pointer is to the `Launch` that outlives every thread of its scope.
+// SAFETY: the pointer is to the `Launch` whose `launch` call waits for every job that holds a
+// context of it to end (`pool::Group::join`), and `run_thread` clears the thread's context
+// before it returns.
 unsafe impl Send for ThreadCtx {}
 
 thread_local! {
@@ -344,6 +352,15 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 /// The body of one simulated thread: (in a weak launch, wait for the token), run the kernel,
 /// then leave every barrier so that the threads still running do not wait for this one.
 pub(super) fn run_thread<F: Fn() + Sync>(launch: &Launch, ctx: ThreadCtx, kernel: &F) {
+    /// Clears the thread's context however this function ends: the OS thread is kept for
+    /// later launches, and must not keep a pointer to this one.
+    struct Clear;
+    impl Drop for Clear {
+        fn drop(&mut self) {
+            CTX.set(None);
+        }
+    }
+    let _clear = Clear;
     CTX.set(Some(ctx));
     let block = &launch.blocks[ctx.block as usize];
     let warp = &block.warps[ctx.warp as usize];
@@ -363,7 +380,13 @@ pub(super) fn run_thread<F: Fn() + Sync>(launch: &Launch, ctx: ThreadCtx, kernel
     if let Err(payload) = ran
         && !payload.is::<Abort>()
     {
-        launch.fail(SimError::Panicked(panic_message(payload.as_ref())));
+        // The kept OS threads all have one name: the panic says which GPU thread it was.
+        launch.fail(SimError::Panicked(format!(
+            "{} (block {:?}, thread {:?})",
+            panic_message(payload.as_ref()),
+            ctx.ids.block,
+            ctx.ids.thread
+        )));
     }
     warp.live.fetch_and(!(1 << ctx.lane), Ordering::Relaxed);
     let opened = [
@@ -383,5 +406,4 @@ pub(super) fn run_thread<F: Fn() + Sync>(launch: &Launch, ctx: ThreadCtx, kernel
             ));
         }
     }
-    CTX.set(None);
 }

@@ -69,7 +69,8 @@ pub fn stretch_bound(timeout_ns: u64) -> u64 {
     }
 }
 
-/// Stack of each simulated thread: kernels are small, and thousands of threads must fit.
+/// Stack of each simulated thread (every thread of the pool has this one): kernels are small,
+/// and thousands of threads must fit.
 const STACK_BYTES: usize = 256 * 1024;
 
 /// Why a simulated launch failed.
@@ -87,7 +88,8 @@ pub enum SimError {
     /// Threads waited at a barrier or warp operation that no thread reached or left for longer
     /// than [`WAIT_LIMIT`].
     Deadlock(&'static str),
-    /// The kernel panicked (on the GPU: a trap).
+    /// The kernel panicked (on the GPU: a trap): the panic's message, then the block and thread
+    /// that panicked.
     Panicked(String),
     /// The operating system refused to start a thread.
     Spawn(String),
@@ -247,8 +249,8 @@ pub fn launch<F: Fn() + Sync>(cfg: &LaunchConfig, kernel: F) -> Result<(), SimEr
     let launch = &Launch::new(cfg, weak);
     let kernel = &kernel;
     // Every thread of the grid is there before any runs: a partial grid never runs.
-    let mut threads = pool::Group::new(total as usize, STACK_BYTES)
-        .map_err(|e| SimError::Spawn(e.to_string()))?;
+    let mut threads =
+        pool::Group::new(total as usize).map_err(|e| SimError::Spawn(e.to_string()))?;
     for rank in 0..total {
         let ctx = ThreadCtx::new(launch, rank / per_block, rank % per_block);
         threads.spawn(move || context::run_thread(launch, ctx, kernel));

@@ -3,11 +3,13 @@
 //! A launch needs one OS thread per GPU thread, all alive at once. Starting thousands of threads
 //! for every launch cost more than running most kernels (about 60 µs each on a small virtual
 //! machine: a quarter of a second for a 4096-thread grid), so a thread that has run its part of
-//! a launch waits here for the next one. Each launch still gets as many threads as it has GPU
-//! threads, each its own: only their starting is saved. Threads left idle for [`IDLE_EXIT`]
-//! end, so a program that simulated once does not keep thousands of threads.
+//! a launch waits here for the next one. Within a launch each GPU thread still has an OS thread
+//! of its own; across launches the same OS thread serves different GPU threads (so a kernel's
+//! `thread_local!` values outlive its launch). Threads left idle for [`IDLE_EXIT`] end, so a
+//! program that simulated once does not keep thousands of threads.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use super::STACK_BYTES;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -17,8 +19,9 @@ const IDLE_EXIT: Duration = Duration::from_secs(10);
 /// The most idle threads kept: one simulated grid's worth.
 const MAX_IDLE: usize = super::MAX_THREADS as usize;
 
-/// A job with its borrows erased: [`Group`] makes sure it has finished before they end.
-type Job = Box<dyn FnOnce() + Send + 'static>;
+/// A job with its borrows erased ([`Group`] makes sure it has finished before they end), and
+/// the count to lower once its thread is back on the idle list.
+type Job = Box<dyn FnOnce() -> Option<Arc<Count>> + Send + 'static>;
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // Every update under these locks is a single assignment or push: a poisoned lock is usable.
@@ -31,11 +34,20 @@ struct Worker {
     ready: Condvar,
 }
 
+impl Worker {
+    fn give(&self, job: Job) {
+        *lock(&self.job) = Some(job);
+    }
+}
+
 /// The idle threads.
 static IDLE: Mutex<Vec<Arc<Worker>>> = Mutex::new(Vec::new());
 
+/// Threads started since the program began (for the tests: kept threads are not started again).
+static STARTED: AtomicUsize = AtomicUsize::new(0);
+
 /// `n` threads of their own: idle ones, then new ones; all or none.
-fn take_workers(n: usize, stack_bytes: usize) -> std::io::Result<Vec<Arc<Worker>>> {
+fn take_workers(n: usize) -> std::io::Result<Vec<Arc<Worker>>> {
     let mut workers = {
         let mut idle = lock(&IDLE);
         let keep = idle.len().saturating_sub(n);
@@ -49,16 +61,30 @@ fn take_workers(n: usize, stack_bytes: usize) -> std::io::Result<Vec<Arc<Worker>
         let mine = Arc::clone(&w);
         let started = std::thread::Builder::new()
             .name("gridsync-sim".into())
-            .stack_size(stack_bytes)
+            .stack_size(STACK_BYTES)
             .spawn(move || serve(&mine));
         if let Err(e) = started {
-            // Back to waiting for work: they were never given any.
-            lock(&IDLE).extend(workers);
+            retire(workers);
             return Err(e);
         }
+        STARTED.fetch_add(1, Ordering::Relaxed);
         workers.push(w);
     }
     Ok(workers)
+}
+
+/// Threads taken and given no job: back to the idle list while it has room; the others are
+/// given an empty job, after which they find the list full and end.
+fn retire(mut workers: Vec<Arc<Worker>>) {
+    {
+        let mut idle = lock(&IDLE);
+        let room = MAX_IDLE.saturating_sub(idle.len()).min(workers.len());
+        idle.extend(workers.drain(..room));
+    }
+    for w in workers {
+        w.give(Box::new(|| None));
+        w.ready.notify_one();
+    }
 }
 
 /// A kept thread's life: run each job it is given, go back to the idle list, and end once idle
@@ -87,12 +113,23 @@ fn serve(me: &Arc<Worker>) {
                 }
             }
         };
-        job();
-        let mut idle = lock(&IDLE);
-        if idle.len() >= MAX_IDLE {
+        let done = job();
+        // Back on the list before the job counts as done: a launch right after this one's
+        // finds this thread there rather than starting another.
+        let stay = {
+            let mut idle = lock(&IDLE);
+            let room = idle.len() < MAX_IDLE;
+            if room {
+                idle.push(Arc::clone(me));
+            }
+            room
+        };
+        if let Some(count) = done {
+            count.finish();
+        }
+        if !stay {
             return;
         }
-        idle.push(Arc::clone(me));
     }
 }
 
@@ -103,14 +140,24 @@ struct Count {
     panicked: AtomicBool,
 }
 
-/// Jobs run on kept threads that may borrow from the caller's stack: the group waits for all of
-/// them before it is dropped, as [`std::thread::scope`] does. Its threads are taken when it is
-/// made, so a job never waits for a thread that could not be started.
+impl Count {
+    fn finish(&self) {
+        let mut left = lock(&self.left);
+        *left -= 1;
+        if *left == 0 {
+            self.zero.notify_all();
+        }
+    }
+}
+
+/// Jobs run on kept threads that may borrow from the caller's stack. Its threads are taken when
+/// it is made, so a job never waits for a thread that could not be started.
 ///
-/// The jobs start together at [`join`](Self::join), woken as a tree: each thread wakes two
-/// more before it runs its own job. Waking them one by one from the caller took long enough
-/// that the first threads of a grid spun at a barrier while the caller, sharing the cores with
-/// them, was still waking the rest.
+/// The jobs start only in [`join`](Self::join), which waits for all of them before it returns,
+/// as [`std::thread::scope`] does; a group dropped (or forgotten) without `join` runs none.
+/// They start as a tree: each thread wakes two more before it runs its own job. Waking them
+/// one by one from the caller took long enough that the first threads of a grid spun at a
+/// barrier while the caller, sharing the cores with them, was still waking the rest.
 pub(super) struct Group<'a> {
     workers: Vec<Arc<Worker>>,
     /// Jobs given and not yet started, each with its thread.
@@ -120,13 +167,13 @@ pub(super) struct Group<'a> {
 }
 
 impl<'a> Group<'a> {
-    /// A group of `n` threads, each with a stack of at least `stack_bytes`.
+    /// A group of `n` threads.
     ///
     /// # Errors
     /// When the OS refuses to start a thread; then the group has none.
-    pub(super) fn new(n: usize, stack_bytes: usize) -> std::io::Result<Group<'a>> {
+    pub(super) fn new(n: usize) -> std::io::Result<Group<'a>> {
         Ok(Group {
-            workers: take_workers(n, stack_bytes)?,
+            workers: take_workers(n)?,
             given: Vec::with_capacity(n),
             count: Arc::new(Count {
                 left: Mutex::new(0),
@@ -152,17 +199,16 @@ impl<'a> Group<'a> {
             if !ok {
                 count.panicked.store(true, Ordering::Relaxed);
             }
-            let mut left = lock(&count.left);
-            *left -= 1;
-            if *left == 0 {
-                count.zero.notify_all();
-            }
+            Some(count)
         };
-        let job: Box<dyn FnOnce() + Send + 'a> = Box::new(job);
-        // SAFETY: the job borrows only for 'a, and `Group` does not end before the job has run
-        // or been dropped unrun: its drop waits for `left` to return to zero, and the job's last
-        // use of anything it borrows is before it decrements `left` (`count` is its own `Arc`).
-        let job: Job = unsafe { std::mem::transmute::<Box<dyn FnOnce() + Send + 'a>, Job>(job) };
+        type Borrowing<'a> = Box<dyn FnOnce() -> Option<Arc<Count>> + Send + 'a>;
+        let job: Borrowing<'a> = Box::new(job);
+        // SAFETY: the job borrows for 'a and would outlive its borrows only if it ran after the
+        // group is gone. It cannot: jobs are handed to their threads only in `join`, which
+        // returns once `left` is back to zero; the job has run `f` and dropped it before its
+        // thread lowers `left` (through `count`, an `Arc` of its own). A group dropped or
+        // forgotten before `join` never hands its jobs over.
+        let job: Job = unsafe { std::mem::transmute::<Borrowing<'a>, Job>(job) };
         self.given.push((worker, job));
     }
 
@@ -172,18 +218,18 @@ impl<'a> Group<'a> {
         *lock(&self.count.left) += given.len();
         let workers: Vec<Arc<Worker>> = given.iter().map(|(w, _)| Arc::clone(w)).collect();
         // The children's jobs are in place before their parent's: a thread woken early (its
-        // wait timed out) finds its children's jobs there when it wakes them.
+        // wait timed out) finds its children's jobs there when it wakes them. Nothing below can
+        // fail, so every job counted is handed over.
         for (k, (worker, job)) in given.into_iter().enumerate().rev() {
             let children: Vec<Arc<Worker>> =
                 workers.iter().skip(2 * k + 1).take(2).cloned().collect();
-            let wake_then_run: Job = Box::new(move || {
+            worker.give(Box::new(move || {
                 for c in &children {
                     c.ready.notify_one();
                 }
                 drop(children);
-                job();
-            });
-            *lock(&worker.job) = Some(wake_then_run);
+                job()
+            }));
         }
         if let Some(root) = workers.first() {
             root.ready.notify_one();
@@ -219,8 +265,7 @@ impl Drop for Group<'_> {
             self.workers.push(worker);
         }
         self.wait();
-        // Threads given no job go back to waiting for one.
-        lock(&IDLE).append(&mut self.workers);
+        retire(std::mem::take(&mut self.workers));
     }
 }
 
@@ -228,14 +273,21 @@ impl Drop for Group<'_> {
 mod tests {
     use super::*;
     use std::sync::atomic::AtomicU32;
+    use std::time::Instant;
 
-    const STACK: usize = 64 * 1024;
+    /// The pool is the program's: its tests run one at a time, so that they can count the
+    /// threads started.
+    fn alone() -> MutexGuard<'static, ()> {
+        static ALONE: Mutex<()> = Mutex::new(());
+        lock(&ALONE)
+    }
 
     #[test]
     fn jobs_borrow_and_all_run_before_join_returns() {
+        let _alone = alone();
         let hits = AtomicU32::new(0);
         for _ in 0..3 {
-            let mut group = Group::new(100, STACK).unwrap();
+            let mut group = Group::new(100).unwrap();
             for _ in 0..100 {
                 group.spawn(|| {
                     std::thread::sleep(Duration::from_millis(1));
@@ -248,29 +300,75 @@ mod tests {
     }
 
     #[test]
-    fn every_job_has_a_thread_of_its_own() {
-        // Jobs that all wait for each other finish only if each runs on its own thread.
-        let n = 64;
-        let barrier = std::sync::Barrier::new(n);
-        let mut group = Group::new(n, STACK).unwrap();
+    fn every_job_has_a_thread_of_its_own_and_all_are_woken_at_once() {
+        let _alone = alone();
+        // Each job waits (boundedly) for all the others: they all get there only if each has a
+        // thread of its own, and in time only if the tree wakes every one (a thread left asleep
+        // would start only when its idle wait of 10 s ends).
+        let n = 200;
+        let arrived = AtomicU32::new(0);
+        let all_met = AtomicU32::new(0);
+        let started = Instant::now();
+        let mut group = Group::new(n).unwrap();
         for _ in 0..n {
             group.spawn(|| {
-                barrier.wait();
+                arrived.fetch_add(1, Ordering::SeqCst);
+                let deadline = Instant::now() + Duration::from_secs(5);
+                while arrived.load(Ordering::SeqCst) < n as u32 && Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                if arrived.load(Ordering::SeqCst) == n as u32 {
+                    all_met.fetch_add(1, Ordering::Relaxed);
+                }
             });
         }
         group.join();
+        assert_eq!(all_met.load(Ordering::Relaxed), n as u32);
+        assert!(
+            started.elapsed() < IDLE_EXIT / 2,
+            "{:?}: some thread was not woken",
+            started.elapsed()
+        );
     }
 
     #[test]
-    fn threads_given_no_job_are_kept() {
+    fn nothing_runs_before_join_and_a_group_dropped_unjoined_runs_nothing() {
+        let _alone = alone();
         let hits = AtomicU32::new(0);
-        let mut group = Group::new(8, STACK).unwrap();
+        let mut group = Group::new(8).unwrap();
+        for _ in 0..8 {
+            group.spawn(|| {
+                hits.fetch_add(1, Ordering::Relaxed);
+            });
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        assert_eq!(hits.load(Ordering::Relaxed), 0);
+        group.join();
+        assert_eq!(hits.load(Ordering::Relaxed), 8);
+
+        let mut group = Group::new(8).unwrap();
+        group.spawn(|| {
+            hits.fetch_add(100, Ordering::Relaxed);
+        });
+        drop(group);
+        std::thread::sleep(Duration::from_millis(100));
+        assert_eq!(hits.load(Ordering::Relaxed), 8);
+    }
+
+    #[test]
+    fn threads_given_no_job_are_kept_and_not_started_again() {
+        let _alone = alone();
+        let hits = AtomicU32::new(0);
+        // Sixteen threads idle, then count what the groups below start: the first takes all
+        // sixteen and gives one a job, the second needs eight of them back.
+        drop(Group::new(16).unwrap());
+        let before = STARTED.load(Ordering::Relaxed);
+        let mut group = Group::new(16).unwrap();
         group.spawn(|| {
             hits.fetch_add(1, Ordering::Relaxed);
         });
         group.join();
-        assert_eq!(hits.load(Ordering::Relaxed), 1);
-        let mut group = Group::new(8, STACK).unwrap();
+        let mut group = Group::new(8).unwrap();
         for _ in 0..8 {
             group.spawn(|| {
                 hits.fetch_add(1, Ordering::Relaxed);
@@ -278,12 +376,18 @@ mod tests {
         }
         group.join();
         assert_eq!(hits.load(Ordering::Relaxed), 9);
+        assert_eq!(
+            STARTED.load(Ordering::Relaxed),
+            before,
+            "threads started again"
+        );
     }
 
     #[test]
     #[should_panic(expected = "a simulator thread panicked")]
     fn a_panic_in_a_job_reaches_join() {
-        let mut group = Group::new(1, STACK).unwrap();
+        let _alone = alone();
+        let mut group = Group::new(1).unwrap();
         group.spawn(|| panic!("inside"));
         group.join();
     }
