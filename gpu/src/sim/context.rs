@@ -114,14 +114,7 @@ impl BlockState {
             shared_bytes: cfg.shared_bytes,
         }
     }
-}
 
-// SAFETY: the barriers and warp slots are synchronized; the shared-memory cells are only
-// reached through raw pointers handed to kernel code, whose own contract (barriers or atomics
-// between conflicting accesses) is the GPU's.
-unsafe impl Sync for BlockState {}
-
-impl BlockState {
     /// The block's barrier, for the barrier's own tests.
     #[cfg(test)]
     pub(super) fn barrier(&self) -> &SimBarrier {
@@ -136,6 +129,11 @@ impl BlockState {
         }
     }
 }
+
+// SAFETY: the barriers and warp slots are synchronized; the shared-memory cells are only
+// reached through raw pointers handed to kernel code, whose own contract (barriers or atomics
+// between conflicting accesses) is the GPU's.
+unsafe impl Sync for BlockState {}
 
 #[derive(Clone, Copy)]
 pub(super) struct ThreadCtx {
