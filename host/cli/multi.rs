@@ -78,6 +78,13 @@ pub struct MultiArgs {
     /// With --ranks: where rank 0 listens [default: MASTER_ADDR:MASTER_PORT].
     #[arg(long, requires = "ranks", value_name = "HOST:PORT")]
     rendezvous: Option<String>,
+    /// With --ranks, rank 0: the address of this host to listen on, at the rendezvous port
+    /// [default: the rendezvous address itself, e.g. 127.0.0.1 only under gridsync launch;
+    /// GRIDSYNC_RENDEZVOUS_BIND]. `0.0.0.0` or `::` listens on every interface: for a rank 0
+    /// whose host name resolves to a loopback address on its own node. Every rank proves the
+    /// job's secret (GRIDSYNC_TOKEN) wherever rank 0 listens.
+    #[arg(long, requires = "ranks", value_name = "HOST")]
+    rendezvous_bind: Option<String>,
     /// With --ranks: seconds the rendezvous, NCCL's set-up and each exchange may take before
     /// the rank gives up with an error.
     #[arg(
@@ -174,6 +181,7 @@ fn rank_command(device: Option<u32>, simulate: bool, args: &MultiArgs, json: boo
         world: args.world_size,
         local_rank: args.local_rank,
         address: args.rendezvous.clone(),
+        bind: args.rendezvous_bind.clone(),
     })?;
     let input = match &args.input {
         Some(p) => RankInput::File(p.clone()),
@@ -199,6 +207,15 @@ fn rank_command(device: Option<u32>, simulate: bool, args: &MultiArgs, json: boo
         host_combine: args.host_combine,
     };
     let world = World::join(me, &opts)?;
+    let refused = world.links().refusals();
+    if refused.count > 0 {
+        // Who knocked at the rendezvous without the job's secret: rank 0's record.
+        eprintln!(
+            "rank 0 refused {} connection(s) at the rendezvous: {}",
+            refused.count,
+            refused.reasons.join("; ")
+        );
+    }
     let r = world::run(&world, op, &input, args.bins, 0.5, args.repeats)?;
     // Every rank checked its result; rank 0 speaks for the job.
     if world.rank().rank == 0 {

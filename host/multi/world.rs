@@ -204,20 +204,20 @@ fn file_elements(path: &Path, size: usize) -> Result<usize> {
             source,
         })?
         .len();
-    if size == 4 {
-        if !is_raw_f32(path) {
-            return Err(Error::InvalidInput(format!(
-                "{}: ranks read raw little-endian f32 files (.f32 or .bin) by byte range; a \
-                 text file cannot be cut by bytes (write it with numpy's tofile)",
-                path.display()
-            )));
-        }
-        if bytes % size as u64 != 0 {
-            return Err(Error::InvalidInput(format!(
-                "{}: {bytes} bytes is not a whole number of {size}-byte values",
-                path.display()
-            )));
-        }
+    if size == 4 && !is_raw_f32(path) {
+        return Err(Error::InvalidInput(format!(
+            "{}: ranks read raw little-endian f32 files (.f32 or .bin) by byte range; a text \
+             file cannot be cut by bytes (write it with numpy's tofile)",
+            path.display()
+        )));
+    }
+    // Every rank checks the whole file's length, not only its own range: a last, partial value
+    // is refused as the single process refuses it, never dropped by the byte ranges.
+    if bytes % size as u64 != 0 {
+        return Err(Error::InvalidInput(format!(
+            "{}: {bytes} bytes is not a whole number of {size}-byte values",
+            path.display()
+        )));
     }
     usize::try_from(bytes / size as u64)
         .map_err(|_| Error::InvalidInput(format!("{}: too large", path.display())))

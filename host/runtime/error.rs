@@ -74,6 +74,16 @@ pub enum Error {
     /// A job of several processes failed: a rank exited with an error or was stopped, or the
     /// job ran past its bound; the message names the rank.
     Job(String),
+    /// Another rank of a job of several processes could not be reached, refused this one, left
+    /// the job or stopped answering — at the rendezvous or in a later exchange between ranks.
+    /// Its own variant (not [`Error::Unsupported`]): a lost rank is never a reason to fall back
+    /// to another way of combining.
+    Rank {
+        /// The other rank, where one is known (rank 0 for a rank that cannot reach it).
+        rank: Option<u32>,
+        /// What happened, naming the ranks and the address.
+        why: String,
+    },
     /// An atom has more neighbors than the padded lists have slots (`MN`, `--max-neighbors`):
     /// nothing was written past them, and the counts are true.
     TooManyNeighbors {
@@ -223,6 +233,7 @@ impl fmt::Display for Error {
             ),
             Error::WaitTimeout(why) => write!(f, "a bounded wait timed out: {why}"),
             Error::Job(why) => write!(f, "the job failed: {why}"),
+            Error::Rank { why, .. } => write!(f, "{why}"),
             Error::BarrierTimeout { blocks } => write!(
                 f,
                 "{blocks} block(s) gave up waiting at a grid barrier: some block never arrived \
