@@ -7,7 +7,9 @@
 //! [`run_on`] a set of GPUs). An outcome no
 //! interleaving gives is *weak*; where the model forbids it for that variant and placement, it
 //! is *forbidden*, and seeing one is either a bug in the test or a finding about the hardware:
-//! the report's [`LitmusReport::passed`] is then false and the CLI exits non-zero.
+//! the report's [`LitmusReport::passed`] is then false and the CLI exits non-zero. So it is
+//! when a combination ran fewer than a tenth of the instances asked for ([`COVERAGE_FLOOR`]):
+//! a check that looked too little did not pass ([`RunVerdict::TooFewInstances`]).
 //!
 //! ```no_run
 //! # fn main() -> gridsync::Result<()> {
@@ -30,6 +32,7 @@
 //! Device code: `gpu/src/lessons/litmus/`; the weak memory: `gpu/src/sim/weak/`.
 
 pub mod catalogue;
+mod coverage;
 mod kernel;
 pub mod model;
 pub mod outcome;
@@ -38,6 +41,7 @@ pub mod primitives;
 mod variant;
 
 pub use catalogue::{Placement, Test, Variant, Verdict};
+pub use coverage::{COVERAGE_FLOOR, RunVerdict, Shortfall, coverage_floor};
 pub use kernel::{Observed, Runner, Stress};
 pub use outcome::OutcomeCount;
 
@@ -118,8 +122,12 @@ pub struct LitmusResult {
     pub outcomes: Vec<OutcomeCount>,
     /// How often the test's weak outcome was seen.
     pub weak: u64,
-    /// `weak / instances`.
+    /// `weak / instances`: the rate per instance.
     pub weak_rate: f64,
+    /// `weak / seconds`: the rate per second of the combination's wall-clock time (launches,
+    /// copies and counting included).
+    #[serde(default)]
+    pub weak_per_second: f64,
     /// Whether the model forbids the weak outcome here.
     pub weak_forbidden: bool,
     /// Forbidden outcomes seen (which must be 0).
@@ -153,14 +161,43 @@ pub struct LitmusReport {
     pub forbidden: u64,
     /// Combinations that fell short of the iterations asked for (time ran out first).
     pub short: usize,
+    /// The instances every combination had to run: [`coverage_floor`] of the iterations.
+    #[serde(default)]
+    pub coverage_floor: u64,
+    /// The combinations that ran fewer than `coverage_floor` instances (in order).
+    #[serde(default)]
+    pub fell_short: Vec<Shortfall>,
+    /// The run's verdict: passed, a forbidden outcome seen, or too few instances.
+    #[serde(default = "passed_verdict")]
+    pub verdict: RunVerdict,
     /// Seconds in all.
     pub seconds: f64,
 }
 
+/// The verdict of a report saved before reports had one (read back by `--report`); it is judged
+/// again from the counts ([`LitmusReport::judge`]).
+fn passed_verdict() -> RunVerdict {
+    RunVerdict::Passed
+}
+
 impl LitmusReport {
-    /// No forbidden outcome was seen.
+    /// No forbidden outcome was seen, and every combination ran at least the
+    /// [`coverage_floor`] of the instances asked for.
     pub fn passed(&self) -> bool {
-        self.forbidden == 0
+        self.verdict == RunVerdict::Passed
+    }
+
+    /// Judges the report again from its results: the coverage floor, the combinations that fell
+    /// below it, the verdict (for a report read back from a file, which may predate them).
+    pub fn judge(&mut self) {
+        self.coverage_floor = coverage_floor(self.options.iterations);
+        self.fell_short = self
+            .results
+            .iter()
+            .filter_map(|r| Shortfall::of(r, self.coverage_floor))
+            .collect();
+        self.forbidden = self.results.iter().map(|r| r.forbidden).sum();
+        self.verdict = RunVerdict::of(self.forbidden, &self.fell_short);
     }
 }
 
@@ -341,6 +378,7 @@ pub fn run_on(
             .filter(|o| o.verdict == Verdict::Forbidden)
             .map(|o| o.count)
             .sum();
+        let seconds = began.elapsed().as_secs_f64();
         let result = LitmusResult {
             test,
             name: test.name().to_string(),
@@ -353,6 +391,7 @@ pub fn run_on(
             } else {
                 0.0
             },
+            weak_per_second: weak as f64 / seconds.max(f64::MIN_POSITIVE),
             weak_forbidden: test.forbidden(variant, placement),
             forbidden,
             first_weak_run,
@@ -360,12 +399,11 @@ pub fn run_on(
             rounds: gpu.rounds,
             blocks_off_table: gpu.blocks_off_table,
             outcomes,
-            seconds: began.elapsed().as_secs_f64(),
+            seconds,
         };
         progress(&result);
         results.push(result);
     }
-    let forbidden = results.iter().map(|r| r.forbidden).sum();
     let short = results
         .iter()
         .filter(|r| r.instances < opts.iterations)
@@ -375,7 +413,7 @@ pub fn run_on(
     } else {
         std::slice::from_ref(target)
     };
-    Ok(LitmusReport {
+    let mut report = LitmusReport {
         target: describe_targets(used),
         memory: memory_name(target, opts.weak),
         options: opts.clone(),
@@ -384,8 +422,13 @@ pub fn run_on(
             .or(across.as_ref())
             .map(|r| (r.blocks(), r.test_blocks_per_sm())),
         results,
-        forbidden,
+        forbidden: 0,
         short,
+        coverage_floor: 0,
+        fell_short: Vec::new(),
+        verdict: RunVerdict::Passed,
         seconds: start.elapsed().as_secs_f64(),
-    })
+    };
+    report.judge();
+    Ok(report)
 }

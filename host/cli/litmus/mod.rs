@@ -2,14 +2,16 @@
 //! simulator's memory.
 
 mod primitives;
+mod report;
 
 use super::output::{parse_option, print_json_or};
 use clap::Args;
 use gridsync::litmus::{
-    LitmusOptions, LitmusReport, LitmusResult, Placement, Test, Variant, Verdict, model, run_on,
+    LitmusOptions, LitmusReport, Placement, RunVerdict, Test, Variant, model, run_on,
 };
 use gridsync::multi::{DeviceList, DeviceSet};
 use gridsync::{Error, Result, Target};
+use report::{placement, print_report};
 use std::io::{IsTerminal, Write};
 
 #[derive(Args)]
@@ -164,13 +166,47 @@ pub fn command(device: u32, simulate: bool, args: &LitmusArgs, json: bool) -> Re
         gridsync::plot::write_svg(path, &report.plot())?;
     }
     print_json_or(json, &report, |r| print_report(r, args.outcomes))?;
-    if report.passed() {
-        Ok(())
-    } else {
-        Err(Error::Mismatch(format!(
-            "{} forbidden outcomes observed: a bug in the test, or a finding about the hardware",
-            report.forbidden
-        )))
+    verdict(&report)
+}
+
+/// The exit status of a run whose combinations ran too few instances to be judged
+/// ([`RunVerdict::TooFewInstances`]): not 1, which is a forbidden outcome or an error, nor 2,
+/// which is a usage error.
+pub const EXIT_TOO_FEW_INSTANCES: i32 = 3;
+
+/// The run's verdict as the command's result: nothing for a pass, an error for a forbidden
+/// outcome (exit status 1), and for too few instances a message and exit status
+/// [`EXIT_TOO_FEW_INSTANCES`] (after the report, which is printed and flushed).
+fn verdict(report: &LitmusReport) -> Result<()> {
+    let short = |r: &LitmusReport| {
+        format!(
+            "{} of {} combinations ran fewer than {} instances (a tenth of the {} asked for)",
+            r.fell_short.len(),
+            r.results.len(),
+            r.coverage_floor,
+            r.options.iterations
+        )
+    };
+    match report.verdict {
+        RunVerdict::Passed => Ok(()),
+        RunVerdict::ForbiddenSeen => Err(Error::Mismatch(format!(
+            "{} forbidden outcomes observed: a bug in the test, or a finding about the hardware{}",
+            report.forbidden,
+            if report.fell_short.is_empty() {
+                String::new()
+            } else {
+                format!("; and {}", short(report))
+            }
+        ))),
+        RunVerdict::TooFewInstances => {
+            let _ = std::io::stdout().flush();
+            eprintln!(
+                "gridsync: litmus: too few instances to judge: {}; no forbidden outcome was seen in \
+                 what ran, but that is no pass (give it more --seconds, or fewer --iterations)",
+                short(report)
+            );
+            std::process::exit(EXIT_TOO_FEW_INSTANCES)
+        }
     }
 }
 
@@ -180,9 +216,10 @@ fn show_saved(file: &std::path::Path, args: &LitmusArgs, json: bool) -> Result<(
         path: file.to_path_buf(),
         source,
     })?;
-    let report: LitmusReport = serde_json::from_str(&text).map_err(|e| {
+    let mut report: LitmusReport = serde_json::from_str(&text).map_err(|e| {
         Error::InvalidInput(format!("{}: not a litmus report: {e}", file.display()))
     })?;
+    report.judge();
     if let Some(path) = &args.plot {
         gridsync::plot::write_svg(path, &report.plot())?;
     }
@@ -224,138 +261,4 @@ fn replay(target: &Target, opts: &LitmusOptions, run_no: u64, json: bool) -> Res
         println!("  {s}");
     }
     Ok(())
-}
-
-fn placement(r: &LitmusResult) -> &'static str {
-    r.placement.map_or("—", Placement::name)
-}
-
-fn print_report(r: &LitmusReport, outcomes: bool) {
-    let memory = match r.memory.as_str() {
-        "gpu" => "under stress".to_string(),
-        m => format!(
-            "on the simulator's {} memory",
-            if m == "weak" {
-                "weak"
-            } else {
-                "sequentially consistent"
-            }
-        ),
-    };
-    println!("litmus tests on the {} {memory}", r.target);
-    if let Some((blocks, testing)) = r.blocks {
-        println!(
-            "  {blocks} blocks of {} threads, {testing} per SM testing, the rest stressing ({} loads and stores a round each, {} lines)",
-            gpu::lessons::litmus::LITMUS_BLOCK_THREADS,
-            r.options.stress.iters,
-            r.options.stress.lines
-        );
-    }
-    println!(
-        "  each cell: how often the test's weak outcome was seen (and its rate); × where the PTX model forbids it"
-    );
-    let columns: Vec<Option<Placement>> = if r.memory == "gpu" {
-        r.options.placements.iter().copied().map(Some).collect()
-    } else {
-        vec![None]
-    };
-    for &test in &r.options.tests {
-        let mine: Vec<&LitmusResult> = r.results.iter().filter(|x| x.test == test).collect();
-        let Some(first) = mine.first() else { continue };
-        let cond: Vec<String> = test
-            .digit_names()
-            .iter()
-            .zip(test.weak_outcome())
-            .map(|(n, v)| format!("{n}={v}"))
-            .collect();
-        let (lo, hi) = mine.iter().fold((u64::MAX, 0), |(lo, hi), x| {
-            (lo.min(x.instances), hi.max(x.instances))
-        });
-        println!();
-        println!(
-            "  {} — counting {} — {} each",
-            first.name,
-            cond.join(" ∧ "),
-            if lo == hi {
-                format!("{lo} instances")
-            } else {
-                format!("{lo} to {hi} instances")
-            }
-        );
-        let cols: Vec<Option<Placement>> = if test.threads() == 1 {
-            vec![None]
-        } else {
-            columns.clone()
-        };
-        let mut head = format!("    {:<12}", "");
-        for p in &cols {
-            let label = match p {
-                Some(p) => p.name(),
-                None if test.threads() == 1 => "one thread",
-                None => "simulator",
-            };
-            head += &format!(" {label:>18}");
-        }
-        println!("{head}");
-        for &v in &r.options.variants {
-            let mut line = format!("    {:<12}", v.name());
-            for &p in &cols {
-                let cell = match mine.iter().find(|x| x.variant == v && x.placement == p) {
-                    None => "—".to_string(),
-                    Some(x) => {
-                        let mark = if x.weak_forbidden { "×" } else { " " };
-                        if x.weak == 0 {
-                            format!("0{mark}")
-                        } else {
-                            format!("{} ({:.1e}){mark}", x.weak, x.weak_rate)
-                        }
-                    }
-                };
-                line += &format!(" {cell:>18}");
-            }
-            println!("{line}");
-            for x in mine.iter().filter(|x| x.variant == v) {
-                if x.forbidden > 0 {
-                    println!(
-                        "      FORBIDDEN OUTCOMES SEEN at {}: {}",
-                        placement(x),
-                        x.forbidden
-                    );
-                }
-                if outcomes || x.forbidden > 0 {
-                    println!("      {} {}:", x.variant.name(), placement(x));
-                    for o in &x.outcomes {
-                        let tag = match o.verdict {
-                            Verdict::Sc => "",
-                            Verdict::WeakAllowed => "  (weak, allowed)",
-                            Verdict::Forbidden => "  (FORBIDDEN)",
-                        };
-                        println!("        {:>12}  {}{tag}", o.count, o.text);
-                    }
-                    if let Some(first) = x.first_weak_run {
-                        println!(
-                            "        first weak run: {first} (see it step by step: --test {} --variant {} --replay {first})",
-                            x.name,
-                            x.variant.name()
-                        );
-                    }
-                }
-            }
-        }
-    }
-    println!();
-    println!(
-        "  {} combinations in {:.1} s; {} forbidden outcomes{}",
-        r.results.len(),
-        r.seconds,
-        r.forbidden,
-        if r.short > 0 {
-            format!(
-                "; {} combinations stopped short of {} (time)",
-                r.short, r.options.iterations
-            )
-        } else {
-            String::new()
-        }
-    );
 }
