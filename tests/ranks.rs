@@ -989,17 +989,22 @@ fn links_combine_in_rank_order_and_refuse_what_does_not_match() {
 
 #[test]
 fn a_rank_that_dies_is_an_error_on_the_others_in_bounded_time() {
-    // Two ranks started by hand (no launcher to stop the survivor): rank 1 is killed while
-    // both run the timed calls; rank 0 must notice and fail by itself.
+    kill_rank_1_mid_run(
+        &["--simulate", "multi", "reduce", "--len", "1000"],
+        &[],
+        &[],
+    );
+}
+
+/// Two ranks started by hand (no launcher to stop the survivor), `args` then the rank's own
+/// (`per_rank[r]`): rank 1 is killed while both run the timed calls; rank 0 must notice, fail
+/// by itself within 30 s, and name rank 1 as gone.
+fn kill_rank_1_mid_run(args: &[&str], zero: &[&str], one: &[&str]) {
     let address = free_address();
-    let start = |rank: &str| {
+    let start = |rank: &str, own: &[&str]| {
         std::process::Command::new(bin())
+            .args(args)
             .args([
-                "--simulate",
-                "multi",
-                "reduce",
-                "--len",
-                "1000",
                 "--repeats",
                 "100000",
                 "--ranks",
@@ -1013,14 +1018,16 @@ fn a_rank_that_dies_is_an_error_on_the_others_in_bounded_time() {
                 "--rendezvous-timeout",
                 "5",
             ])
+            .args(own)
             .env("GRIDSYNC_JOB", "dies")
+            .env("GRIDSYNC_TOKEN", SECRET)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())
             .spawn()
             .unwrap()
     };
-    let mut zero = start("0");
-    let mut one = start("1");
+    let mut zero = start("0", zero);
+    let mut one = start("1", one);
     std::thread::sleep(Duration::from_secs(3));
     assert!(
         zero.try_wait().unwrap().is_none(),
@@ -1043,7 +1050,116 @@ fn a_rank_that_dies_is_an_error_on_the_others_in_bounded_time() {
     std::io::Read::read_to_string(&mut zero.stderr.take().unwrap(), &mut err).unwrap();
     assert!(!status.success());
     assert!(
-        err.contains("rank 1") && err.contains("left the job"),
+        err.contains("rank") && err.contains("1") && err.contains("left the job"),
         "{err}"
+    );
+}
+
+#[test]
+fn a_census_names_who_left_and_who_is_elsewhere() {
+    // A world of 4 after a collective outside the links failed: rank 2 has exited, rank 3 is
+    // alive but never asks; ranks 0 and 1 ask, and both learn the same within the bound.
+    let address = free_address();
+    let timeout = Duration::from_secs(20);
+    let bound = Duration::from_secs(1);
+    let start = Instant::now();
+    let censuses: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..4)
+            .map(|r| {
+                let me = rank(r, 4, &address, "census");
+                s.spawn(move || {
+                    let links = Links::open(&me, timeout).unwrap();
+                    match r {
+                        2 => None,
+                        3 => {
+                            std::thread::sleep(bound * 4);
+                            None
+                        }
+                        _ => Some(links.census(bound)),
+                    }
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert!(start.elapsed() < Duration::from_secs(10));
+    let want = gridsync::multi::ranks::Census {
+        left: vec![2],
+        elsewhere: vec![3],
+    };
+    assert_eq!(censuses[0].as_ref(), Some(&want));
+    assert_eq!(censuses[1].as_ref(), Some(&want));
+    // Rank 0 gone: the others blame it.
+    let address = free_address();
+    let got = std::thread::scope(|s| {
+        let zero = rank(0, 2, &address, "census");
+        let gone = s.spawn(move || drop(Links::open(&zero, timeout).unwrap()));
+        let links = Links::open(&rank(1, 2, &address, "census"), timeout).unwrap();
+        gone.join().unwrap();
+        links.census(bound)
+    });
+    assert_eq!(got.left, vec![0]);
+}
+
+/// On GPUs: a rank lost during the all-reduce (NCCL across two GPUs where there are two, the
+/// host combine on one) is named by the survivor within its bounds — killed mid-run, or alive
+/// but never calling the collective.
+#[test]
+#[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
+fn gpu_a_lost_rank_is_named_by_the_survivor_in_bounded_time() {
+    use gridsync::gpu::lessons::reduce::SumF32InF64;
+    use gridsync::multi::world::{JoinOptions, World};
+    use gridsync::multi::{Op, ReducePlan, Scattered};
+    let gpus = gridsync::runtime::device::init_driver().unwrap();
+    let nccl = gpus >= 2;
+    let (zero, one): (&[&str], &[&str]) = if nccl {
+        (&["--device", "0"], &["--device", "1"])
+    } else {
+        (
+            &["--device", "0", "--host-combine"],
+            &["--device", "0", "--host-combine"],
+        )
+    };
+    kill_rank_1_mid_run(&["multi", "reduce", "--len", "10000000"], zero, one);
+    // Rank 1 joins, runs one all-reduce with rank 0, then never calls the next.
+    let address = free_address();
+    let outcome = std::thread::scope(|s| {
+        let ranks: Vec<_> = (0..2u32)
+            .map(|r| {
+                let me = rank(r, 2, &address, "stalls");
+                let opts = JoinOptions {
+                    device: Some(if nccl { r } else { 0 }),
+                    timeout: Duration::from_secs(5),
+                    host_combine: !nccl,
+                    ..JoinOptions::default()
+                };
+                s.spawn(
+                    move || -> gridsync::Result<Option<(gridsync::Error, Duration)>> {
+                        let world = World::join(me, &opts)?;
+                        let x: Vec<f32> = (0..1_000_003).map(|i| (i % 7) as f32).collect();
+                        let on_gpu = Scattered::zeros(world.set(), x.len())?;
+                        on_gpu.copy_from(world.set(), &x)?;
+                        let plan = ReducePlan::<SumF32InF64>::new(world.set(), &on_gpu, Op::Sum)?;
+                        plan.run(world.combiner())?;
+                        if r == 1 {
+                            std::thread::sleep(Duration::from_secs(25));
+                            return Ok(None);
+                        }
+                        let start = Instant::now();
+                        let e = plan.run(world.combiner()).unwrap_err();
+                        Ok(Some((e, start.elapsed())))
+                    },
+                )
+            })
+            .collect();
+        let mut got: Vec<_> = ranks.into_iter().map(|h| h.join().unwrap()).collect();
+        got.swap_remove(0)
+    });
+    let (e, took) = outcome.unwrap().unwrap();
+    assert!(took < Duration::from_secs(20), "the survivor took {took:?}");
+    assert!(
+        matches!(e, gridsync::Error::Rank { rank: Some(1), .. }),
+        "{} ({e:?})",
+        if nccl { "NCCL" } else { "host combine" }
     );
 }

@@ -110,6 +110,9 @@ pub struct NcclComms {
     aborted: std::cell::Cell<bool>,
     /// For a communicator of a launched job's ranks: this rank and the world size.
     rank: Option<(u32, u32)>,
+    /// For a launched job's ranks: the connections that name the lost rank after a failed
+    /// collective ([`Links::census`]).
+    links: Option<Arc<Links>>,
 }
 
 /// Why NCCL cannot combine `set` at all — not installed, or the devices are simulated — or
@@ -180,6 +183,7 @@ impl NcclComms {
             timeout: DEFAULT_NCCL_TIMEOUT,
             aborted: std::cell::Cell::new(false),
             rank: None,
+            links: None,
         })
     }
 
@@ -196,7 +200,7 @@ impl NcclComms {
     /// [`Error::Unsupported`] where NCCL cannot be had (as [`NcclComms::new`]);
     /// [`Error::InvalidInput`] for a set of other than one GPU; [`Error::Nccl`] naming the call
     /// that failed or ran out of time; a rendezvous error.
-    pub fn for_rank(set: &DeviceSet, links: &Links) -> Result<NcclComms> {
+    pub fn for_rank(set: &DeviceSet, links: &Arc<Links>) -> Result<NcclComms> {
         if let Some(why) = nccl_unavailable(set) {
             return Err(Error::Unsupported(why));
         }
@@ -265,6 +269,7 @@ impl NcclComms {
             timeout: links.timeout(),
             aborted: std::cell::Cell::new(false),
             rank: Some((rank, world)),
+            links: Some(links.clone()),
         })
     }
 
@@ -619,20 +624,41 @@ fn all_reduce<T: Partial>(
         comms.abort();
         // An aborted collective ends; a stream stuck in other work does not, and waiting for it
         // would hang: the wait after the abort is bounded too, and says so when it runs out.
-        return match drain(set, comms.timeout, |_, _| Ok(())) {
-            Ok(true) => Err(e),
-            _ => Err(Error::Nccl {
+        let e = match drain(set, comms.timeout, |_, _| Ok(())) {
+            Ok(true) => e,
+            _ => Error::Nccl {
                 call: "ncclCommAbort".into(),
                 why: format!(
                     "after {e}: a device's stream is still busy {:.1} s after the abort (its \
                      work is stuck; freeing the buffers it uses will wait for it)",
                     comms.timeout.as_secs_f64()
                 ),
-            }),
+            },
         };
+        return Err(blame(comms, e));
     }
     // Every rank's collective is over (the wait saw every stream idle).
     set.targets()[0].download(results[0])
+}
+
+/// The most a census after a failed collective waits for the other ranks' word.
+const CENSUS_BOUND: Duration = Duration::from_secs(10);
+
+/// A launched job's collective failed with `e`: the rank to blame, found by a census over the
+/// links ([`Links::census`]) and named in an [`Error::Rank`]; `e` as it is where every rank
+/// was there (or there are no ranks: one process's devices).
+fn blame(comms: &NcclComms, e: Error) -> Error {
+    let (Some(links), Some((rank, world))) = (&comms.links, comms.rank) else {
+        return e;
+    };
+    let census = links.census(comms.timeout.min(CENSUS_BOUND));
+    match census.describe() {
+        Some(who) => Error::Rank {
+            rank: census.blamed(),
+            why: format!("rank {rank} of {world}: {e}; the communicator was aborted; {who}"),
+        },
+        None => e,
+    }
 }
 
 /// Peer copies of every part into one buffer on device 0, combined by the host in device

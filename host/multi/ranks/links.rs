@@ -78,7 +78,7 @@ impl Links {
         &self.refusals
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Option<TcpStream>>> {
+    pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Option<TcpStream>>> {
         // A panic while holding the lock left the streams as they were: still usable, and any
         // half-sent message shows as a framing error on the other side.
         self.streams.lock().unwrap_or_else(|e| e.into_inner())
@@ -223,7 +223,7 @@ impl Links {
     }
 
     /// `s` under a deadline of [`Links::timeout`] from now.
-    fn until<'a>(&self, s: &'a TcpStream) -> Until<'a> {
+    pub(super) fn until<'a>(&self, s: &'a TcpStream) -> Until<'a> {
         Until {
             stream: s,
             until: after(self.timeout),

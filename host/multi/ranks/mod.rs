@@ -27,6 +27,7 @@
 //! every rank; a stranger gets an empty refusal; a wrong world size or a rank twice is refused,
 //! not mixed in; an address already in use is an error on rank 0.
 
+mod census;
 mod deadline;
 mod discovery;
 mod links;
@@ -37,6 +38,7 @@ pub mod wire;
 pub use discovery::{
     BIND_VAR, JOB_VAR, RENDEZVOUS_VAR, Rank, RankOptions, discover, discover_from,
 };
+pub use census::Census;
 pub use links::Links;
 pub use rendezvous::{HELLO_TIMEOUT, MAX_PENDING, Refusals, rendezvous};
 pub use secret::{TOKEN_VAR, Token};
