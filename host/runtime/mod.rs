@@ -1,7 +1,8 @@
 //! The runtime every topic stands on: a GPU and its context ([`device::Gpu`]), where kernels run
 //! ([`launch::Target`], [`launch!`](crate::launch!)), device buffers, pinned host memory,
-//! streams, events and timers, CUDA graphs, thread block cluster launches, the choice of PTX build, grid sizing, summaries of
-//! measurements, and the one error type.
+//! streams, events and timers, CUDA graphs, thread block cluster launches, the choice of PTX
+//! build, grid sizing, summaries of measurements, the bounds of device waits (stretched under a
+//! sanitizer), and the one error type.
 
 pub mod args;
 pub mod buffer;
@@ -19,3 +20,4 @@ pub mod ptx;
 pub mod stats;
 pub mod stream;
 pub mod timer;
+pub mod wait;
