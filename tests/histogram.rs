@@ -13,6 +13,7 @@ use gridsync::histogram::{
 };
 use gridsync::inputs::text::{DEFAULT_TEXT_BYTES, DEFAULT_TEXT_SEED, english_text};
 use gridsync::plot::{BarPanel, Series, TwoAxisChart, bar_charts, two_axis_chart, write_svg};
+use gridsync::runtime::wait::wait_bound;
 use gridsync::{Error, LaunchConfig, Target};
 use rand::Rng;
 
@@ -431,6 +432,7 @@ fn the_pipeline_kernel_refuses_a_shape_without_consumers_through_its_error_word(
                 1000u64,
                 out.ptr(),
                 256u32,
+                wait_bound(gridsync::gpu::mbarrier::DEFAULT_TIMEOUT_NS),
                 err.ptr()
             )
         )
@@ -486,7 +488,14 @@ fn the_pipeline_wraps_its_ring_many_times_at_any_alignment() {
                     t,
                     gridsync::gpu::lessons::histogram::histogram_pipeline,
                     cfg,
-                    (p, len as u64, out.ptr(), 256u32, err.ptr())
+                    (
+                        p,
+                        len as u64,
+                        out.ptr(),
+                        256u32,
+                        wait_bound(gridsync::gpu::mbarrier::DEFAULT_TIMEOUT_NS),
+                        err.ptr()
+                    )
                 )
                 .unwrap();
             }

@@ -283,3 +283,34 @@ fn waits_are_bounded_and_arrivals_release() {
         );
     }
 }
+
+#[test]
+fn the_library_pipelines_take_their_wait_bound_from_the_host() {
+    // The bound is a parameter (the host stretches it under a sanitizer), not a constant
+    // compiled in: a `u64` just before the error word, read by the kernel.
+    let ptx = build("sm_90");
+    for kernel in READ_STAGES_BY_16 {
+        let body = kernel_body(ptx, kernel);
+        let header = &body[..body.find(')').unwrap_or(body.len())];
+        let params: Vec<&str> = header
+            .lines()
+            .map(str::trim)
+            .filter(|l| l.starts_with(".param"))
+            .collect();
+        let n = params.len();
+        assert!(n >= 2, "{kernel}: {params:?}");
+        let bound = format!(".param .u64 {kernel}_param_{}", n - 2);
+        assert!(
+            params[n - 2].trim_end_matches(',') == bound,
+            "{kernel}: no u64 wait bound before the error word: {params:?}"
+        );
+        assert!(
+            params[n - 1].contains(".ptr"),
+            "{kernel}: the error word is not last"
+        );
+        assert!(
+            body.contains(&format!("[{kernel}_param_{}]", n - 2)),
+            "{kernel}: the wait bound is never read"
+        );
+    }
+}

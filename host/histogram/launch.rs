@@ -6,6 +6,7 @@ use crate::runtime::buffer::Buffer;
 use crate::runtime::error::{Error, Result, check};
 use crate::runtime::launch::Target;
 use crate::runtime::timer::Timer;
+use crate::runtime::wait::wait_bound;
 use cust::sys as cu;
 use gpu::LaunchConfig;
 use gpu::lessons::histogram::BYTES16;
@@ -231,7 +232,14 @@ impl<'a> HistogramLaunch<'a> {
                     t,
                     gpu::lessons::histogram::histogram_pipeline,
                     cfg,
-                    (arr, len, out, bins, self.err.ptr())
+                    (
+                        arr,
+                        len,
+                        out,
+                        bins,
+                        wait_bound(gpu::mbarrier::DEFAULT_TIMEOUT_NS),
+                        self.err.ptr()
+                    )
                 ),
             }
         }

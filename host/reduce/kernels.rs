@@ -4,6 +4,7 @@
 use crate::runtime::buffer::Plain;
 use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
+use crate::runtime::wait::wait_bound;
 use gpu::LaunchConfig;
 use gpu::lessons::reduce::{self as r, Reduction};
 
@@ -27,7 +28,9 @@ pub trait DeviceReduction: Reduction<Item: Plain, Out: Plain> + Sized {
     /// The (f) kernel, `reduce_pipeline_*`, where there is one.
     const PIPELINE: Option<gpu::Kernel>;
 
-    /// Launches `kernel` (one of the three above) with `args`, and for (f) the error word `err`.
+    /// Launches `kernel` (one of the three above) with `args`; (f) also gets the bound of its
+    /// waits, [`wait_bound`]`(gpu::mbarrier::DEFAULT_TIMEOUT_NS)` (1 s, stretched under a
+    /// sanitizer), and the error word `err`.
     ///
     /// # Safety
     /// The kernel's contract: `x` holds `n` elements, `partials` room for `cfg.grid.x`
@@ -82,8 +85,9 @@ macro_rules! device_reduction {
                         };
                     }
                     if Some(kernel) == Self::PIPELINE {
+                        let timeout_ns = wait_bound(gpu::mbarrier::DEFAULT_TIMEOUT_NS);
                         return unsafe {
-                            crate::launch!(target, gpu::lessons::reduce::$pipe, cfg, (x, n, partials, count, result, err))
+                            crate::launch!(target, gpu::lessons::reduce::$pipe, cfg, (x, n, partials, count, result, timeout_ns, err))
                         };
                     }
                 )?

@@ -46,8 +46,9 @@ pub fn wait_scale() -> u64 {
                 .unwrap_or_else(|| "(not UTF-8)".into())
         });
         wait_scale_from(value.as_deref(), under_sanitizer).unwrap_or_else(|e| {
-            eprintln!("gridsync: {e}; ignored");
-            detected_scale(under_sanitizer())
+            let scale = detected_scale(under_sanitizer());
+            eprintln!("gridsync: {e}; ignored, wait bounds scale by {scale}");
+            scale
         })
     })
 }

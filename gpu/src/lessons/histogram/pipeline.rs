@@ -5,7 +5,6 @@
 use super::load::{BYTES16, Bytes16, Split16, for_each_strided_byte};
 use crate::atomic::atomic_add_device;
 use crate::index::{block_dim_x, block_idx_x, thread_idx_x};
-use crate::mbarrier::DEFAULT_TIMEOUT_NS;
 use crate::pipeline::BulkRing;
 use crate::shared::dynamic_shared;
 use crate::shared_atomic::SharedU32;
@@ -92,13 +91,14 @@ kernel! {
     /// counted from global memory by block 0's consumers. At the end every thread folds the 32
     /// columns: one device atomic per non-zero bin per block.
     ///
-    /// Every wait is bounded ([`DEFAULT_TIMEOUT_NS`]): a stall sets a bit of `err`
-    /// ([`error_bits`](crate::pipeline::error_bits)) instead of hanging. `histo` holds `bins`
-    /// zeroed `u64`, `err` one zeroed `u32`. A counter counts at most the bytes its block reads,
+    /// Every wait is bounded by `timeout_ns` (the host passes
+    /// [`DEFAULT_TIMEOUT_NS`](crate::mbarrier::DEFAULT_TIMEOUT_NS), stretched under a
+    /// sanitizer): a stall sets a bit of `err` ([`error_bits`](crate::pipeline::error_bits))
+    /// instead of hanging. `histo` holds `bins` zeroed `u64`, `err` one zeroed `u32`. A counter counts at most the bytes its block reads,
     /// below 2³² while `⌈len / gridDim.x⌉ + 16 KiB + 32 < 2³²` (the host checks). Blocks of
     /// at least two whole warps (the host uses [`PIPELINE_THREADS_PER_BLOCK`]); dynamic shared
     /// memory [`pipeline_shared_bytes`]`(blockDim.x)` — past 48 KiB, so the launch opts in.
-    pub unsafe fn histogram_pipeline(arr: *const u8, len: u64, histo: *mut u64, bins: u32, err: *mut u32) {
+    pub unsafe fn histogram_pipeline(arr: *const u8, len: u64, histo: *mut u64, bins: u32, timeout_ns: u64, err: *mut u32) {
         let threads = block_dim_x();
         // SAFETY: the ring follows the counters, within `pipeline_shared_bytes`; every thread
         // calls it; `err` is the launch's error word.
@@ -129,7 +129,7 @@ kernel! {
             // PHASE: produce.
             // SAFETY: after the barrier; the body is 16-byte aligned, a multiple of 16 bytes,
             // read-only during the launch.
-            unsafe { ring.produce_tiles(body, body_bytes, DEFAULT_TIMEOUT_NS, err) };
+            unsafe { ring.produce_tiles(body, body_bytes, timeout_ns, err) };
         } else {
             // PHASE: consume.
             let (me, consumers) = ((thread_idx_x() - WARP_SIZE) as usize, (threads - WARP_SIZE) as usize);
@@ -150,7 +150,7 @@ kernel! {
             }
             // SAFETY: after the barrier; the stage holds the tile's bytes while `read` runs.
             unsafe {
-                ring.consume_tiles(body_bytes, DEFAULT_TIMEOUT_NS, err, |stage, bytes| {
+                ring.consume_tiles(body_bytes, timeout_ns, err, |stage, bytes| {
                     for_each_strided_byte(stage.cast::<Bytes16>(), me, bytes / BYTES16, consumers, count)
                 })
             };

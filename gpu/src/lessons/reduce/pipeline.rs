@@ -7,7 +7,6 @@ use super::ops::{Element, Reduction};
 use super::split::Split16;
 use super::vec::combine_strided;
 use crate::index::{block_dim_x, block_idx_x, thread_idx_x};
-use crate::mbarrier::DEFAULT_TIMEOUT_NS;
 use crate::pipeline::BulkRing;
 use crate::shared::dynamic_shared;
 use crate::sync::sync_threads;
@@ -34,7 +33,8 @@ pub const fn reduce_pipeline_shared_bytes<A>(threads: u32) -> u32 {
 /// each consumer thread combines its vectors of a landed stage four at a time, as (e) does its
 /// loads, and one lane per warp releases the stage after a warp barrier. Block 0's consumers
 /// also take the scalar head and tail. Then every thread, the producer warp with the identity,
-/// joins [`finish_in_last_block`].
+/// joins [`finish_in_last_block`]. A wait on a stage gives up past `timeout_ns` and sets a bit
+/// of `err`.
 ///
 /// # Safety
 /// `x` holds `n` elements; `err` a zeroed `u32`; the rest as [`finish_in_last_block`], with
@@ -46,6 +46,7 @@ unsafe fn pipeline_reduce<R: Reduction>(
     partials: *mut R::Acc,
     count: *mut u32,
     result: *mut R::Out,
+    timeout_ns: u64,
     err: *mut u32,
 ) {
     let threads = block_dim_x();
@@ -71,7 +72,7 @@ unsafe fn pipeline_reduce<R: Reduction>(
         // PHASE: produce.
         // SAFETY: after the barrier; the body is 16-byte aligned, a multiple of 16 bytes,
         // read-only during the launch.
-        unsafe { ring.produce_tiles(body, body_bytes, DEFAULT_TIMEOUT_NS, err) };
+        unsafe { ring.produce_tiles(body, body_bytes, timeout_ns, err) };
     } else {
         // PHASE: consume.
         let me = (thread_idx_x() - WARP_SIZE) as usize;
@@ -91,7 +92,7 @@ unsafe fn pipeline_reduce<R: Reduction>(
             acc = combine_strided::<R>(acc, load, me, bytes / 16, consumers);
         };
         // SAFETY: after the barrier; the stage holds the tile's bytes while `read` runs.
-        unsafe { ring.consume_tiles(body_bytes, DEFAULT_TIMEOUT_NS, err, read) };
+        unsafe { ring.consume_tiles(body_bytes, timeout_ns, err, read) };
     }
     // The block reduction's scratch is another region than the ring: no ordering needed
     // between the two; `finish_in_last_block` has its own barriers.
@@ -104,8 +105,11 @@ macro_rules! pipeline_kernels {
         kernel! {
             $(#[$doc])*
             ///
-            /// Arguments: as [`reduce_vec_sum_f32`](super::reduce_vec_sum_f32), and `err`, one
-            /// zeroed `u32` ([`error_bits`](crate::pipeline::error_bits): a set bit means no result). Blocks of
+            /// Arguments: as [`reduce_vec_sum_f32`](super::reduce_vec_sum_f32), then
+            /// `timeout_ns`, the bound of every wait on a stage (the host passes
+            /// [`DEFAULT_TIMEOUT_NS`](crate::mbarrier::DEFAULT_TIMEOUT_NS), stretched under a
+            /// sanitizer), and `err`, one zeroed `u32` ([`error_bits`](crate::pipeline::error_bits):
+            /// a set bit means no result — a wait that timed out among them). Blocks of
             /// at least two whole warps ([`REDUCE_PIPELINE_THREADS_PER_BLOCK`]); dynamic shared
             /// memory [`reduce_pipeline_shared_bytes`]`::<Acc>(blockDim.x)`.
             pub unsafe fn $name(
@@ -114,10 +118,11 @@ macro_rules! pipeline_kernels {
                 partials: *mut <$r as Reduction>::Acc,
                 count: *mut u32,
                 result: *mut <$r as Reduction>::Out,
+                timeout_ns: u64,
                 err: *mut u32,
             ) {
                 // SAFETY: forwarded to the launch's contract.
-                unsafe { pipeline_reduce::<$r>(x, n, partials, count, result, err) }
+                unsafe { pipeline_reduce::<$r>(x, n, partials, count, result, timeout_ns, err) }
             }
         }
     )*};
