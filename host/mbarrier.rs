@@ -9,14 +9,16 @@ use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
 use crate::runtime::stats::Stats;
 use crate::runtime::timer::Timer;
+use crate::runtime::wait::wait_bound;
 use gpu::LaunchConfig;
 use gpu::lessons::mbarrier::{RELAY_THREADS_PER_BLOCK, relay_shared_bytes};
 use serde::Serialize;
 
 /// How long the correct kernels' waits may take before they count as timed out: far above any
-/// real phase.
+/// real phase (stretched under a sanitizer: [`wait_bound`]).
 pub const TIMEOUT_NS: u64 = 1_000_000_000;
-/// The bound of the broken kernels' waits: short, since the deadlock is certain to reach it.
+/// The bound of the broken kernels' waits: short, since the deadlock is certain to reach it
+/// (kept short under a sanitizer too).
 pub const DEADLOCK_TIMEOUT_NS: u64 = 10_000_000;
 /// Timed launches per kernel on a GPU.
 pub const TRIALS: u32 = 10;
@@ -144,11 +146,11 @@ fn launch(
     opts: &MbarrierOptions,
     words: &crate::Buffer<u32>,
 ) -> Result<()> {
-    let timeout = if kernel.correct() {
+    let timeout = wait_bound(if kernel.correct() {
         TIMEOUT_NS
     } else {
         DEADLOCK_TIMEOUT_NS
-    };
+    });
     let (stale, err, sink) = (
         words.ptr(),
         words.ptr().wrapping_add(1),

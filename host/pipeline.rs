@@ -12,16 +12,18 @@ use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
 use crate::runtime::stats::Stats;
 use crate::runtime::timer::Timer;
+use crate::runtime::wait::wait_bound;
 use gpu::LaunchConfig;
 use gpu::lessons::pipeline::{
     LESSON_THREADS_PER_BLOCK, LESSON_TILE_WORDS, lesson_shared_bytes, pipeline_mix,
 };
 use serde::Serialize;
 
-/// The bound of the correct kernel's waits: far above any real copy.
+/// The bound of the correct kernel's waits: far above any real copy (stretched under a
+/// sanitizer: [`wait_bound`]).
 pub const TIMEOUT_NS: u64 = 1_000_000_000;
 /// The bound of the broken kernels' waits: short, since a consumer that fell behind waits for
-/// a phase that already passed.
+/// a phase that already passed (kept short under a sanitizer too: the timeout is the lesson).
 pub const BROKEN_TIMEOUT_NS: u64 = 10_000_000;
 /// The most dependent operations per word `--work` may ask for: at the default size about a
 /// second of computing per launch on an H100.
@@ -168,11 +170,11 @@ fn launch(
     (x, out, err): (&Buffer<u32>, &Buffer<u32>, &Buffer<u32>),
     work: u32,
 ) -> Result<()> {
-    let timeout = if kernel.correct() {
+    let timeout = wait_bound(if kernel.correct() {
         TIMEOUT_NS
     } else {
         BROKEN_TIMEOUT_NS
-    };
+    });
     let (xp, op, ep, n) = (x.ptr().cast_const(), out.ptr(), err.ptr(), x.len() as u64);
     use gpu::lessons::pipeline as k;
     // SAFETY: `x` and `out` hold `n` words each (device allocations: 16-byte aligned), `err` one

@@ -5,11 +5,15 @@ mod common;
 
 use gpu::checks::hopper::{BARRIER_BYTES, CLUSTER_CHECK_FIELDS, errors};
 use gpu::sim::SimError;
+use gridsync::runtime::wait::wait_bound;
 use gridsync::{Error, LaunchConfig, Target, launch};
 use rand::Rng;
 
-/// A bound far above any real wait, for the checks that must not time out.
-const TIMEOUT_NS: u64 = 2_000_000_000;
+/// A bound far above any real wait, for the checks that must not time out: 2 s, stretched
+/// under a sanitizer. The checks that provoke a timeout pass a short bound, kept as it is.
+fn timeout_ns() -> u64 {
+    wait_bound(2_000_000_000)
+}
 
 fn mbarrier_phases(target: &Target, blocks: u32, block: u32, rounds: u32, warp_arrivals: bool) {
     let n = (blocks * block) as usize;
@@ -26,7 +30,7 @@ fn mbarrier_phases(target: &Target, blocks: u32, block: u32, rounds: u32, warp_a
                 out.ptr(),
                 rounds,
                 warp_arrivals as u32,
-                TIMEOUT_NS,
+                timeout_ns(),
                 err.ptr()
             )
         )
@@ -86,7 +90,7 @@ fn pipeline_copy(
                 len as u64,
                 stage_bytes,
                 stages,
-                TIMEOUT_NS,
+                timeout_ns(),
                 err.ptr()
             )
         )
@@ -148,7 +152,7 @@ fn cp_async_transform(target: &Target, len: usize, grid: u32, block: u32) {
                 src.ptr().cast_const(),
                 dst.ptr(),
                 len as u64,
-                TIMEOUT_NS,
+                timeout_ns(),
                 err.ptr()
             )
         )
@@ -278,7 +282,7 @@ fn mbarrier_remote(target: &Target, grid: u32, cluster: u32, block: u32) {
             target,
             gpu::checks::hopper::mbarrier_remote,
             cfg,
-            (out.ptr(), TIMEOUT_NS, err.ptr())
+            (out.ptr(), timeout_ns(), err.ptr())
         )
         .unwrap()
     };

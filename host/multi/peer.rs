@@ -16,6 +16,7 @@ use crate::runtime::args::SharedArgs;
 use crate::runtime::buffer::{Buffer, Plain};
 use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
+use crate::runtime::wait::wait_bound;
 use gpu::LaunchConfig;
 use gpu::atomic::Scope;
 use gpu::multi_grid::MultiGridBarrierState;
@@ -255,8 +256,8 @@ pub const MAX_BARRIER_ROUNDS: u32 = 1_000_000;
 /// # Errors
 /// [`Error::InvalidInput`] for a grid that does not fit at once on a device, block scope, or
 /// more than [`MAX_BARRIER_ROUNDS`] rounds; [`Error::Unsupported`] without peer access
-/// between the GPUs; [`Error::BarrierTimeout`] if blocks waited past `timeout` (a device's grid
-/// never started); a launch or driver error.
+/// between the GPUs; [`Error::BarrierTimeout`] if blocks waited past `timeout` (stretched under
+/// a sanitizer: [`wait_bound`]; a device's grid never started); a launch or driver error.
 pub fn barrier(
     set: &DeviceSet,
     scope: Scope,
@@ -283,7 +284,7 @@ pub fn barrier(
     for t in set.targets() {
         crate::runtime::grid::check_coresident(t, "peer_barrier", &cfg)?;
     }
-    let timeout_ns = u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX).max(1);
+    let timeout_ns = wait_bound(u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX).max(1));
     let t0 = &set.targets()[0];
     let state = t0.upload(&[MultiGridBarrierState::new(blocks as u32, timeout_ns)])?;
     let slots = data_target(set, data_device)?.zeros::<u32>(2 * blocks as usize)?;

@@ -12,6 +12,7 @@ use crate::runtime::error::{Error, Result, check};
 use crate::runtime::grid::{check_coresident, check_coresident_in};
 use crate::runtime::launch::{KernelArgs, LaunchMode, Target};
 use crate::runtime::module::Module;
+use crate::runtime::wait::wait_bound;
 use gpu::LaunchConfig;
 use gpu::grid::{Arrival, DEFAULT_TIMEOUT_NS, GridBarrierState, GroupWord, MAX_GROUPS, PollSleep};
 use std::time::Duration;
@@ -64,7 +65,8 @@ pub struct DeviceGridBarrier {
 }
 
 impl DeviceGridBarrier {
-    /// A barrier on `target` whose blocks give up after `gpu::grid::DEFAULT_TIMEOUT_NS` (1 s).
+    /// A barrier on `target` whose blocks give up after `gpu::grid::DEFAULT_TIMEOUT_NS` (1 s,
+    /// stretched under a sanitizer: [`wait_bound`]).
     ///
     /// # Errors
     /// A driver error (out of memory, …).
@@ -72,9 +74,10 @@ impl DeviceGridBarrier {
         DeviceGridBarrier::with_state(target, DEFAULT_TIMEOUT_NS)
     }
 
-    /// A barrier on `target` whose blocks give up after waiting `timeout` for the others. On the
-    /// simulator keep it well under its 20 s deadlock limit, or the threads waiting at
-    /// `sync_threads` behind a stuck block report a deadlock first.
+    /// A barrier on `target` whose blocks give up after waiting `timeout` for the others
+    /// (stretched under a sanitizer where it is a second or more: [`wait_bound`]; a shorter,
+    /// deliberate one is kept). On the simulator keep it well under its 20 s deadlock limit, or
+    /// the threads waiting at `sync_threads` behind a stuck block report a deadlock first.
     ///
     /// # Errors
     /// [`Error::InvalidInput`] for a zero timeout (every barrier would fail); a driver error.
@@ -89,6 +92,7 @@ impl DeviceGridBarrier {
     }
 
     fn with_state(target: &Target, timeout_ns: u64) -> Result<DeviceGridBarrier> {
+        let timeout_ns = wait_bound(timeout_ns);
         Ok(DeviceGridBarrier {
             state: target.upload(&[GridBarrierState::new(timeout_ns)])?,
             timeout_ns,
@@ -103,7 +107,7 @@ impl DeviceGridBarrier {
         self.state.ptr()
     }
 
-    /// How long a block waits before giving up.
+    /// How long a block waits before giving up: the bound the device got, after [`wait_bound`].
     pub fn timeout(&self) -> Duration {
         Duration::from_nanos(self.timeout_ns)
     }

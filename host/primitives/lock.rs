@@ -21,6 +21,7 @@
 use crate::runtime::buffer::{Buffer, Plain};
 use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
+use crate::runtime::wait::wait_bound;
 use gpu::lock::{MutexState, TicketState, UNLOCKED};
 use std::time::Duration;
 
@@ -74,7 +75,9 @@ pub type DeviceTicketLock = DeviceLock<TicketState>;
 /// How long a device thread may wait for a lock, and how it backs off.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MutexBounds {
-    /// Past this wait a thread gives up and the launch fails with [`Error::LockTimeout`].
+    /// Past this wait a thread gives up and the launch fails with [`Error::LockTimeout`]. A
+    /// timeout of a second or more is stretched under a sanitizer
+    /// ([`wait_bound`](crate::runtime::wait::wait_bound)); a shorter one is kept as given.
     pub timeout: Duration,
     /// First back-off sleep, nanoseconds.
     pub backoff_min_ns: u32,
@@ -93,7 +96,8 @@ impl Default for MutexBounds {
 }
 
 impl MutexBounds {
-    /// The device state these bounds describe.
+    /// The device state these bounds describe, its timeout through
+    /// [`wait_bound`](crate::runtime::wait::wait_bound).
     ///
     /// # Errors
     /// [`Error::InvalidInput`] for a zero timeout, a back-off of more than 1 ms, or a minimum
@@ -117,6 +121,7 @@ impl MutexBounds {
     }
 }
 
+/// The bound the device gets for `timeout`: [`wait_bound`] of its nanoseconds.
 fn timeout_ns(timeout: Duration) -> Result<u64> {
     let ns = u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX);
     if ns == 0 {
@@ -124,11 +129,12 @@ fn timeout_ns(timeout: Duration) -> Result<u64> {
             "a lock timeout of zero would fail every contended acquisition".into(),
         ));
     }
-    Ok(ns)
+    Ok(wait_bound(ns))
 }
 
 impl<S: LockState> DeviceLock<S> {
-    /// A fresh, unlocked lock in `initial`'s state on `target`.
+    /// A fresh, unlocked lock in `initial`'s state on `target`, taken as it is: unlike the
+    /// constructors from bounds, it does not stretch the timeout under a sanitizer.
     ///
     /// # Errors
     /// A driver error (out of memory, …).
@@ -187,12 +193,12 @@ impl<S: LockState> DeviceLock<S> {
 }
 
 impl DeviceMutex {
-    /// An unlocked mutex with the default bounds (a 2 s timeout).
+    /// An unlocked mutex with the default bounds (a 2 s timeout, stretched under a sanitizer).
     ///
     /// # Errors
     /// A driver error (out of memory, …).
     pub fn new(target: &Target) -> Result<DeviceMutex> {
-        DeviceLock::with_state(target, MutexState::default())
+        DeviceMutex::with_bounds(target, MutexBounds::default())
     }
 
     /// An unlocked mutex with these bounds.
@@ -205,15 +211,21 @@ impl DeviceMutex {
 }
 
 impl DeviceTicketLock {
-    /// A fresh ticket lock with the default bounds (a 2 s timeout).
+    /// A fresh ticket lock with the default bounds (a 2 s timeout, stretched under a sanitizer).
     ///
     /// # Errors
     /// A driver error (out of memory, …).
     pub fn new(target: &Target) -> Result<DeviceTicketLock> {
-        DeviceLock::with_state(target, TicketState::default())
+        let default = TicketState::default();
+        DeviceTicketLock::with_bounds(
+            target,
+            Duration::from_nanos(default.timeout_ns),
+            default.backoff_per_ticket_ns,
+        )
     }
 
-    /// A fresh ticket lock that gives up after `timeout`, sleeping `backoff_per_ticket_ns` per
+    /// A fresh ticket lock that gives up after `timeout` (stretched under a sanitizer where it
+    /// is a second or more: [`wait_bound`]), sleeping `backoff_per_ticket_ns` per
     /// waiting ticket ahead between polls.
     ///
     /// # Errors

@@ -20,13 +20,14 @@
 //! `mbarrier.try_wait.parity`, `mbarrier.arrive`, `fence.proxy.async.shared::cta`.
 //!
 //! ```ignore
-//! // In a kernel of 1 + C warps: warp 0 produces, the others consume.
+//! // In a kernel of 1 + C warps: warp 0 produces, the others consume. The bound of the waits,
+//! // `timeout_ns`, is the kernel's parameter: the host passes it (stretched under a sanitizer).
 //! let Some(ring) = (unsafe { BulkRing::<4>::for_block(base, STAGE_BYTES, err) }) else { return };
 //! sync_threads();
 //! if thread_idx_x() < 32 {
-//!     unsafe { ring.produce_tiles(src, bytes, DEFAULT_TIMEOUT_NS, err) };
+//!     unsafe { ring.produce_tiles(src, bytes, timeout_ns, err) };
 //! } else {
-//!     unsafe { ring.consume_tiles(bytes, DEFAULT_TIMEOUT_NS, err, |stage, len| { /* read */ }) };
+//!     unsafe { ring.consume_tiles(bytes, timeout_ns, err, |stage, len| { /* read */ }) };
 //! }
 //! // Or by hand: `produce(k, …)`, `consume(k, …)`, `release(k)`, `drain(fills, …)`.
 //! ```
