@@ -169,6 +169,11 @@ impl Error {
     }
 }
 
+/// What the errors of a device wait that timed out add: a slow run, not a stuck one, may have
+/// reached the bound (see [`wait_bound`](crate::runtime::wait::wait_bound)).
+const WAIT_SCALE_HINT: &str =
+    "under a sanitizer or a debugger, GRIDSYNC_WAIT_SCALE stretches bounds of 1 s or more";
+
 /// `Result<T, gridsync::Error>`.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -225,19 +230,22 @@ impl fmt::Display for Error {
             }
             Error::LockTimeout { lock, threads } => write!(
                 f,
-                "{threads} GPU thread(s) gave up waiting for the device {lock}: it was held past its timeout"
+                "{threads} GPU thread(s) gave up waiting for the device {lock}: it was held past \
+                 its timeout; {WAIT_SCALE_HINT}"
             ),
             Error::LockHeld(lock) => write!(
                 f,
                 "the device {lock} was left locked when the kernels using it finished"
             ),
-            Error::WaitTimeout(why) => write!(f, "a bounded wait timed out: {why}"),
+            Error::WaitTimeout(why) => {
+                write!(f, "a bounded wait timed out: {why}; {WAIT_SCALE_HINT}")
+            }
             Error::Job(why) => write!(f, "the job failed: {why}"),
             Error::Rank { why, .. } => write!(f, "{why}"),
             Error::BarrierTimeout { blocks } => write!(
                 f,
                 "{blocks} block(s) gave up waiting at a grid barrier: some block never arrived \
-                 (not co-resident, exited early, or called it fewer times)"
+                 (not co-resident, exited early, or called it fewer times); {WAIT_SCALE_HINT}"
             ),
             Error::TooManyNeighbors {
                 atom,
@@ -341,5 +349,32 @@ pub(crate) fn cust_err(op: &str) -> impl FnOnce(cust::error::CudaError) -> Error
     move |e| Error::Driver {
         op: op.to_string(),
         code: e as u32,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gpu::pipeline::error_bits as bits;
+
+    #[test]
+    fn the_errors_of_a_timed_out_device_wait_name_the_wait_scale() {
+        let errors = [
+            Error::LockTimeout {
+                lock: "mutex",
+                threads: 3,
+            },
+            Error::BarrierTimeout { blocks: 2 },
+            Error::from_pipeline_word("histogram_pipeline", bits::TIMED_OUT).unwrap_err(),
+        ];
+        for e in errors {
+            let msg = e.to_string();
+            assert!(msg.contains(crate::runtime::wait::WAIT_SCALE_VAR), "{msg}");
+        }
+        let other = Error::from_pipeline_word("histogram_pipeline", bits::BAD_LAUNCH).unwrap_err();
+        assert!(
+            !other.to_string().contains("GRIDSYNC_WAIT_SCALE"),
+            "{other}"
+        );
     }
 }
