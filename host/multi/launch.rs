@@ -1,18 +1,98 @@
 //! A local launcher (`gridsync launch -n N -- COMMAND…`): starts `N` ranks of a job on this
 //! node, as `torchrun --standalone` does, with the torchrun variables (`RANK`, `WORLD_SIZE`,
-//! `LOCAL_RANK`, `LOCAL_WORLD_SIZE`, `MASTER_ADDR`, `MASTER_PORT`) and a job name
-//! (`GRIDSYNC_JOB`) in each rank's environment; forwards each rank's output line by line with a
-//! rank prefix; and fails as a whole: when one rank fails, the others are stopped and the
-//! launch fails naming it.
+//! `LOCAL_RANK`, `LOCAL_WORLD_SIZE`, `MASTER_ADDR`, `MASTER_PORT`), a job name (`GRIDSYNC_JOB`)
+//! and the job's secret ([`TOKEN_VAR`]) in each rank's environment; forwards each rank's output
+//! line by line with a rank prefix; and fails as a whole: when one rank fails, the others are
+//! stopped and the launch fails naming it.
+//!
+//! **The secret.** The launcher's own `GRIDSYNC_TOKEN` is passed on when it has one (so that a
+//! job started by hand or by another launcher keeps its secret; one the rendezvous would refuse
+//! is refused here, before any rank starts); when it has none, or an empty one, the launch
+//! makes one ([`Token::random`]: 32 bytes from the operating system, in hex). Every rank of one
+//! launch gets the same value, two launches get different ones, and the launcher never prints
+//! it.
+//!
+//! **Output.** Each rank's stdout and stderr are read by a thread of their own and written
+//! whole, one line per write, after `[rank] `: lines of different ranks never mix. A line
+//! longer than [`MAX_LINE_BYTES`] is passed on in pieces of at most that many bytes, each a
+//! line of its own with the prefix (`launch/output.rs`): nothing is lost, and the launcher holds
+//! at most that much of a rank's line however long it is.
+//!
+//! **Stopping.** Each rank runs in a process group of its own (what a `sh -c` wrapper started
+//! goes with it). Stopping the job sends `SIGTERM` to the group of every rank still running,
+//! waits up to [`LaunchOptions::grace`] for them, sends `SIGKILL` to those left, and waits
+//! [`AFTER_KILL`] more; a rank that has still not ended (stuck in the kernel) is named in the
+//! message and left behind, never waited for without a bound. A rank is signalled only while it
+//! is alive: its group gets `SIGKILL` once, at the moment it is reaped, and never again
+//! (`launch/procs.rs`).
+//!
+//! **Dying with the launcher.** Linux's `PR_SET_PDEATHSIG` reaches only the launcher's direct
+//! child, not what that child starts, so each rank is started through a small supervisor
+//! (`launch/supervise.rs`): the launcher's child forks once more before `exec`, the new process
+//! becomes the rank, and the child stays behind in the rank's group with `PDEATHSIG = SIGTERM`;
+//! when the launcher dies, however it dies (`SIGKILL` included), the kernel signals the
+//! supervisor, which kills its whole group (a `SIGTERM` while its parent is still the launcher
+//! is the launcher stopping the job, which it leaves to the rank). The supervisor waits for the
+//! rank and exits as the rank did, so the launcher sees the rank's own status. Elsewhere than
+//! Linux ranks are started directly and outlive a launcher killed outright.
+//!
+//! **How it ends** ([`LaunchOutcome::exit_code`], `gridsync launch`'s exit status):
+//!
+//! | code | meaning |
+//! |---|---|
+//! | 0 | every rank exited with status 0 |
+//! | [`EXIT_RANK_FAILED`] (1) | a rank failed (any non-zero status, or killed); the others were stopped |
+//! | [`EXIT_TIMED_OUT`] (124) | the job ran past `--timeout`; every rank was stopped |
+//! | [`EXIT_LAUNCHER`] (125) | the launcher could not run the job: bad options, a rank that cannot be started, no port |
+//! | 128 + N | the launcher got signal N (130 for Ctrl-C, 143 for `SIGTERM`, 129 for `SIGHUP`); every rank was stopped |
+//!
+//! A failed rank's own status is in the message, not passed through as the launcher's: a rank
+//! exiting 124 or 130 must not read as a timeout or a Ctrl-C (the codes of `timeout(1)` and the
+//! shell, which a script may test).
 
+use crate::multi::ranks::Token;
 use crate::runtime::error::{Error, Result};
 use std::ffi::OsString;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
+
+mod output;
+mod procs;
+mod signals;
+#[cfg(target_os = "linux")]
+mod supervise;
+
+pub use output::MAX_LINE_BYTES;
+use procs::{Ended, Ranks, Stopped};
 
 /// The most ranks one launch starts.
 pub const MAX_LOCAL_RANKS: u32 = 1024;
+/// The environment variable that holds the job's secret (`GRIDSYNC_TOKEN`), which every rank
+/// proves at the rendezvous; defined beside the rendezvous that reads it.
+pub use crate::multi::ranks::TOKEN_VAR;
+/// How long stopped ranks get between `SIGTERM` and `SIGKILL` by default (`--grace`): time for
+/// a rank to flush its output and leave a communicator, short enough for Ctrl-C.
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(5);
+/// How long the launcher waits for a rank after `SIGKILL` before naming it and leaving it: a
+/// killed process ends as soon as it leaves the kernel, so only one stuck there (a driver call)
+/// takes longer.
+pub const AFTER_KILL: Duration = Duration::from_secs(2);
+
+/// Exit status of a launch in which a rank failed.
+pub const EXIT_RANK_FAILED: i32 = 1;
+/// Exit status of a launch that ran past its timeout (as `timeout(1)`'s).
+pub const EXIT_TIMED_OUT: i32 = 124;
+/// Exit status of a launch that could not run: bad options, a rank not started (as
+/// `timeout(1)`'s own failures).
+pub const EXIT_LAUNCHER: i32 = 125;
+/// A launch stopped by signal `N` exits with `EXIT_SIGNALLED + N`, as a shell reports it.
+pub const EXIT_SIGNALLED: i32 = 128;
+
+/// How long between two looks at the ranks.
+const POLL: Duration = Duration::from_millis(10);
+/// How long the output of stopped ranks gets to drain: a process that left its rank's group
+/// could hold a pipe open forever.
+const DRAIN: Duration = Duration::from_secs(2);
 
 /// How to launch.
 #[derive(Clone, Debug)]
@@ -26,22 +106,73 @@ pub struct LaunchOptions {
     pub prefix: bool,
     /// Stop every rank and fail after this long; `None`: no bound but the ranks' own.
     pub timeout: Option<Duration>,
+    /// Between `SIGTERM` and `SIGKILL` when ranks are stopped ([`DEFAULT_GRACE`]; zero: `SIGKILL`
+    /// right after `SIGTERM`).
+    pub grace: Duration,
 }
 
-/// How the ranks ended: each rank's exit status, in rank order.
+/// How the job ended, and the launcher's message when it failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JobEnd {
+    /// Every rank exited with status 0.
+    Succeeded,
+    /// A rank failed; the others were stopped. Names the rank(s) and their statuses.
+    RankFailed(String),
+    /// The job ran past [`LaunchOptions::timeout`]; every rank was stopped.
+    TimedOut(String),
+    /// The launcher got this signal (`SIGINT`, `SIGTERM`, `SIGHUP`); every rank was stopped.
+    Signalled {
+        /// The signal's number.
+        signal: i32,
+        /// The message.
+        why: String,
+    },
+}
+
+/// How the ranks ended.
 #[derive(Debug)]
 pub struct LaunchOutcome {
-    /// Exit statuses by rank.
-    pub statuses: Vec<ExitStatus>,
+    /// Each rank's exit status, in rank order; `None` for a rank not started, or one still
+    /// running after `SIGKILL` and left behind (the message names it).
+    pub statuses: Vec<Option<ExitStatus>>,
+    /// How the job ended.
+    pub end: JobEnd,
+}
+
+impl LaunchOutcome {
+    /// The launcher's exit status (see the [module docs](self)).
+    pub fn exit_code(&self) -> i32 {
+        match &self.end {
+            JobEnd::Succeeded => 0,
+            JobEnd::RankFailed(_) => EXIT_RANK_FAILED,
+            JobEnd::TimedOut(_) => EXIT_TIMED_OUT,
+            JobEnd::Signalled { signal, .. } => EXIT_SIGNALLED + signal,
+        }
+    }
+
+    /// `Ok` when every rank succeeded.
+    ///
+    /// # Errors
+    /// [`Error::Job`] with the launcher's message otherwise.
+    pub fn check(&self) -> Result<()> {
+        match &self.end {
+            JobEnd::Succeeded => Ok(()),
+            JobEnd::RankFailed(why) | JobEnd::TimedOut(why) | JobEnd::Signalled { why, .. } => {
+                Err(Error::Job(why.clone()))
+            }
+        }
+    }
 }
 
 /// Starts `program args…` as `opts.ranks` ranks and waits for them. `program` `gridsync` means
-/// this executable.
+/// this executable. A job that fails is not an error of this function: see
+/// [`LaunchOutcome::end`] (or call [`LaunchOutcome::check`]).
 ///
 /// # Errors
-/// [`Error::InvalidInput`] for no ranks or too many, or no program; [`Error::Job`] when a rank
-/// cannot be started, exits unsuccessfully (the others are then stopped), or the job runs past
-/// `opts.timeout`.
+/// The launcher's own failures, before or while starting the ranks (those started are then
+/// stopped): [`Error::InvalidInput`] for no ranks or too many, no program, or a secret in
+/// [`TOKEN_VAR`] that the ranks would refuse; [`Error::Unsupported`] when no secret can be made;
+/// [`Error::Job`] when no port is free or a rank cannot be started.
 pub fn launch(
     opts: &LaunchOptions,
     program: &OsString,
@@ -70,12 +201,11 @@ pub fn launch(
         Some(p) => p,
         None => free_port()?,
     };
+    let token = job_token()?;
     let job = format!("launch-{}-{port}", std::process::id());
     let _caught = signals::catch();
-    let mut children: Vec<Child> = Vec::new();
-    // Output threads started, each saying on `done_tx` when its pipe closed.
-    let mut pumps = 0;
-    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let mut ranks = Ranks::default();
+    let mut pumps = output::Pumps::new();
     for rank in 0..opts.ranks {
         let mut spawned = Command::new(&exe);
         spawned
@@ -87,20 +217,15 @@ pub fn launch(
             .env("MASTER_ADDR", "127.0.0.1")
             .env("MASTER_PORT", port.to_string())
             .env("GRIDSYNC_JOB", &job)
+            .env(TOKEN_VAR, token.expose())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        // Each rank in a process group of its own, so that stopping it stops what it started
-        // (a `sh -c` wrapper's children hold its output open); Ctrl-C reaches the launcher,
-        // which stops every rank.
-        #[cfg(unix)]
-        std::os::unix::process::CommandExt::process_group(&mut spawned, 0);
-        signals::die_with_parent(&mut spawned);
-        let spawned = spawned.spawn();
-        let mut child = match spawned {
+        procs::own_group(&mut spawned);
+        let mut child = match spawned.spawn() {
             Ok(c) => c,
             Err(e) => {
-                stop(&mut children);
+                ranks.stop(opts.grace);
                 return Err(Error::Job(format!(
                     "cannot start rank {rank} ({}): {e}",
                     exe.display()
@@ -113,27 +238,37 @@ pub fn launch(
             String::new()
         };
         if let Some(out) = child.stdout.take() {
-            spawn_pump(out, tag.clone(), std::io::stdout, &done_tx);
-            pumps += 1;
+            pumps.spawn(out, tag.clone(), std::io::stdout);
         }
         if let Some(err) = child.stderr.take() {
-            spawn_pump(err, tag, std::io::stderr, &done_tx);
-            pumps += 1;
+            pumps.spawn(err, tag, std::io::stderr);
         }
-        children.push(child);
+        ranks.push(child);
     }
-    let waited = wait_all(&mut children, opts.timeout);
+    let end = wait_all(&mut ranks, opts);
     // Every rank and its process group have ended, so their pipes close and the pumps finish;
-    // a process that left the group could still hold one open: its last lines get a moment,
+    // a process that left its group could still hold one open: the last lines get a moment,
     // then it is left behind rather than waited for.
-    let until = Instant::now() + Duration::from_secs(2);
-    for _ in 0..pumps {
-        let left = until.saturating_duration_since(Instant::now());
-        if done_rx.recv_timeout(left).is_err() {
-            break;
-        }
+    pumps.drain(DRAIN);
+    Ok(LaunchOutcome {
+        statuses: ranks.statuses(),
+        end,
+    })
+}
+
+/// The launcher's [`TOKEN_VAR`] if it has a non-empty one, else a new random one.
+///
+/// # Errors
+/// [`Error::InvalidInput`] for a secret the ranks would refuse (not UTF-8, too short or too
+/// long: [`Token::new`]); [`Error::Unsupported`] when the system gives no random bytes.
+fn job_token() -> Result<Token> {
+    match std::env::var(TOKEN_VAR) {
+        Ok(t) if !t.is_empty() => Token::new(&t),
+        Err(std::env::VarError::NotUnicode(_)) => Err(Error::InvalidInput(format!(
+            "{TOKEN_VAR} is not UTF-8 text: a job's secret is text (e.g. `openssl rand -hex 32`)"
+        ))),
+        _ => Token::random(),
     }
-    waited.map(|statuses| LaunchOutcome { statuses })
 }
 
 /// A port on 127.0.0.1 that was free a moment ago.
@@ -145,228 +280,88 @@ fn free_port() -> Result<u16> {
         .map_err(|e| Error::Job(format!("no free port on 127.0.0.1: {e}")))
 }
 
-/// Starts a thread copying `from` to `to()` ([`pump`]) that says on `done` when `from` closed.
-fn spawn_pump<W: Write + 'static>(
-    from: impl Read + Send + 'static,
-    tag: String,
-    to: fn() -> W,
-    done: &std::sync::mpsc::Sender<()>,
-) {
-    let done = done.clone();
-    std::thread::spawn(move || {
-        pump(from, &tag, &mut to());
-        let _ = done.send(());
-    });
-}
-
-/// Copies `from` to `to` line by line, each line whole and after `tag`.
-fn pump(from: impl Read, tag: &str, to: &mut impl Write) {
-    let mut lines = BufReader::new(from);
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        match lines.read_until(b'\n', &mut line) {
-            Ok(0) | Err(_) => return,
-            Ok(_) => {
-                if line.last() != Some(&b'\n') {
-                    line.push(b'\n');
-                }
-                let mut whole = tag.as_bytes().to_vec();
-                whole.extend_from_slice(&line);
-                // One write per line: lines of different ranks do not interleave.
-                if to.write_all(&whole).and_then(|()| to.flush()).is_err() {
-                    return;
-                }
-            }
-        }
-    }
-}
-
-/// Kills every rank still running and what every rank started (its process group), and waits
-/// for them.
-fn stop(children: &mut [Child]) {
-    for c in children.iter_mut() {
-        signals::kill_group(c);
-        if matches!(c.try_wait(), Ok(None)) {
-            let _ = c.kill();
-        }
-        let _ = c.wait();
-    }
-}
-
-/// Ctrl-C, `kill` and a closed terminal stop the ranks rather than the launcher alone; a rank
-/// dies with the launcher even when the launcher is killed outright; killing a rank kills its
-/// process group.
-#[cfg(unix)]
-mod signals {
-    use std::process::{Child, Command};
-    use std::sync::atomic::{AtomicI32, Ordering};
-
-    /// The signal that asked the launcher to stop, or 0.
-    static CAUGHT: AtomicI32 = AtomicI32::new(0);
-
-    unsafe extern "C" {
-        fn signal(signum: i32, handler: usize) -> usize;
-        fn kill(pid: i32, sig: i32) -> i32;
-    }
-    const SIGHUP: i32 = 1;
-    const SIGINT: i32 = 2;
-    const SIGKILL: i32 = 9;
-    const SIGPIPE: i32 = 13;
-    const SIGTERM: i32 = 15;
-    /// `SIG_IGN`.
-    const IGNORE: usize = 1;
-
-    extern "C" fn note(sig: i32) {
-        // Only an atomic store: async-signal-safe.
-        CAUGHT.store(sig, Ordering::SeqCst);
-    }
-
-    /// The launcher's handlers while it runs; the ones before are put back on drop.
-    pub struct Caught {
-        before: Vec<(i32, usize)>,
-    }
-
-    /// From now until the guard drops, SIGHUP, SIGINT and SIGTERM are noted (see [`caught`])
-    /// rather than ending the launcher — which would leave the ranks, in process groups of their
-    /// own, running — and SIGPIPE (a reader of the output gone) is ignored: the output's
-    /// writes fail instead.
-    pub fn catch() -> Caught {
-        CAUGHT.store(0, Ordering::SeqCst);
-        let note = note as extern "C" fn(i32) as usize;
-        let before = [
-            (SIGHUP, note),
-            (SIGINT, note),
-            (SIGTERM, note),
-            (SIGPIPE, IGNORE),
-        ]
-        .into_iter()
-        // SAFETY: installs a handler that only stores to an atomic, or ignores the signal.
-        .map(|(sig, h)| (sig, unsafe { signal(sig, h) }))
-        .collect();
-        Caught { before }
-    }
-
-    impl Drop for Caught {
-        fn drop(&mut self) {
-            for &(sig, h) in &self.before {
-                // SAFETY: puts back the disposition `catch` found.
-                unsafe { signal(sig, h) };
-            }
-        }
-    }
-
-    /// On Linux, the rank is killed when the launcher dies, however it dies.
-    pub fn die_with_parent(cmd: &mut Command) {
-        #[cfg(target_os = "linux")]
-        {
-            unsafe extern "C" {
-                fn prctl(option: i32, arg2: u64, arg3: u64, arg4: u64, arg5: u64) -> i32;
-            }
-            const PR_SET_PDEATHSIG: i32 = 1;
-            // SAFETY: `prctl` is async-signal-safe, as code between fork and exec must be.
-            unsafe {
-                std::os::unix::process::CommandExt::pre_exec(cmd, || {
-                    prctl(PR_SET_PDEATHSIG, SIGKILL as u64, 0, 0, 0);
-                    Ok(())
-                });
-            }
-        }
-        #[cfg(not(target_os = "linux"))]
-        let _ = cmd;
-    }
-
-    /// SIGKILL to the process group `c` leads (whether or not `c` itself still runs).
-    pub fn kill_group(c: &Child) {
-        if let Ok(pid) = i32::try_from(c.id()) {
-            // SAFETY: signals the group the launcher made for this rank (a negative pid).
-            unsafe { kill(-pid, SIGKILL) };
-        }
-    }
-
-    /// The signal caught, if any.
-    pub fn caught() -> Option<i32> {
-        match CAUGHT.load(Ordering::SeqCst) {
-            0 => None,
-            s => Some(s),
-        }
-    }
-}
-
-#[cfg(not(unix))]
-mod signals {
-    pub struct Caught;
-    pub fn catch() -> Caught {
-        Caught
-    }
-    pub fn die_with_parent(_: &mut std::process::Command) {}
-    pub fn kill_group(_: &std::process::Child) {}
-    pub fn caught() -> Option<i32> {
-        None
-    }
-}
-
-/// Waits for every rank; on the first that fails (or on the bound), stops the others.
-fn wait_all(children: &mut [Child], timeout: Option<Duration>) -> Result<Vec<ExitStatus>> {
+/// Waits for every rank; on the first that fails, on the bound or on a signal to the launcher,
+/// stops the others.
+fn wait_all(ranks: &mut Ranks, opts: &LaunchOptions) -> JobEnd {
     let start = Instant::now();
-    let mut statuses: Vec<Option<ExitStatus>> = vec![None; children.len()];
     loop {
         // Every rank that ended since the last look: a failure that makes other ranks fail is
         // often seen in the same look as theirs, so all of them are named.
-        let mut failed = Vec::new();
-        for (rank, c) in children.iter_mut().enumerate() {
-            if statuses[rank].is_some() {
-                continue;
-            }
-            match c.try_wait() {
-                Ok(Some(s)) => {
-                    statuses[rank] = Some(s);
-                    // What the rank started ends with it (and its output pipes close).
-                    signals::kill_group(c);
-                    if !s.success() {
-                        failed.push(format!("rank {rank} {}", describe(s)));
-                    }
-                }
-                Ok(None) => {}
-                Err(e) => failed.push(format!("rank {rank} could not be waited for ({e})")),
-            }
-        }
+        let failed: Vec<String> = ranks
+            .reap()
+            .into_iter()
+            .filter_map(|(rank, ended)| match ended {
+                Ended::Status(s) if s.success() => None,
+                Ended::Status(s) => Some(format!("rank {rank} {}", describe(s))),
+                Ended::Lost(e) => Some(format!("rank {rank} could not be waited for ({e})")),
+            })
+            .collect();
         if !failed.is_empty() {
-            stop(children);
-            return Err(Error::Job(format!(
-                "{} (of {} ranks); the other ranks were stopped",
+            let stopped = ranks.stop(opts.grace);
+            return JobEnd::RankFailed(format!(
+                "{} (of {} ranks); the other ranks were stopped{}",
                 failed.join(", "),
-                children.len()
-            )));
+                ranks.len(),
+                stopped.note(opts.grace)
+            ));
         }
-        if statuses.iter().all(Option::is_some) {
-            return Ok(statuses.into_iter().flatten().collect());
+        if ranks.live().next().is_none() {
+            return JobEnd::Succeeded;
         }
-        if let Some(sig) = signals::caught() {
-            stop(children);
-            return Err(Error::Job(format!(
-                "the launcher got signal {sig}; every rank was stopped"
-            )));
+        if let Some(signal) = signals::caught() {
+            let stopped = ranks.stop(opts.grace);
+            return JobEnd::Signalled {
+                signal,
+                why: format!(
+                    "the launcher got signal {signal}; every rank was stopped{}",
+                    stopped.note(opts.grace)
+                ),
+            };
         }
-        if let Some(t) = timeout
+        if let Some(t) = opts.timeout
             && start.elapsed() > t
         {
-            let running: Vec<String> = statuses
-                .iter()
-                .enumerate()
-                .filter(|(_, s)| s.is_none())
-                .take(8)
-                .map(|(r, _)| r.to_string())
-                .collect();
-            stop(children);
-            return Err(Error::Job(format!(
-                "still running after {:.1} s (rank(s) {}); every rank was stopped",
+            let running = list(ranks.live());
+            let stopped = ranks.stop(opts.grace);
+            return JobEnd::TimedOut(format!(
+                "still running after {:.1} s (rank(s) {running}); every rank was stopped{}",
                 t.as_secs_f64(),
-                running.join(", ")
-            )));
+                stopped.note(opts.grace)
+            ));
         }
-        std::thread::sleep(Duration::from_millis(10));
+        std::thread::sleep(POLL);
     }
+}
+
+impl Stopped {
+    /// What a message adds about the stop: the ranks that needed `SIGKILL`, those left behind.
+    fn note(&self, grace: Duration) -> String {
+        let mut note = String::new();
+        if !self.killed.is_empty() {
+            note += &format!(
+                " (rank(s) {} only by SIGKILL, after a {:.1} s grace)",
+                list(self.killed.iter().copied()),
+                grace.as_secs_f64()
+            );
+        }
+        if !self.left.is_empty() {
+            note += &format!(
+                "; rank(s) {} still ran {:.1} s after SIGKILL and were left behind",
+                list(self.left.iter().copied()),
+                AFTER_KILL.as_secs_f64()
+            );
+        }
+        note
+    }
+}
+
+/// `0, 3, 5`: at most 8 ranks, then `…`.
+fn list(ranks: impl Iterator<Item = usize>) -> String {
+    let mut all: Vec<String> = ranks.take(9).map(|r| r.to_string()).collect();
+    if all.len() > 8 {
+        all[8] = "…".into();
+    }
+    all.join(", ")
 }
 
 /// `exited with status 3` or `was killed by signal 9`.

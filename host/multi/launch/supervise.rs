@@ -1,0 +1,183 @@
+//! Every rank's process group dies with the launcher, however the launcher dies (Linux).
+//!
+//! `PR_SET_PDEATHSIG` asks the kernel to signal a process when its parent dies, but only the
+//! launcher's own child has the launcher as its parent: what a rank starts (`sh -c 'a & b'`)
+//! would outlive a launcher killed with `SIGKILL`. So the launcher's child does not become the
+//! rank. Between `fork` and `exec` (a `pre_exec` step, run after the child has entered the
+//! rank's new process group) it forks once more:
+//!
+//! ```text
+//! launcher ── supervisor (the launcher's child, leads the group, PDEATHSIG = SIGTERM)
+//!               └── rank (execs the command) ── what the rank starts …  (one group)
+//! ```
+//!
+//! - **The launcher dies** (any way): the kernel sends the supervisor `SIGTERM`; its handler
+//!   sees that its parent is no longer the launcher and sends `SIGKILL` to its own group —
+//!   the rank, everything the rank started, and itself.
+//! - **The launcher stops the job**: it signals the group, so the supervisor gets the same
+//!   `SIGTERM`, sees that the launcher is still its parent, and does nothing; the rank decides.
+//!   `SIGKILL` after the grace ends the whole group at once, the supervisor with it.
+//! - **The rank ends**: the supervisor leaves the group (into the launcher's), sends the group
+//!   `SIGKILL` (what the rank left running; the launcher does the same when it reaps the
+//!   supervisor, but it could die in between), and exits as the rank did — its exit status, or
+//!   the same signal — so the launcher reports the rank's own status.
+//!
+//! The supervisor is a copy of the launcher that never runs Rust's runtime again: between
+//! `fork` and `exit` it makes only async-signal-safe calls (`close`, `signal`, `prctl`,
+//! `waitpid`, `kill`, `setpgid`), as code forked from a process with threads must. It first
+//! closes every file descriptor, so that it holds neither the rank's output pipes nor the
+//! channel on which `std` learns that `exec` succeeded (which `spawn` reads until every copy
+//! closes). `PR_SET_PDEATHSIG` fires when the *thread* that forked dies; that is the thread in
+//! [`launch`](super::launch), which returns only once every supervisor has ended.
+
+use std::io;
+use std::os::unix::process::CommandExt;
+use std::process::Command;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+unsafe extern "C" {
+    fn fork() -> i32;
+    fn getpid() -> i32;
+    fn getppid() -> i32;
+    fn getpgrp() -> i32;
+    fn setpgid(pid: i32, pgid: i32) -> i32;
+    fn kill(pid: i32, sig: i32) -> i32;
+    fn waitpid(pid: i32, status: *mut i32, options: i32) -> i32;
+    fn signal(signum: i32, handler: usize) -> usize;
+    fn prctl(option: i32, arg2: u64, arg3: u64, arg4: u64, arg5: u64) -> i32;
+    fn sigprocmask(how: i32, set: *const [u64; 16], old: *mut [u64; 16]) -> i32;
+    fn setrlimit(resource: i32, limit: *const [u64; 2]) -> i32;
+    fn getrlimit(resource: i32, limit: *mut [u64; 2]) -> i32;
+    fn syscall(number: i64, ...) -> i64;
+    fn close(fd: i32) -> i32;
+    fn __errno_location() -> *mut i32;
+    fn _exit(status: i32) -> !;
+}
+
+const SIGHUP: i32 = 1;
+const SIGINT: i32 = 2;
+const SIGKILL: i32 = 9;
+const SIGTERM: i32 = 15;
+const SIG_DFL: usize = 0;
+const SIG_IGN: usize = 1;
+const SIG_SETMASK: i32 = 2;
+const EINTR: i32 = 4;
+const PR_SET_PDEATHSIG: i32 = 1;
+const RLIMIT_CORE: i32 = 4;
+const RLIMIT_NOFILE: i32 = 7;
+/// `close_range(2)` (Linux 5.9): the same number on every architecture.
+const SYS_CLOSE_RANGE: i64 = 436;
+/// Where closing one descriptor at a time stops, on kernels without `close_range`.
+const MAX_FD_CLOSED: u64 = 1 << 16;
+
+/// The launcher's pid, in the supervisor (its handler compares its parent with it).
+static LAUNCHER: AtomicI32 = AtomicI32::new(0);
+
+/// Makes `cmd` start its program under a supervisor (module docs). `cmd` must make a new
+/// process group (`process_group(0)`): the group is what the supervisor takes down.
+pub fn supervise(cmd: &mut Command) {
+    // SAFETY: reads the calling process's ids.
+    let (launcher, launcher_group) = unsafe { (getpid(), getpgrp()) };
+    // SAFETY: the step makes only async-signal-safe calls (module docs).
+    unsafe {
+        cmd.pre_exec(move || split(launcher, launcher_group));
+    }
+}
+
+/// In the launcher's child, before `exec`: forks the rank, which returns to `exec`, and stays
+/// behind as its supervisor.
+fn split(launcher: i32, launcher_group: i32) -> io::Result<()> {
+    // SAFETY: this process has one thread (it is a fork); the child only returns to `exec`.
+    match unsafe { fork() } {
+        -1 => Err(io::Error::last_os_error()),
+        0 => Ok(()),
+        rank => run(rank, launcher, launcher_group),
+    }
+}
+
+/// The supervisor of `rank`; never returns.
+fn run(rank: i32, launcher: i32, launcher_group: i32) -> ! {
+    // SAFETY (the whole function): only async-signal-safe calls, on this process's own state.
+    unsafe {
+        close_every_fd();
+        LAUNCHER.store(launcher, Ordering::SeqCst);
+        // The launcher signals the group; only its SIGTERM and SIGKILL mean anything here.
+        signal(SIGHUP, SIG_IGN);
+        signal(SIGINT, SIG_IGN);
+        signal(SIGTERM, on_sigterm as extern "C" fn(i32) as usize);
+        prctl(PR_SET_PDEATHSIG, SIGTERM as u64, 0, 0, 0);
+        if getppid() != launcher {
+            // The launcher died before the line above.
+            kill(0, SIGKILL);
+        }
+        let mut status = 0;
+        loop {
+            if waitpid(rank, &mut status, 0) == rank {
+                break;
+            }
+            if *__errno_location() != EINTR {
+                // Not ours to wait for: cannot happen, but the group still goes.
+                status = 127 << 8;
+                break;
+            }
+        }
+        // The rank ended. Out of its group (so that the group can be killed without this
+        // process), then the group, which ends what the rank left running.
+        signal(SIGTERM, SIG_IGN);
+        if setpgid(0, launcher_group) != 0 {
+            kill(0, SIGKILL);
+        }
+        kill(-getpid(), SIGKILL);
+        exit_as(status)
+    }
+}
+
+/// `SIGTERM` in the supervisor: from the kernel when the launcher died (PDEATHSIG; the parent
+/// is then another process), or from the launcher stopping the group (the rank got it too).
+extern "C" fn on_sigterm(_: i32) {
+    // SAFETY: `getppid` and `kill` are async-signal-safe.
+    unsafe {
+        if getppid() != LAUNCHER.load(Ordering::SeqCst) {
+            kill(0, SIGKILL);
+        }
+    }
+}
+
+/// Closes every file descriptor of this process.
+///
+/// # Safety
+/// Only in the supervisor, which uses none.
+unsafe fn close_every_fd() {
+    // SAFETY: `close_range(0, ~0, 0)`; where the kernel lacks it, one `close` per descriptor
+    // up to the limit of open files (at most `MAX_FD_CLOSED`).
+    unsafe {
+        if syscall(SYS_CLOSE_RANGE, 0u32, u32::MAX, 0u32) == 0 {
+            return;
+        }
+        let mut limit = [MAX_FD_CLOSED; 2];
+        getrlimit(RLIMIT_NOFILE, &mut limit);
+        for fd in 0..limit[0].min(MAX_FD_CLOSED) {
+            close(fd as i32);
+        }
+    }
+}
+
+/// Ends this process as a `waitpid` `status` says the rank ended: the same exit status, or
+/// killed by the same signal (without a core dump of this process).
+///
+/// # Safety
+/// Only in the supervisor.
+unsafe fn exit_as(status: i32) -> ! {
+    let sig = status & 0x7f;
+    // SAFETY: async-signal-safe calls on this process's own state.
+    unsafe {
+        if sig == 0 {
+            _exit((status >> 8) & 0xff);
+        }
+        setrlimit(RLIMIT_CORE, &[0, 0]);
+        signal(sig, SIG_DFL);
+        sigprocmask(SIG_SETMASK, &[0; 16], std::ptr::null_mut());
+        kill(getpid(), sig);
+        _exit(128 + sig)
+    }
+}
