@@ -310,6 +310,16 @@ fn parent(pid: &str) -> (String, String) {
     (ppid.to_string(), comm.trim().to_string())
 }
 
+/// A child killed when dropped: a test that fails midway leaves no launcher running.
+struct KilledOnDrop(std::process::Child);
+
+impl Drop for KilledOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 #[test]
 #[cfg(target_os = "linux")]
 fn a_launcher_killed_outright_takes_every_rank_with_it() {
@@ -319,12 +329,14 @@ fn a_launcher_killed_outright_takes_every_rank_with_it() {
         "sleep 1000 & echo $$ $! > {d}/$RANK.tmp && mv {d}/$RANK.tmp {d}/$RANK; exec sleep 1000",
         d = dir.display()
     );
-    let mut launcher = gridsync_cmd(&["launch", "-n", "2", "--", "sh", "-c", &script])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut launcher = KilledOnDrop(
+        gridsync_cmd(&["launch", "-n", "2", "--", "sh", "-c", &script])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     wait_for_files(&dir, &["0", "1"]);
     // Every process of every rank, with its name: the two `sleep`s, and whatever stands between
     // the launcher and the rank.
@@ -334,7 +346,7 @@ fn a_launcher_killed_outright_takes_every_rank_with_it() {
         let pids: Vec<&str> = pids.split_whitespace().collect();
         assert_eq!(pids.len(), 2, "{pids:?}");
         let (ppid, pcomm) = parent(pids[0]);
-        if ppid != launcher.id().to_string() {
+        if ppid != launcher.0.id().to_string() {
             procs.push((ppid, pcomm));
         }
         for pid in pids {
@@ -349,8 +361,8 @@ fn a_launcher_killed_outright_takes_every_rank_with_it() {
             std::thread::sleep(Duration::from_millis(10));
         }
     }
-    launcher.kill().unwrap();
-    launcher.wait().unwrap();
+    launcher.0.kill().unwrap();
+    launcher.0.wait().unwrap();
     let until = Instant::now() + Duration::from_secs(5);
     loop {
         let left: Vec<_> = procs.iter().filter(|(p, c)| alive(p, c)).collect();
