@@ -76,8 +76,8 @@ pub type DeviceTicketLock = DeviceLock<TicketState>;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MutexBounds {
     /// Past this wait a thread gives up and the launch fails with [`Error::LockTimeout`]. A
-    /// timeout of a second or more is stretched under a sanitizer
-    /// ([`wait_bound`](crate::runtime::wait::wait_bound)); a shorter one is kept as given.
+    /// timeout of a second or more is stretched under a sanitizer ([`wait_bound`]); a shorter
+    /// one is kept as given.
     pub timeout: Duration,
     /// First back-off sleep, nanoseconds.
     pub backoff_min_ns: u32,
@@ -96,8 +96,7 @@ impl Default for MutexBounds {
 }
 
 impl MutexBounds {
-    /// The device state these bounds describe, its timeout through
-    /// [`wait_bound`](crate::runtime::wait::wait_bound).
+    /// The device state these bounds describe, its timeout through [`wait_bound`].
     ///
     /// # Errors
     /// [`Error::InvalidInput`] for a zero timeout, a back-off of more than 1 ms, or a minimum
