@@ -5,10 +5,15 @@
 
 mod common;
 
+use gpu::lessons::litmus::{
+    LITMUS_MAX_THREADS, LitmusLaunch, PLACE_DIFFERENT_SMS, SM_ORDER_ADJACENT, SM_ORDER_SHUFFLED,
+    SM_ORDER_SPREAD, STRESS_STORE_LOAD, SmGroups,
+};
 use gpu::sim::weak::{Mode, program};
 use gridsync::Target;
 use gridsync::litmus::{
-    LitmusOptions, Placement, Runner, Stress, Test, Variant, Verdict, model, outcome, run,
+    LitmusOptions, Placement, Runner, SmOrder, Stress, StressPattern, Test, Variant, Verdict,
+    model, outcome, run,
 };
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
@@ -330,23 +335,43 @@ fn the_cli_exits_with_its_own_status_when_too_few_instances_ran() {
 
 /// Every instance of every round counted, nothing forbidden, at every placement.
 fn kernel_counts(target: &Target, instances: u64, tests: &[Test], variants: &[Variant]) {
-    let runner = Runner::new(
+    let stress = Stress {
+        iters: 8,
+        ..Stress::default()
+    };
+    kernel_counts_with(
         target,
-        Stress {
-            iters: 8,
-            ..Stress::default()
-        },
-    )
-    .unwrap();
+        stress,
+        instances,
+        tests,
+        variants,
+        &Placement::ONE_GPU,
+    );
+}
+
+/// [`kernel_counts`] with `stress`, at `placements`.
+fn kernel_counts_with(
+    target: &Target,
+    stress: Stress,
+    instances: u64,
+    tests: &[Test],
+    variants: &[Variant],
+    placements: &[Placement],
+) {
+    let runner = Runner::new(target, stress).unwrap();
     let far = Instant::now() + Duration::from_secs(600);
     for &test in tests {
         for &variant in variants {
-            for placement in Placement::ONE_GPU {
+            for &placement in placements {
                 let seen = runner
                     .run(test, variant, placement, instances, far, common::seed())
                     .unwrap();
                 let n: u64 = seen.counts.iter().sum();
-                let where_ = format!("{} {} {placement:?}", test.name(), variant.name());
+                let where_ = format!(
+                    "{} {} {placement:?} {stress:?}",
+                    test.name(),
+                    variant.name()
+                );
                 let placeable =
                     !(target.is_sim() && placement == Placement::SameSm && test.threads() > 2);
                 if placeable {
@@ -569,6 +594,292 @@ fn the_kernel_runs_every_test_variant_and_placement_on_the_gpu() {
     kernel_counts(&common::gpu(), 200_000, &Test::ALL, &Variant::ALL);
 }
 
+/// Every stressing parameter's values on the simulator's kernel: every instance counted, as
+/// many in every round as the groups of SMs the order forms (four SMs of two blocks: two groups
+/// of two, one of three or four), nothing forbidden.
+#[test]
+fn every_stressing_parameter_places_and_counts_every_instance_on_the_simulator() {
+    let base = Stress {
+        iters: 4,
+        ..Stress::default()
+    };
+    let mut settings: Vec<Stress> = SmOrder::ALL
+        .map(|sm_order| Stress { sm_order, ..base })
+        .to_vec();
+    settings.extend(StressPattern::ALL.map(|pattern| Stress {
+        pattern,
+        pre_iters: 4,
+        ..base
+    }));
+    settings.push(Stress {
+        spin_up: false,
+        stride_words: 4,
+        ..base
+    });
+    settings.push(Stress {
+        stress_blocks: Some(1),
+        lines: 2,
+        ..Stress::LEGACY
+    });
+    let far = Instant::now() + Duration::from_secs(600);
+    let seed = common::seed();
+    for stress in settings {
+        let runner = Runner::new(&Target::Sim, stress).unwrap();
+        let tt = u64::from(runner.test_blocks_per_sm());
+        assert_eq!(
+            tt,
+            if stress.stress_blocks == Some(1) {
+                1
+            } else {
+                2
+            }
+        );
+        for (test, groups) in [(Test::MP, 2), (Test::WRC, 1), (Test::IRIW, 1)] {
+            let seen = runner
+                .run(
+                    test,
+                    Variant::Relaxed,
+                    Placement::DifferentSms,
+                    1,
+                    far,
+                    seed,
+                )
+                .unwrap();
+            let n: u64 = seen.counts.iter().sum();
+            assert_eq!(
+                n,
+                seen.rounds * groups * tt * 128,
+                "{} {stress:?}",
+                test.name()
+            );
+            let t = outcome::tally_keys(
+                test,
+                Variant::Relaxed,
+                Some(Placement::DifferentSms),
+                &seen.counts,
+            );
+            assert!(t.iter().all(|o| o.verdict != Verdict::Forbidden), "{t:?}");
+        }
+    }
+}
+
+#[test]
+fn stressing_parameters_out_of_range_are_refused_naming_the_option() {
+    use gridsync::litmus::tune::{TuneOptions, tune};
+    use gridsync::litmus::{MAX_STRESS_ITERS, MAX_STRESS_LINES, MAX_STRIDE_WORDS};
+    let t = Target::Sim;
+    let d = Stress::default();
+    for (bad, option) in [
+        (Stress { lines: 3, ..d }, "--stress-lines"),
+        (Stress { lines: 1, ..d }, "--stress-lines"),
+        (
+            Stress {
+                lines: MAX_STRESS_LINES * 2,
+                ..d
+            },
+            "--stress-lines",
+        ),
+        (
+            Stress {
+                stride_words: 0,
+                ..d
+            },
+            "--stride",
+        ),
+        (
+            Stress {
+                stride_words: MAX_STRIDE_WORDS + 1,
+                ..d
+            },
+            "--stride",
+        ),
+        (
+            Stress {
+                iters: MAX_STRESS_ITERS + 1,
+                ..d
+            },
+            "--stress-iters",
+        ),
+        (
+            Stress {
+                pre_iters: MAX_STRESS_ITERS + 1,
+                ..d
+            },
+            "--pre-stress",
+        ),
+        // The simulator holds two blocks per SM: two stressing leave none to test.
+        (
+            Stress {
+                stress_blocks: Some(2),
+                ..d
+            },
+            "--stress-blocks",
+        ),
+    ] {
+        for e in [
+            Runner::new(&t, bad).err(),
+            tune(
+                &t,
+                &TuneOptions {
+                    start: bad,
+                    seconds: 1.0,
+                    ..TuneOptions::for_target(&t)
+                },
+                |_| {},
+            )
+            .err(),
+        ] {
+            let e = e.unwrap_or_else(|| panic!("{bad:?} accepted"));
+            assert!(matches!(e, gridsync::Error::InvalidInput(_)), "{e:?}");
+            assert!(e.to_string().contains(option), "{option}: {e}");
+        }
+    }
+    assert_eq!(Stress::preset("legacy").unwrap(), Stress::LEGACY);
+    assert_eq!(Stress::LEGACY.sm_order, SmOrder::Adjacent);
+    assert!(
+        Stress::preset("loud")
+            .unwrap_err()
+            .to_string()
+            .contains("default, legacy")
+    );
+    for bad in [
+        TuneOptions {
+            seconds: 0.0,
+            ..TuneOptions::for_target(&t)
+        },
+        TuneOptions {
+            seconds: f64::NAN,
+            ..TuneOptions::for_target(&t)
+        },
+        TuneOptions {
+            placement: Placement::DifferentGpus,
+            ..TuneOptions::for_target(&t)
+        },
+    ] {
+        assert!(
+            matches!(
+                tune(&t, &bad, |_| {}),
+                Err(gridsync::Error::InvalidInput(_))
+            ),
+            "{bad:?}"
+        );
+    }
+}
+
+/// A report saved before the stressing parameters beyond iterations, lines and stride existed
+/// reads back with the kernel's parameters of then.
+#[test]
+fn old_stress_reads_as_the_legacy_parameters() {
+    let old: Stress =
+        serde_json::from_str(r#"{"iters": 64, "lines": 64, "stride_words": 32}"#).unwrap();
+    assert_eq!(old, Stress::LEGACY);
+}
+
+#[test]
+fn tuning_runs_on_the_simulator_within_its_budget() {
+    use gridsync::litmus::tune::{TuneOptions, tune};
+    let t = Target::Sim;
+    let opts = TuneOptions {
+        seconds: 2.0,
+        seed: common::seed(),
+        ..TuneOptions::for_target(&t)
+    };
+    let began = Instant::now();
+    let mut seen = 0;
+    let r = tune(&t, &opts, |_| seen += 1).unwrap();
+    let took = began.elapsed().as_secs_f64();
+    assert_eq!(seen, r.trials.len());
+    assert!(r.trials.len() >= 2, "{:?}", r.trials);
+    let last = r.trials.last().unwrap().seconds;
+    // The trial running when the time is up finishes its launch; setting up a trial is quick.
+    assert!(
+        took <= opts.seconds + last + 1.0,
+        "{took} s of {}",
+        opts.seconds
+    );
+    assert!((r.seconds - took).abs() < 0.5);
+    assert_eq!(r.start().stress, opts.start);
+    assert!(r.start().changed.is_none());
+    assert!(r.best < r.trials.len());
+    for (i, x) in r.trials.iter().enumerate() {
+        assert!(x.instances > 0 && x.seconds > 0.0, "{x:?}");
+        // The simulated kernel's memory is sequentially consistent: MP is never weak there.
+        assert_eq!(x.weak, 0, "{x:?}");
+        assert!(
+            r.trials[..i].iter().all(|y| y.stress != x.stress),
+            "a set tried twice"
+        );
+        if i > 0 {
+            assert!(x.changed.is_some(), "{x:?}");
+        }
+    }
+    assert_eq!(r.best, 0, "no weak outcome anywhere: the start stays best");
+}
+
+#[test]
+fn the_cli_tunes_and_refuses_bad_stressing_options() {
+    let out = common::cli(&[
+        "--simulate",
+        "litmus",
+        "--tune",
+        "--seconds",
+        "1",
+        "--stress-iters",
+        "8",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["options"]["test"], "MP", "{v}");
+    assert_eq!(v["options"]["placement"], "different_sms", "{v}");
+    assert_eq!(v["trials"][0]["stress"]["iters"], 8, "{v}");
+    assert!(v["best"].as_u64().is_some(), "{v}");
+    let out = common::cli(&["--simulate", "litmus", "--tune", "--seconds", "0.5"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("best options: --sm-order"),
+        "{text}"
+    );
+    for (args, says) in [
+        (
+            &["--sm-order", "diagonal"][..],
+            "adjacent, spread, shuffled",
+        ),
+        (&["--stress-pattern", "store"], "store-store, store-load"),
+        (&["--spin-up", "maybe"], "on or off"),
+        (&["--stress-blocks", "many"], "or auto"),
+        (&["--preset", "loud", "--tune"], "no stress preset"),
+        (
+            &["--stress-lines", "3", "--tune"],
+            "--stress-lines must be a power of two",
+        ),
+        (
+            &["--stride", "8"],
+            "the simulator's litmus programs have none",
+        ),
+        (
+            &["--tune", "--test", "MP", "--test", "SB"],
+            "give --test once",
+        ),
+        (&["--tune", "--weak"], "--weak is for the tests' programs"),
+        (
+            &["--primitives", "--sm-order", "spread"],
+            "--stress-iters and --stress-lines only",
+        ),
+    ] {
+        let mut all = vec!["--simulate", "litmus"];
+        all.extend_from_slice(args);
+        let out = common::cli(&all);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} accepted");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+}
+
 #[test]
 #[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
 fn every_lock_and_barrier_keeps_its_payload_on_the_gpu() {
@@ -608,4 +919,101 @@ fn every_lock_and_barrier_keeps_its_payload_on_the_gpu() {
             );
         }
     }
+}
+
+/// A launch of the litmus kernel across `sms` SMs in `order`, for [`SmGroups`] alone.
+fn sm_launch(sms: u32, order: u32, seed: u32) -> LitmusLaunch {
+    let null = core::ptr::null_mut();
+    LitmusLaunch {
+        program: core::ptr::null(),
+        locations: null,
+        start: null,
+        regs: null,
+        scratch: null,
+        sm_tickets: null,
+        counts: core::ptr::null_mut(),
+        errors: null,
+        variant: 0,
+        placement: PLACE_DIFFERENT_SMS,
+        iterations: 1,
+        seed,
+        sms,
+        test_blocks_per_sm: 1,
+        slot_bits: 1,
+        stride_words: 32,
+        stress_iters: 0,
+        stress_lines: 2,
+        stress_pattern: STRESS_STORE_LOAD,
+        pre_stress_iters: 0,
+        sm_order: order,
+        spin_up: 1,
+        max_instances: 1,
+        spin_polls: 1,
+        gpu: 0,
+        gpus: 1,
+        multi: core::ptr::null_mut(),
+    }
+}
+
+/// The launch's order of the SMs: every order is a bijection between the SMs it places and the
+/// positions `0..positions()`, `at` its inverse, with whole groups only — for every SM count up
+/// to 200, every test size and many launches.
+#[test]
+fn every_order_of_the_sms_is_a_bijection_onto_whole_groups() {
+    for order in [SM_ORDER_ADJACENT, SM_ORDER_SPREAD, SM_ORDER_SHUFFLED] {
+        for sms in 1..=200u32 {
+            for threads in 1..=LITMUS_MAX_THREADS {
+                for seed in 0..8u32 {
+                    let o = SmGroups::of(
+                        &sm_launch(sms, order, seed.wrapping_mul(0x9e37_79b9) ^ 0x5bd1_e995),
+                        threads,
+                    );
+                    let len = o.positions();
+                    if order == SM_ORDER_SPREAD {
+                        assert!(len <= sms && len.is_multiple_of(threads));
+                    } else {
+                        assert_eq!(len, sms);
+                    }
+                    let mut taken = [false; 200];
+                    let mut placed = 0;
+                    for s in 0..sms {
+                        if let Some(p) = o.position(s) {
+                            assert!(p < len, "{order} {sms} {threads}: {s} at {p}");
+                            assert!(!taken[p as usize], "{order} {sms} {threads}: {p} twice");
+                            taken[p as usize] = true;
+                            assert_eq!(o.at(p), s, "{order} {sms} {threads} {seed}");
+                            placed += 1;
+                        }
+                    }
+                    assert_eq!(placed, len, "{order} {sms} {threads}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn shuffled_orders_differ_between_launches_and_pair_sms_that_are_not_neighbours() {
+    let sms = 132;
+    let partners: Vec<u32> = (0..16u32)
+        .map(|seed| {
+            let o = SmGroups::of(
+                &sm_launch(
+                    sms,
+                    SM_ORDER_SHUFFLED,
+                    seed.wrapping_mul(0x9e37_79b9) ^ 0x5bd1_e995,
+                ),
+                2,
+            );
+            let p = o.position(0).unwrap_or(0);
+            o.at(p ^ 1)
+        })
+        .collect();
+    let distinct = partners
+        .iter()
+        .enumerate()
+        .filter(|(i, p)| !partners[..*i].contains(p))
+        .count();
+    assert!(distinct > 8, "SM 0's partners in 16 launches: {partners:?}");
+    assert!(partners.iter().any(|&p| p > 1), "{partners:?}");
 }

@@ -2,6 +2,7 @@
 //! many rounds until a combination has been observed often enough or its time is up.
 
 use super::catalogue::{Placement, Test, Variant};
+use super::stress::Stress;
 use crate::primitives::barrier::DeviceGridBarrier;
 use crate::runtime::args::SharedArgs;
 use crate::runtime::buffer::Buffer;
@@ -33,27 +34,6 @@ const GPU_SPIN_POLLS: u32 = 1 << 16;
 const SIM_SPIN_POLLS: u32 = 1 << 8;
 /// Blocks per SM on the simulator (its SMs are [`SIM_SMS`]).
 const SIM_BLOCKS_PER_SM: u32 = 2;
-
-/// How the stress threads and the locations are set up.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Stress {
-    /// Loads and stores each stress thread makes per round (0: no stress).
-    pub iters: u32,
-    /// Lines of 128 bytes the stress threads hammer (a power of two, at least 2).
-    pub lines: u32,
-    /// Words between two location slots: 32 puts each location on its own 128-byte line.
-    pub stride_words: u32,
-}
-
-impl Default for Stress {
-    fn default() -> Stress {
-        Stress {
-            iters: 64,
-            lines: 64,
-            stride_words: 32,
-        }
-    }
-}
 
 /// What one combination gave.
 #[derive(Clone, Debug, Default)]
@@ -99,12 +79,13 @@ enum RoundBarrier {
 }
 
 impl<'t> Runner<'t> {
-    /// Sizes the launch (every SM full of blocks of [`LITMUS_BLOCK_THREADS`]; three quarters
-    /// of each SM's blocks test, the rest stress) and allocates the buffers.
+    /// Sizes the launch (every SM full of blocks of [`LITMUS_BLOCK_THREADS`]; of each SM's
+    /// blocks `stress.stress_blocks` stress — by default a quarter — and the rest test) and
+    /// allocates the buffers.
     ///
     /// # Errors
-    /// [`Error::InvalidInput`] for stress lines that are not a power of two of at least 2 or a
-    /// stride of 0 or over 1024 words; [`Error::TooLarge`] if the buffers do not fit; a driver
+    /// [`Error::InvalidInput`] for parameters [`Stress::check`] refuses, or stress blocks that
+    /// leave no block of an SM to test; [`Error::TooLarge`] if the buffers do not fit; a driver
     /// error.
     pub fn new(target: &'t Target, stress: Stress) -> Result<Runner<'t>> {
         Runner::build(std::slice::from_ref(target), stress)
@@ -129,18 +110,7 @@ impl<'t> Runner<'t> {
     }
 
     fn build(targets: &'t [Target], stress: Stress) -> Result<Runner<'t>> {
-        if stress.lines < 2 || !stress.lines.is_power_of_two() || stress.lines > 1 << 16 {
-            return Err(Error::InvalidInput(format!(
-                "--stress-lines must be a power of two from 2 to 65536, not {}",
-                stress.lines
-            )));
-        }
-        if !(1..=1024).contains(&stress.stride_words) {
-            return Err(Error::InvalidInput(format!(
-                "--stride must be 1 to 1024 words, not {}",
-                stress.stride_words
-            )));
-        }
+        stress.check()?;
         let mut shape: Option<(u32, u32)> = None;
         for target in targets {
             let (sms, per_sm) = match target {
@@ -162,10 +132,18 @@ impl<'t> Runner<'t> {
             });
         }
         let (sms, per_sm) = shape.ok_or_else(|| Error::InvalidInput("no device".into()))?;
-        let test_blocks_per_sm = if per_sm <= LITMUS_MAX_THREADS {
-            per_sm
-        } else {
-            (per_sm * 3 / 4).max(LITMUS_MAX_THREADS)
+        let test_blocks_per_sm = match stress.stress_blocks {
+            None if per_sm <= LITMUS_MAX_THREADS => per_sm,
+            None => (per_sm * 3 / 4).max(LITMUS_MAX_THREADS),
+            Some(n) if n < per_sm => per_sm - n,
+            Some(n) => {
+                return Err(Error::InvalidInput(format!(
+                    "--stress-blocks {n} leaves no block to test: {} holds {per_sm} blocks of \
+                     the litmus kernel per SM, so at most {} may stress",
+                    targets[0].describe(),
+                    per_sm - 1
+                )));
+            }
         };
         let max_instances = sms * test_blocks_per_sm * LITMUS_BLOCK_THREADS;
         let slot_bits = (2 * u64::from(max_instances))
@@ -245,8 +223,19 @@ impl<'t> Runner<'t> {
         self.test_blocks_per_sm
     }
 
+    /// Blocks on each SM (those that test and those that stress).
+    pub fn blocks_per_sm(&self) -> u32 {
+        self.blocks() / self.sms.max(1)
+    }
+
+    /// The stressing parameters it runs with.
+    pub fn stress(&self) -> Stress {
+        self.stress
+    }
+
     /// Runs `test` with `variant` at `placement` until at least `instances` instances have been
-    /// observed, or `deadline` has passed (after at least one launch). `seed` seeds the
+    /// observed, or `deadline` has passed (after at least one launch; each later launch is
+    /// sized to end about when the deadline does). `seed` seeds the
     /// permutations; every launch derives its own from it.
     ///
     /// # Errors
@@ -281,6 +270,7 @@ impl<'t> Runner<'t> {
         // A guess of a round's instances (a quarter of the room) sizes the first launch.
         let guess = u64::from(self.max_instances / 4).max(1);
         let mut next = instances.div_ceil(guess).clamp(1, u64::from(FIRST_ROUNDS)) as u32;
+        let started = Instant::now();
         loop {
             let launch_seed = crate::inputs::splitmix64(
                 seed ^ (launch << 40)
@@ -303,8 +293,17 @@ impl<'t> Runner<'t> {
                 break;
             }
             let per_round = seen.div_ceil(rounds).max(1);
+            // As many rounds as the instances still wanted, and as fit before the deadline at
+            // the rounds' pace so far (a launch is not cut short, so it must not be too long).
+            let pace = started.elapsed().as_secs_f64() / rounds as f64;
+            let in_time = (deadline
+                .saturating_duration_since(Instant::now())
+                .as_secs_f64()
+                / pace.max(f64::MIN_POSITIVE))
+            .ceil() as u64;
             next = (instances - seen)
                 .div_ceil(per_round)
+                .min(in_time)
                 .clamp(1, u64::from(MAX_ROUNDS)) as u32;
         }
         let mut errors = [0u64; LITMUS_ERROR_WORDS as usize];
@@ -315,9 +314,11 @@ impl<'t> Runner<'t> {
         }
         if errors[ERR_VARIANT] != 0 {
             return Err(Error::InvalidInput(format!(
-                "the litmus kernel refused variant {} or placement {}",
+                "the litmus kernel refused variant {}, placement {} or the stress parameters \
+                 {:?}",
                 variant.code(),
-                placement.code()
+                placement.code(),
+                self.stress
             )));
         }
         if errors[ERR_BARRIER] != 0 {
@@ -384,6 +385,10 @@ impl<'t> Runner<'t> {
             stride_words: self.stress.stride_words,
             stress_iters: self.stress.iters,
             stress_lines: self.stress.lines,
+            stress_pattern: self.stress.pattern.code(),
+            pre_stress_iters: self.stress.pre_iters,
+            sm_order: self.stress.sm_order.code(),
+            spin_up: u32::from(self.stress.spin_up),
             max_instances: self.max_instances,
             spin_polls: match home {
                 Target::Gpu(_) => GPU_SPIN_POLLS,

@@ -38,12 +38,17 @@ pub mod model;
 pub mod outcome;
 mod plot;
 pub mod primitives;
+mod stress;
+pub mod tune;
 mod variant;
 
 pub use catalogue::{Placement, Test, Variant, Verdict};
 pub use coverage::{COVERAGE_FLOOR, RunVerdict, Shortfall, coverage_floor};
-pub use kernel::{Observed, Runner, Stress};
+pub use kernel::{Observed, Runner};
 pub use outcome::OutcomeCount;
+pub use stress::{
+    MAX_STRESS_ITERS, MAX_STRESS_LINES, MAX_STRIDE_WORDS, SmOrder, Stress, StressPattern,
+};
 
 use crate::primitives::barrier::DeviceGridBarrier;
 use crate::runtime::error::{Error, Result};
@@ -81,7 +86,8 @@ pub struct LitmusOptions {
     /// On the simulator: the weak memory (`gpu::sim::weak`) instead of the sequentially
     /// consistent one.
     pub weak: bool,
-    /// The GPU's stress and location layout.
+    /// The stressing parameters of the kernel: placement, locations, stress (GPU, and the
+    /// kernel on the simulator; the simulator's programs have none).
     pub stress: Stress,
 }
 

@@ -3,6 +3,8 @@
 
 mod primitives;
 mod report;
+mod stress;
+mod tune;
 
 use super::output::{parse_option, print_json_or};
 use clap::Args;
@@ -46,15 +48,14 @@ pub struct LitmusArgs {
     /// by step (the report's `first_weak_run` names one that gave the weak outcome).
     #[arg(long, value_name = "RUN")]
     replay: Option<u64>,
-    /// Loads and stores each stress thread makes per round (GPU; 0: no stress).
-    #[arg(long, value_name = "N")]
-    stress_iters: Option<u32>,
-    /// Lines of 128 bytes the stress threads hammer (GPU; a power of two).
-    #[arg(long, value_name = "N")]
-    stress_lines: Option<u32>,
-    /// Words between two location slots (GPU; 32: one line each).
-    #[arg(long, value_name = "WORDS")]
-    stride: Option<u32>,
+    #[command(flatten)]
+    stress: stress::StressArgs,
+    /// Instead of the tests: search the stressing parameters for the highest rate of one
+    /// test's weak outcome (--test, --variant, --placement: one each [default: MP relaxed sms])
+    /// within --seconds [default: 60 on a GPU, 10 on the simulator], starting from the
+    /// parameters given, and print the best.
+    #[arg(long)]
+    tune: bool,
     /// Instead of the tests: gridsync's locks and barriers under stress, each guarding plain
     /// memory checked on every use, and a variant of each with its ordering removed.
     #[arg(long)]
@@ -122,6 +123,20 @@ pub fn command(device: u32, simulate: bool, args: &LitmusArgs, json: bool) -> Re
     if targets.len() > 1 {
         defaults.placements.push(Placement::DifferentGpus);
     }
+    if args.tune {
+        return tune::command(target, args, json);
+    }
+    if args.primitives {
+        if args.stress.beyond_iters_and_lines() {
+            return Err(Error::InvalidInput(
+                "--primitives stresses with --stress-iters and --stress-lines only".into(),
+            ));
+        }
+        return primitives::command(targets, args, json);
+    }
+    if target.is_sim() {
+        stress::refuse_for_programs(&args.stress)?;
+    }
     let opts = LitmusOptions {
         tests: or_all(&args.tests, defaults.tests.clone()),
         variants: or_all(&args.variants, defaults.variants.clone()),
@@ -130,17 +145,10 @@ pub fn command(device: u32, simulate: bool, args: &LitmusArgs, json: bool) -> Re
         seconds: args.seconds.unwrap_or(defaults.seconds),
         seed: args.seed.unwrap_or(defaults.seed),
         weak: args.weak,
-        stress: gridsync::litmus::Stress {
-            iters: args.stress_iters.unwrap_or(defaults.stress.iters),
-            lines: args.stress_lines.unwrap_or(defaults.stress.lines),
-            stride_words: args.stride.unwrap_or(defaults.stress.stride_words),
-        },
+        stress: args.stress.stress()?,
     };
     if let Some(path) = &args.plot {
         gridsync::plot::check_svg_path(path)?;
-    }
-    if args.primitives {
-        return primitives::command(targets, args, json);
     }
     if let Some(run_no) = args.replay {
         return replay(target, &opts, run_no, json);

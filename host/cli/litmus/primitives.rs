@@ -17,9 +17,9 @@ pub fn command(targets: &[Target], args: &LitmusArgs, json: bool) -> Result<()> 
         seed: args.seed.unwrap_or(d.seed),
         weak: target.is_sim() && (args.weak || d.weak),
         stress: gridsync::litmus::Stress {
-            iters: args.stress_iters.unwrap_or(d.stress.iters),
-            lines: args.stress_lines.unwrap_or(d.stress.lines),
-            stride_words: d.stress.stride_words,
+            iters: args.stress.iters.unwrap_or(d.stress.iters),
+            lines: args.stress.lines.unwrap_or(d.stress.lines),
+            ..d.stress
         },
         ..d
     };

@@ -239,7 +239,7 @@ impl PrimitiveOptions {
             stress: Stress {
                 iters: if sim { 2 } else { 8 },
                 lines: if sim { 4 } else { 64 },
-                stride_words: 32,
+                ..Stress::LEGACY
             },
         }
     }

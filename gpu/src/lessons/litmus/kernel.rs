@@ -3,11 +3,12 @@
 use super::access::{
     Access, AcqRelCta, AcqRelGpu, AcqRelSys, Plain, RelAcq, Relaxed, ScCta, ScGpu, ScSys, Volatile,
 };
+use super::place::{Round, mix, place, sm_slot};
 use super::{
     ERR_BARRIER, ERR_SM_TABLE, ERR_SPIN_UP, ERR_VARIANT, LITMUS_BLOCK_THREADS, LITMUS_DIGITS,
-    LITMUS_INVALID_KEY, LITMUS_KEYS, LITMUS_MAX_THREADS, LITMUS_OPS, LITMUS_REG_SLOTS,
-    LITMUS_VALUES, LitmusLaunch, OP_NONE, PLACE_DIFFERENT_GPUS, PLACE_DIFFERENT_SMS,
-    PLACE_SAME_BLOCK, PLACE_SAME_SM, PLACE_SAME_WARP, op_returns,
+    LITMUS_INVALID_KEY, LITMUS_KEYS, LITMUS_OPS, LITMUS_REG_SLOTS, LITMUS_VALUES, LitmusLaunch,
+    OP_NONE, PLACE_DIFFERENT_GPUS, PLACE_DIFFERENT_SMS, SM_ORDER_SHUFFLED, STRESS_LOAD_LOAD,
+    STRESS_LOAD_STORE, STRESS_STORE_LOAD, STRESS_STORE_STORE, op_returns,
 };
 use crate::access::{load_volatile, load_weak, store_volatile, store_weak};
 use crate::atomic::{
@@ -29,7 +30,11 @@ kernel! {
     pub unsafe fn litmus_run(l: LitmusLaunch, barrier: *mut GridBarrierState) {
         // SAFETY: the host's buffers, sized as `LitmusLaunch` says; every block resident.
         unsafe {
-            if (l.gpus > 1) != (l.placement == PLACE_DIFFERENT_GPUS) {
+            if (l.gpus > 1) != (l.placement == PLACE_DIFFERENT_GPUS)
+                || l.stress_pattern > STRESS_LOAD_LOAD
+                || l.sm_order > SM_ORDER_SHUFFLED
+                || !l.stress_lines.is_power_of_two()
+            {
                 refuse(&l);
             } else if l.gpus > 1 {
                 let rank = l.gpu * blocks_per_grid() + block_rank_in_grid();
@@ -41,8 +46,9 @@ kernel! {
     }
 }
 
-/// Counts a launch the kernel cannot run (an unknown variant, or a placement that does not
-/// match the number of GPUs), once.
+/// Counts a launch the kernel cannot run (an unknown variant, stress pattern or order of the
+/// SMs, stress lines that are not a power of two, or a placement that does not match the
+/// number of GPUs), once.
 #[inline(always)]
 fn refuse(l: &LitmusLaunch) {
     if block_rank_in_grid() == 0 && thread_rank_in_block() == 0 {
@@ -97,107 +103,6 @@ unsafe fn variant<B: Rounds>(l: &LitmusLaunch, barrier: B) {
             _ => refuse(l),
         }
     }
-}
-
-/// SplitMix's finalizer, 32 bits: the round's random numbers.
-#[inline(always)]
-fn mix(mut z: u32) -> u32 {
-    z = (z ^ (z >> 16)).wrapping_mul(0x7feb_352d);
-    z = (z ^ (z >> 15)).wrapping_mul(0x846c_a68b);
-    z ^ (z >> 16)
-}
-
-/// One round's choices, the same in every thread.
-#[derive(Clone, Copy)]
-struct Round {
-    /// Rotates roles among lanes, warps or blocks, and pairs different thread indices.
-    rot: u32,
-    /// The location permutation `slot ↦ (a·slot + b) mod 2^slot_bits` (`a` odd: a bijection).
-    a: u32,
-    b: u32,
-}
-
-/// The instance and role of this thread in this round, or `None` for a stress thread.
-///
-/// # Safety
-/// `l.sm_tickets` is complete (read after the registration's grid barrier).
-#[inline(always)]
-unsafe fn place(
-    l: &LitmusLaunch,
-    threads: u32,
-    smid: u32,
-    ticket: u32,
-    r: Round,
-) -> Option<(u32, u32)> {
-    let tt = l.test_blocks_per_sm;
-    if smid >= l.sms || ticket >= tt || threads == 0 || threads > LITMUS_MAX_THREADS {
-        return None;
-    }
-    let tid = thread_rank_in_block();
-    let (warp, lane) = (tid / 32, tid % 32);
-    let warps = LITMUS_BLOCK_THREADS / 32;
-    let group = smid * tt + ticket;
-    // Blocks registered on SM `s` of GPU `g`.
-    let tickets_of = |g: u32, s: u32| {
-        // SAFETY: `g < l.gpus` and `s < l.sms`, checked by every caller; the table is complete
-        // (contract).
-        unsafe { load_weak(l.sm_tickets.add((g * l.sms + s) as usize)) }
-    };
-    let tickets = |s: u32| tickets_of(l.gpu, s);
-    let (instance, role) = match l.placement {
-        PLACE_SAME_WARP => {
-            let per = 32 / threads;
-            let turned = (lane + r.rot) % 32;
-            ((group * warps + warp) * per + turned % per, turned / per)
-        }
-        PLACE_SAME_BLOCK => {
-            let per = warps / threads;
-            let turned = (warp + r.rot) % warps;
-            (group * per * 32 + (turned % per) * 32 + lane, turned / per)
-        }
-        PLACE_SAME_SM => {
-            let per = tt / threads;
-            let g = ticket / threads;
-            if g >= per || tickets(smid) < (g + 1) * threads {
-                return None;
-            }
-            let role = (ticket + r.rot) % threads;
-            let pair = (tid + role * r.rot) % LITMUS_BLOCK_THREADS;
-            ((smid * per + g) * LITMUS_BLOCK_THREADS + pair, role)
-        }
-        PLACE_DIFFERENT_SMS => {
-            let first = smid / threads * threads;
-            if first + threads > l.sms || (first..first + threads).any(|s| tickets(s) <= ticket) {
-                return None;
-            }
-            let role = (smid + r.rot) % threads;
-            let pair = (tid + role * r.rot) % LITMUS_BLOCK_THREADS;
-            (
-                ((smid / threads) * tt + ticket) * LITMUS_BLOCK_THREADS + pair,
-                role,
-            )
-        }
-        PLACE_DIFFERENT_GPUS => {
-            // Role `r` on GPU `(r + rot) mod gpus`; a GPU's roles on consecutive SMs.
-            let gpus = l.gpus.max(1);
-            // At least 1 (`threads >= 1`), spelled so that no division can panic.
-            let per_gpu = threads.div_ceil(gpus).max(1);
-            let first = smid / per_gpu * per_gpu;
-            if first + per_gpu > l.sms
-                || (0..gpus).any(|g| (first..first + per_gpu).any(|s| tickets_of(g, s) <= ticket))
-            {
-                return None;
-            }
-            let role = (l.gpu + gpus - r.rot % gpus) % gpus + (smid - first) * gpus;
-            let pair = (tid + role * r.rot) % LITMUS_BLOCK_THREADS;
-            (
-                ((smid / per_gpu) * tt + ticket) * LITMUS_BLOCK_THREADS + pair,
-                role,
-            )
-        }
-        _ => return None,
-    };
-    (role < threads && instance < l.max_instances).then_some((instance, role))
 }
 
 /// The address of location `loc` of `instance` this round.
@@ -259,28 +164,25 @@ unsafe fn body<A: Access, B: Rounds>(l: &LitmusLaunch, mut barrier: B) {
         }
         let threads = word(l, 0);
         let finals = word(l, 1);
+        // Across SMs the block's place is its slot in the launch's order of the SMs.
+        let site = if l.placement == PLACE_DIFFERENT_SMS {
+            sm_slot(l, threads, smid, ticket)
+        } else {
+            smid
+        };
         let mut stress =
             mix(l.seed
                 ^ (block_rank_in_grid() * LITMUS_BLOCK_THREADS + tid).wrapping_mul(0x9e37_79b9));
         for it in 0..l.iterations {
-            let h = mix(l.seed ^ mix(it.wrapping_add(0x632b_e5ab)));
-            let r = Round {
-                rot: h & 0xff,
-                a: mix(h ^ 0x5bd1_e995) | 1,
-                b: mix(h.wrapping_add(1)),
-            };
-            let me = place(l, threads, smid, ticket, r);
+            let r = Round::of(l.seed, it);
+            let me = place(l, threads, site, ticket, r);
             if let Some((instance, role)) = me {
+                // Pre-stress: the tester's own accesses to the scratch lines, just before.
+                stress_scratch(l, &mut stress, l.pre_stress_iters);
                 test::<A>(l, instance, role, threads, r, B::SCOPE);
             } else {
-                // Stress: stores and loads all over a small array, while the testers race.
-                let lane = tid % 32;
-                for _ in 0..l.stress_iters {
-                    stress = stress.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-                    let line = (stress >> 16) & (l.stress_lines - 1);
-                    store_volatile(l.scratch.add((line * 32 + lane) as usize), stress);
-                    let _ = load_volatile(l.scratch.add(((line ^ 1) * 32 + lane) as usize));
-                }
+                // Stress: accesses all over a small array, while the testers race.
+                stress_scratch(l, &mut stress, l.stress_iters);
             }
             if barrier.sync().is_err() {
                 return note_barrier_timeout(l);
@@ -324,6 +226,48 @@ unsafe fn body<A: Access, B: Rounds>(l: &LitmusLaunch, mut barrier: B) {
     }
 }
 
+/// `iters` accesses of `l.stress_pattern` to the scratch lines, continuing the thread's random
+/// sequence `state`: each picks a line at random (every lane its own), makes the pattern's first
+/// access to its word of the line and the second to its word of the neighbouring line
+/// (`line ^ 1`). A load's value is unused, but a volatile load is made all the same.
+///
+/// # Safety
+/// `l.scratch` has `l.stress_lines * 32` words and `l.stress_lines` is a power of two (checked
+/// by [`litmus_run`]).
+// ANCHOR: stress
+#[inline(always)]
+unsafe fn stress_scratch(l: &LitmusLaunch, state: &mut u32, iters: u32) {
+    let lane = thread_rank_in_block() % 32;
+    for _ in 0..iters {
+        *state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        let line = (*state >> 16) & (l.stress_lines - 1);
+        // SAFETY: both words are inside the scratch lines (contract).
+        unsafe {
+            let first = l.scratch.add((line * 32 + lane) as usize);
+            let second = l.scratch.add(((line ^ 1) * 32 + lane) as usize);
+            match l.stress_pattern {
+                STRESS_STORE_STORE => {
+                    store_volatile(first, *state);
+                    store_volatile(second, *state);
+                }
+                STRESS_STORE_LOAD => {
+                    store_volatile(first, *state);
+                    let _ = load_volatile(second);
+                }
+                STRESS_LOAD_STORE => {
+                    let _ = load_volatile(first);
+                    store_volatile(second, *state);
+                }
+                _ => {
+                    let _ = load_volatile(first);
+                    let _ = load_volatile(second);
+                }
+            }
+        }
+    }
+}
+// ANCHOR_END: stress
+
 /// Counts a grid barrier timeout (once per block).
 #[inline(always)]
 fn note_barrier_timeout(l: &LitmusLaunch) {
@@ -333,7 +277,8 @@ fn note_barrier_timeout(l: &LitmusLaunch) {
     }
 }
 
-/// One tester's part of one instance: spin up with the instance's other threads, then the
+/// One tester's part of one instance: spin up with the instance's other threads (unless
+/// `l.spin_up` is 0: then they start from the round's grid barrier), then the
 /// role's two operations with the variant's fence between, then the loaded values to `regs`;
 /// every shared access at scope `s`.
 ///
@@ -357,7 +302,7 @@ unsafe fn test<A: Access>(
         let (x, y) = (location(l, instance, 0, r), location(l, instance, 1, r));
         let p0 = if l0 == 0 { x } else { y };
         let p1 = if l1 == 0 { x } else { y };
-        if threads > 1 {
+        if threads > 1 && l.spin_up != 0 {
             let start = l.start.add(instance as usize);
             fetch_add(start, 1, s, Order::Relaxed);
             let mut polls = 0;

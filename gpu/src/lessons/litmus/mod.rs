@@ -8,13 +8,15 @@
 //!
 //! 1. its role's operations are read from the program table (so the racing section is only the
 //!    accesses, the variant's fence and a select);
-//! 2. its instance's threads meet at a spin-up barrier (a counter per instance), so they start
-//!    together;
+//! 2. it makes `pre_stress_iters` accesses of the stress pattern itself (pre-stress), then its
+//!    instance's threads meet at a spin-up barrier (a counter per instance), so they start
+//!    together (unless `spin_up` is 0);
 //! 3. each performs its loads and stores — plain, volatile, relaxed or release/acquire, with
 //!    the variant's fence between — on the instance's two locations, whose addresses a
-//!    permutation that changes every round scatters over a large array;
+//!    permutation that changes every round scatters over a large array, `stride_words` apart;
 //! 4. while the other threads of the launch (whole blocks, and lanes the test leaves idle)
-//!    stress the memory system with loads and stores to a small scratch array;
+//!    stress the memory system with `stress_iters` accesses each, in one of four patterns
+//!    (store-store, store-load, load-store, load-load), to a small scratch array;
 //! 5. after a grid barrier, role 0 of each instance encodes what the loads saw and the final
 //!    values as an outcome key and counts it in its block's shared histogram, and zeroes the
 //!    locations for the next round; a second grid barrier ends the round.
@@ -23,6 +25,14 @@
 //! block, blocks on one SM (grouped by `%smid`), blocks on different SMs, or grids on different
 //! GPUs (one grid per GPU, the locations in one GPU's memory, everything at system scope).
 //! Blocks register their SM at the start; a block with no complete group becomes a stress block.
+//! Across SMs, which SMs form an instance's group is the *order of the SMs*: consecutive ids
+//! (on NVIDIA GPUs mostly the two SMs of one TPC), ids far apart, or a new random permutation
+//! every round (`SM_ORDER_*`).
+//!
+//! These are the literature's stressing parameters (Kirkham et al., OOPSLA 2020; GPUHarbor,
+//! ISSTA 2023): thread placement and its shuffling, testing and stressing workgroups, memory
+//! stride, stress pattern and iterations, pre-stress, a barrier before the test. The host's
+//! `gridsync::litmus::Stress` holds them, and `gridsync litmus --tune` searches them.
 //!
 //! Source: the method of Alglave et al. (ASPLOS 2015), Sorensen & Donaldson (PLDI 2016) and
 //! Kirkham et al. (2021): memory stress, randomized locations and thread roles, a spin-up
@@ -49,10 +59,12 @@
 
 mod access;
 mod kernel;
+mod place;
 
 use crate::multi_grid::MultiGridBarrierState;
 
 pub use kernel::litmus_run;
+pub use place::SmGroups;
 
 /// Threads per block of the litmus kernel (four warps: at 64 registers a thread, eight blocks fit
 /// on an SM, enough for four-thread tests placed in four blocks of one SM, and stress blocks).
@@ -99,7 +111,7 @@ pub const fn op_returns(kind: u32) -> bool {
 
 /// The error counters: `errors[ERR_BARRIER]` grid barrier timeouts, `[ERR_SPIN_UP]` spin-up
 /// barriers given up, `[ERR_SM_TABLE]` blocks whose `%smid` is past the table, `[ERR_VARIANT]`
-/// launches with an unknown variant or placement.
+/// launches with an unknown variant, placement, stress pattern or order of the SMs.
 pub const LITMUS_ERROR_WORDS: u32 = 4;
 /// See [`LITMUS_ERROR_WORDS`].
 pub const ERR_BARRIER: usize = 0;
@@ -109,6 +121,22 @@ pub const ERR_SPIN_UP: usize = 1;
 pub const ERR_SM_TABLE: usize = 2;
 /// See [`LITMUS_ERROR_WORDS`].
 pub const ERR_VARIANT: usize = 3;
+
+/// Stress pattern: two stores (to a line and its neighbour).
+pub const STRESS_STORE_STORE: u32 = 0;
+/// Stress pattern: a store, then a load.
+pub const STRESS_STORE_LOAD: u32 = 1;
+/// Stress pattern: a load, then a store.
+pub const STRESS_LOAD_STORE: u32 = 2;
+/// Stress pattern: two loads.
+pub const STRESS_LOAD_LOAD: u32 = 3;
+
+/// Order of the SMs at [`PLACE_DIFFERENT_SMS`]: an instance's SMs have consecutive `%smid`.
+pub const SM_ORDER_ADJACENT: u32 = 0;
+/// An instance's SMs are `sms / threads` ids apart.
+pub const SM_ORDER_SPREAD: u32 = 1;
+/// A new random permutation of the SMs every round.
+pub const SM_ORDER_SHUFFLED: u32 = 2;
 
 /// The instance's threads in one warp.
 pub const PLACE_SAME_WARP: u32 = 0;
@@ -161,10 +189,19 @@ pub struct LitmusLaunch {
     pub slot_bits: u32,
     /// Words between two location slots (32: one 128-byte line each).
     pub stride_words: u32,
-    /// Loads and stores each stress thread makes per round.
+    /// Accesses each stress thread makes per round.
     pub stress_iters: u32,
     /// Lines of the scratch array the stress threads hammer (a power of two).
     pub stress_lines: u32,
+    /// How each stress access pairs its two accesses: `STRESS_*`.
+    pub stress_pattern: u32,
+    /// Stress accesses each tester makes before its spin-up, every round (0: none).
+    pub pre_stress_iters: u32,
+    /// How the SMs form an instance's group at [`PLACE_DIFFERENT_SMS`]: `SM_ORDER_*`.
+    pub sm_order: u32,
+    /// 1: the instance's threads meet at a spin-up barrier before their accesses; 0: they start
+    /// from the round's grid barrier.
+    pub spin_up: u32,
     /// Instances the buffers have room for: `sms * test_blocks_per_sm * LITMUS_BLOCK_THREADS`.
     pub max_instances: u32,
     /// Polls of the spin-up barrier before giving up on it.
