@@ -170,7 +170,8 @@ impl<'t> Runner<'t> {
             }
             let timeout_ns = match home {
                 Target::Sim => SIM_MULTI_TIMEOUT_NS,
-                Target::Gpu(_) => gpu::grid::DEFAULT_TIMEOUT_NS,
+                // Stretched under a sanitizer, as every bound the host hands a kernel.
+                Target::Gpu(_) => crate::runtime::wait::wait_bound(gpu::grid::DEFAULT_TIMEOUT_NS),
             };
             RoundBarrier::Multi(
                 home.upload(&[MultiGridBarrierState::new(1, timeout_ns)])?,

@@ -283,7 +283,7 @@ impl<const STAGES: usize> BulkRing<STAGES> {
 
     /// The ring at `base` for a block whose warp 0 produces and whose other warps consume —
     /// the shape [`BulkRing::produce_tiles`] and [`BulkRing::consume_tiles`] work in — its
-    /// barriers initialized by thread 0 for one release per consumer warp. The caller's block
+    /// barriers initialized by thread 0 for one release per consumer thread. The caller's block
     /// barrier (`sync_threads`) must follow before any use.
     ///
     /// Returns `None`, with [`PipelineError::BadLaunch`] (or the ring's refusal) recorded in
@@ -310,7 +310,7 @@ impl<const STAGES: usize> BulkRing<STAGES> {
             Ok(ring) => {
                 if thread_idx_x() == 0 {
                     // SAFETY: once, by one thread, before the caller's barrier.
-                    unsafe { ring.init(threads / WARP_SIZE - 1) };
+                    unsafe { ring.init(threads - WARP_SIZE) };
                 }
                 Some(ring)
             }
@@ -369,10 +369,19 @@ impl<const STAGES: usize> BulkRing<STAGES> {
 
     /// Consumer, called by every thread of the consumer warps: for each of this block's tiles of
     /// a `bytes`-byte stream (as [`BulkRing::produce_tiles`] cuts them), waits for it to land and
-    /// calls `read(stage, tile_bytes)`, then — after a warp barrier that orders the warp's reads
-    /// before it — one lane releases the stage. A timed-out wait is recorded in `err` and ends
-    /// the loop for the whole warp (its lanes meet at warp barriers, so one lane's timeout is
-    /// all of theirs).
+    /// calls `read(stage, tile_bytes)`, then fences its reads against the copy engine's next
+    /// writes (`fence.proxy.async`) and releases the stage itself — one arrival per thread. A
+    /// timed-out wait is recorded in `err` and ends the loop for the whole warp (its lanes vote
+    /// on it, so one lane's timeout is all of theirs).
+    ///
+    /// Why every thread arrives, not one lane per warp after a warp barrier: both orders are
+    /// sound under the PTX memory model (`bar.warp.sync` orders the lanes' reads before the
+    /// leader's release), but compute-sanitizer's racecheck follows only each thread's own
+    /// arrival to the producer's wait. With one arrival per warp it reported every stage read
+    /// by lanes 1–31 as a hazard against the next bulk copy once the ring wrapped (174 592 at
+    /// 80 KiB, 5 fills of 4 stages, on an H100); with one per thread it reports none. The proxy
+    /// fence is what the memory model asks for between generic reads and async-proxy writes to
+    /// the same bytes; the copy's own completion covers only the other direction.
     ///
     /// # Safety
     /// A ring from [`BulkRing::for_block`], after the block barrier that follows it; `read` only
@@ -400,11 +409,12 @@ impl<const STAGES: usize> BulkRing<STAGES> {
             }
             let Ok(at) = landed else { break };
             read(at, (bytes - tile * stage).min(stage));
-            sync_warp(u32::MAX); // every lane's reads of the stage before the release
-            if lane_id() == 0 {
-                // SAFETY: the warp barrier above orders the warp's reads before it.
-                unsafe { self.release(k) };
-            }
+            // This thread's reads of the stage (generic proxy) before the copy engine's next
+            // writes into it (async proxy), then its own arrival: the producer's acquire wait
+            // on the empty barrier sees every consumer's reads as done.
+            fence_proxy_async_shared();
+            // SAFETY: this thread's reads of the stage are before its own arrival.
+            unsafe { self.release(k) };
             k += 1;
             tile += grid_dim_x() as usize;
         }
@@ -432,9 +442,11 @@ impl<const STAGES: usize> BulkRing<STAGES> {
         Ok(self.stage(s).cast_const())
     }
 
-    /// Consumer: one arrival on fill `k`'s empty barrier — done reading it. A ring initialized
-    /// for one arrival per warp is released by one lane after a warp barrier (`sync_warp`),
-    /// which orders the other lanes' reads before the arrival.
+    /// Consumer: one arrival on fill `k`'s empty barrier — done reading it. Each thread counted
+    /// by [`BulkRing::init`] arrives for itself, after its own reads and a
+    /// [`fence_proxy_async_shared`] (as [`BulkRing::consume_tiles`] does); a ring initialized for
+    /// one arrival per warp may instead be released by one lane after a warp barrier
+    /// (`sync_warp`), which the memory model accepts but racecheck cannot follow.
     ///
     /// Scope: block. Ordering: release.
     ///
