@@ -168,37 +168,47 @@ impl Default for Stress {
 }
 
 impl Stress {
-    /// The defaults, and why:
+    /// The defaults, found by `gridsync litmus --tune` on an H100 (MP relaxed across SMs, 45 s,
+    /// 17 trials; `docs/litmus.md`), and why each helps:
     ///
-    /// - the SMs **shuffled** every round: the literature shuffles the workgroups in every
-    ///   iteration (`shufflePct` 100), and a probe of pairs of blocks placed by the hardware's
-    ///   block scheduler (so on SMs apart) saw MP relaxed weak 24× as often on an H100 as this
-    ///   kernel with SMs of consecutive ids — the two SMs of one TPC;
-    /// - 64 stress accesses per thread and round over 64 lines, store then load: measured on an
-    ///   H100, stress raised MP relaxed across SMs from 9 to ~3300 in 10⁷ and was saturated by
-    ///   64 (512 gave the same rates in 8× the time; `docs/litmus.md`);
-    /// - each location on its own 128-byte line (stride 32 words), as the probe had them;
-    /// - a quarter of each SM's blocks stressing, the rest testing (the literature keeps
-    ///   stressing workgroups beside the testing ones);
+    /// - the testing blocks on SMs **spread** across the chip (`sms / threads` apart): SMs of
+    ///   consecutive ids are mostly the two SMs of one TPC, which share a path to memory and
+    ///   rarely reorder against each other (the legacy placement: 4.7·10⁻⁴ per instance);
+    /// - one stressing block per SM, **load then store** over 2 lines, 64 accesses per thread
+    ///   and round: a little traffic on few lines beside the testers, as the literature's
+    ///   stress; more stressing blocks took SM time from the testers without more weak
+    ///   outcomes per instance;
+    /// - each location two 128-byte lines from the next (stride 64 words);
     /// - a spin-up barrier per instance (the literature's barrier, `barrierPct` 100), no
     ///   pre-stress.
+    ///
+    /// The tuned settings gave MP relaxed 1.26·10⁻² per instance against 5.2·10⁻³ for the first
+    /// candidate (shuffled SMs, 64 lines, store then load, stride 32, a quarter of the blocks
+    /// stressing) in the same run.
     pub const DEFAULT: Stress = Stress {
+        iters: 64,
+        lines: 2,
+        pattern: StressPattern::LoadStore,
+        pre_iters: 0,
+        stride_words: 64,
+        stress_blocks: Some(1),
+        sm_order: SmOrder::Spread,
+        spin_up: true,
+    };
+
+    /// The parameters before the SMs' order, the stress pattern, the pre-stress, the stress
+    /// blocks and the spin-up could be chosen: SMs of consecutive ids, 64 stress accesses over
+    /// 64 lines, store then load, stride 32 words, a quarter of the blocks stressing (the kernel
+    /// of the measurements in `docs/litmus.md` up to 2026-11-26).
+    pub const LEGACY: Stress = Stress {
         iters: 64,
         lines: 64,
         pattern: StressPattern::StoreLoad,
         pre_iters: 0,
         stride_words: 32,
         stress_blocks: None,
-        sm_order: SmOrder::Shuffled,
-        spin_up: true,
-    };
-
-    /// The parameters before the SMs' order, the stress pattern, the pre-stress, the stress
-    /// blocks and the spin-up could be chosen: [`Stress::DEFAULT`] with the SMs of consecutive
-    /// ids (the kernel of the measurements in `docs/litmus.md` up to 2026-11-26).
-    pub const LEGACY: Stress = Stress {
         sm_order: SmOrder::Adjacent,
-        ..Stress::DEFAULT
+        spin_up: true,
     };
 
     /// The presets by name: `default`, `legacy`.

@@ -14,7 +14,7 @@
 //! stage `k mod 2` of a two-stage ring. Warp 0's lane 0 is the **producer**, warps 1… the
 //! **consumers**. Each stage has a **full** barrier (count 1: the producer's
 //! `arrive.expect_tx`, completed by the copy's bytes) and an **empty** barrier (one arrival per
-//! consumer warp).
+//! consumer thread, each after its reads of the stage and a `fence.proxy.async`).
 //!
 //! | kernel | producer, fill `k` of stage `s` | consumers, fill `k` | what happens |
 //! |---|---|---|---|
@@ -115,13 +115,14 @@ unsafe fn transform(
     };
     // SAFETY: stage `s < LESSON_STAGES`, after the barriers.
     let stage = |s: u32| unsafe { base.add((BARRIER_BYTES + s * LESSON_TILE_WORDS * 4) as usize) };
-    let consumer_warps = threads / WARP_SIZE - 1;
+    // Every consumer thread arrives on an empty barrier once per fill.
+    let consumers = threads - WARP_SIZE;
     if thread_idx_x() == 0 {
         for s in 0..LESSON_STAGES {
             // SAFETY: the block's own barriers, before anyone uses them.
             unsafe {
                 full(s).init(1);
-                empty(s).init(consumer_warps);
+                empty(s).init(consumers);
             }
         }
         fence_proxy_async_shared(); // the copy engine sees the barriers initialized
@@ -256,11 +257,13 @@ unsafe fn transform(
                 }
                 i += consumers;
             }
-            sync_warp(u32::MAX); // the warp's reads of the stage, then its release
-            if lane_id() == 0 {
-                // SAFETY: the block's own, initialized barrier.
-                let _ = unsafe { empty(s).arrive(BarrierScope::Block) };
-            }
+            // This thread's reads of the stage (generic proxy) before the copy engine's next
+            // writes into it (async proxy), then its own release: the producer's acquire wait
+            // sees every consumer's reads done. (One lane per warp after `sync_warp` is as sound,
+            // but racecheck follows only each thread's own arrival; `BulkRing::consume_tiles`.)
+            fence_proxy_async_shared();
+            // SAFETY: the block's own, initialized barrier.
+            let _ = unsafe { empty(s).arrive(BarrierScope::Block) };
             t += step;
         }
     }

@@ -15,27 +15,27 @@ pub struct StressArgs {
     #[arg(long, value_name = "NAME")]
     preset: Option<String>,
     /// Which SMs form an instance at the placement sms: adjacent (consecutive ids), spread (ids
-    /// far apart), shuffled (a random permutation every round) [default: shuffled].
+    /// far apart), shuffled (a random permutation every round) [default: spread].
     #[arg(long = "sm-order", value_name = "ORDER", value_parser = parse_option::<SmOrder>)]
     sm_order: Option<SmOrder>,
     /// Accesses each stress thread makes per round (0: no stress) [default: 64].
     #[arg(long = "stress-iters", value_name = "N")]
     pub iters: Option<u32>,
-    /// Lines of 128 bytes the stress threads hammer (a power of two) [default: 64].
+    /// Lines of 128 bytes the stress threads hammer (a power of two) [default: 2].
     #[arg(long = "stress-lines", value_name = "N")]
     pub lines: Option<u32>,
     /// How each stress access pairs its two accesses: store-store, store-load, load-store,
-    /// load-load [default: store-load].
+    /// load-load [default: load-store].
     #[arg(long = "stress-pattern", value_name = "PATTERN", value_parser = parse_option::<StressPattern>)]
     pattern: Option<StressPattern>,
     /// Stress accesses each tester makes itself just before its test, every round
     /// [default: 0].
     #[arg(long = "pre-stress", value_name = "N")]
     pre_iters: Option<u32>,
-    /// Words between two location slots (32: one 128-byte line each) [default: 32].
+    /// Words between two location slots (32: one 128-byte line each) [default: 64].
     #[arg(long, value_name = "WORDS")]
     stride: Option<u32>,
-    /// Blocks of each SM that only stress, or auto (a quarter) [default: auto].
+    /// Blocks of each SM that only stress, or auto (a quarter) [default: 1].
     #[arg(long = "stress-blocks", value_name = "N|auto", value_parser = parse_blocks)]
     stress_blocks: Option<Blocks>,
     /// Whether an instance's threads meet at a spin-up barrier before their accesses: on, off
