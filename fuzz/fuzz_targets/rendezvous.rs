@@ -4,9 +4,11 @@
 //! with rank 0's proof, a refusal, data). Any bytes are a message or an error, never a panic or
 //! an allocation past the bound; a message read back from its own bytes is the same message,
 //! and takes exactly those bytes; any bytes checked as a proof are refused unless they are
-//! the proof, and a proof made is accepted.
+//! the proof, and a proof made is accepted; any bytes are a census verdict or nothing, and a
+//! verdict read back from its own bytes is the same.
 #![no_main]
 
+use gridsync::multi::ranks::Census;
 use gridsync::multi::ranks::secret::{NONCE_BYTES, Side, Terms, Token, prove, verify};
 use gridsync::multi::ranks::wire::{
     CHALLENGE, DATA, HELLO_BYTES, Hello, MAGIC, OK, hello, message, read_hello, read_message,
@@ -32,6 +34,10 @@ fuzz_target!(|data: &[u8]| {
         assert!(m.code != DATA || m.body.len() <= max);
         assert!(m.code != OK || m.body.len() <= 32);
         assert!(m.code != CHALLENGE || m.body.len() <= NONCE_BYTES);
+    }
+    // A census verdict (what a rank reads from rank 0 after a failed collective).
+    if let Some(c) = Census::from_bytes(data) {
+        assert_eq!(Census::from_bytes(&c.to_bytes()), Some(c));
     }
     // The proofs: terms taken from the input; the rest checked as a proof.
     let mut challenge = [0; NONCE_BYTES];

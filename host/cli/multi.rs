@@ -208,6 +208,9 @@ fn rank_command(device: Option<u32>, simulate: bool, args: &MultiArgs, json: boo
     };
     let world = World::join(me, &opts)?;
     let refused = world.links().refusals();
+    if let Some(warning) = &refused.unguarded {
+        eprintln!("warning: {warning}");
+    }
     if refused.count > 0 {
         // Who knocked at the rendezvous without the job's secret: rank 0's record.
         eprintln!(

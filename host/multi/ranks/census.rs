@@ -8,8 +8,9 @@
 use super::Links;
 use super::deadline::{Until, after, timed_out};
 use super::wire;
-use std::io::Write;
-use std::time::Duration;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
 
 /// A rank's word that it, too, saw the collective fail.
 const HERE: &[u8] = b"gridsync census: here";
@@ -56,7 +57,8 @@ impl Census {
         (!parts.is_empty()).then(|| parts.join("; "))
     }
 
-    fn encode(&self) -> Vec<u8> {
+    /// The verdict's bytes, as rank 0 sends them.
+    pub fn to_bytes(&self) -> Vec<u8> {
         let mut b = VERDICT.to_vec();
         for v in [&self.left, &self.elsewhere] {
             b.extend((v.len() as u32).to_le_bytes());
@@ -67,8 +69,9 @@ impl Census {
         b
     }
 
-    /// A verdict's bytes, or `None` for anything else (a rank's message is untrusted).
-    fn decode(b: &[u8]) -> Option<Census> {
+    /// A verdict from its bytes, or `None` for anything else (what comes over the network is
+    /// untrusted: every count is bounded by what the bytes hold).
+    pub fn from_bytes(b: &[u8]) -> Option<Census> {
         let mut rest = b.strip_prefix(VERDICT)?;
         let mut take = || -> Option<u32> {
             let (head, tail) = rest.split_first_chunk::<4>()?;
@@ -112,14 +115,17 @@ impl Links {
                 left: vec![0],
                 ..Census::default()
             };
-            if io.write_all(&wire::message(wire::DATA, HERE)).is_err() {
-                return gone();
+            match io.write_all(&wire::message(wire::DATA, HERE)) {
+                Ok(()) => {}
+                // Rank 0 alive but not reading (its buffers full): stuck elsewhere, not gone.
+                Err(e) if timed_out(&e) => return zero(),
+                Err(_) => return gone(),
             }
-            io.until = after(bound + Duration::from_secs(2));
+            io.until = after(bound.saturating_add(Duration::from_secs(2)));
             // Messages rank 0 sent before it saw the failure (a broadcast) are passed over.
             loop {
                 match wire::read_message(&mut io, super::MAX_MESSAGE) {
-                    Ok(m) => match Census::decode(&m.body) {
+                    Ok(m) => match Census::from_bytes(&m.body) {
                         Some(c) => return c,
                         None => continue,
                     },
@@ -128,21 +134,20 @@ impl Links {
                 }
             }
         }
-        let until = after(bound);
+        // Every rank at once, not one after another: a silent rank must not use up the bound
+        // of those after it.
+        let heard = listen_all(&mut streams, after(bound));
         let mut census = Census::default();
         let mut asked = Vec::new();
-        for (r, s) in streams.iter_mut().enumerate() {
-            let Some(s) = s else { continue };
-            let mut io = Until { stream: s, until };
-            match wire::read_message(&mut io, super::MAX_MESSAGE) {
-                Ok(m) if m.code == wire::DATA && m.body == HERE => asked.push(r),
-                // Alive, at another step of the program (a barrier, its own partials).
-                Ok(_) => census.elsewhere.push(r as u32),
-                Err(e) if timed_out(&e) => census.elsewhere.push(r as u32),
-                Err(_) => census.left.push(r as u32),
+        for (r, h) in heard.into_iter().enumerate() {
+            match h {
+                Heard::Here => asked.push(r),
+                Heard::Gone => census.left.push(r as u32),
+                Heard::Silent => census.elsewhere.push(r as u32),
+                Heard::Nobody => {}
             }
         }
-        let verdict = wire::message(wire::DATA, &census.encode());
+        let verdict = wire::message(wire::DATA, &census.to_bytes());
         for r in asked {
             if let Some(s) = &streams[r] {
                 let _ = Until {
@@ -156,6 +161,90 @@ impl Links {
     }
 }
 
+/// What rank 0 heard from one rank in a census.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Heard {
+    /// No stream (rank 0 itself).
+    Nobody,
+    /// Its word that it saw the collective fail.
+    Here,
+    /// Its connection closed.
+    Gone,
+    /// Nothing (or only other messages, of another step) before the deadline.
+    Silent,
+}
+
+/// Reads every stream at once until `until`: each rank's messages are taken as they come,
+/// other messages (of a step it was at before) passed over, until its census word, its
+/// connection's end, or the deadline.
+fn listen_all(streams: &mut [Option<TcpStream>], until: Instant) -> Vec<Heard> {
+    let mut heard: Vec<Heard> = streams
+        .iter()
+        .map(|s| {
+            if s.is_some() {
+                Heard::Silent
+            } else {
+                Heard::Nobody
+            }
+        })
+        .collect();
+    let mut bufs: Vec<Vec<u8>> = vec![Vec::new(); streams.len()];
+    for s in streams.iter().flatten() {
+        let _ = s.set_nonblocking(true);
+    }
+    let mut chunk = [0u8; 4096];
+    loop {
+        let mut waiting = false;
+        for (r, s) in streams.iter_mut().enumerate() {
+            let Some(s) = s else { continue };
+            if heard[r] != Heard::Silent {
+                continue;
+            }
+            match s.read(&mut chunk) {
+                Ok(0) => heard[r] = Heard::Gone,
+                Ok(n) => {
+                    bufs[r].extend_from_slice(&chunk[..n]);
+                    heard[r] = take_messages(&mut bufs[r]);
+                }
+                Err(e) if timed_out(&e) || e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => heard[r] = Heard::Gone,
+            }
+            waiting |= heard[r] == Heard::Silent;
+        }
+        if !waiting || Instant::now() >= until {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    for s in streams.iter().flatten() {
+        let _ = s.set_nonblocking(false);
+    }
+    heard
+}
+
+/// The whole messages at the front of `buf`, taken off it: [`Heard::Here`] at the census word,
+/// [`Heard::Silent`] while none has come (or only others, or bytes that are no message: a rank
+/// out of step, alive).
+fn take_messages(buf: &mut Vec<u8>) -> Heard {
+    loop {
+        let mut r = buf.as_slice();
+        match wire::read_message(&mut r, super::MAX_MESSAGE) {
+            Ok(m) => {
+                let used = buf.len() - r.len();
+                buf.drain(..used);
+                if m.code == wire::DATA && m.body == HERE {
+                    return Heard::Here;
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Heard::Silent,
+            Err(_) => {
+                buf.clear();
+                return Heard::Silent;
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -166,18 +255,21 @@ mod tests {
             left: vec![1, 7],
             elsewhere: vec![3],
         };
-        assert_eq!(Census::decode(&c.encode()), Some(c.clone()));
+        assert_eq!(Census::from_bytes(&c.to_bytes()), Some(c.clone()));
         assert_eq!(c.blamed(), Some(1));
         let d = c.describe().unwrap();
-        assert!(d.contains("rank(s) 1, 7 left") && d.contains("rank(s) 3 did not"), "{d}");
+        assert!(
+            d.contains("rank(s) 1, 7 left") && d.contains("rank(s) 3 did not"),
+            "{d}"
+        );
         assert_eq!(Census::default().describe(), None);
-        let e = c.encode();
+        let e = c.to_bytes();
         for cut in 0..e.len() {
-            let _ = Census::decode(&e[..cut]);
+            let _ = Census::from_bytes(&e[..cut]);
         }
-        assert_eq!(Census::decode(b"gridsync census: here"), None);
+        assert_eq!(Census::from_bytes(b"gridsync census: here"), None);
         let mut huge = VERDICT.to_vec();
         huge.extend(u32::MAX.to_le_bytes());
-        assert_eq!(Census::decode(&huge), None);
+        assert_eq!(Census::from_bytes(&huge), None);
     }
 }

@@ -45,6 +45,15 @@ impl Links {
     /// # Errors
     /// As [`super::rendezvous()`].
     pub fn open_with(me: &Rank, timeout: Duration, hello_timeout: Duration) -> Result<Links> {
+        // A `Rank` made by hand skips discovery's checks.
+        if me.world == 0 || me.world > super::MAX_WORLD || me.rank >= me.world {
+            return Err(Error::InvalidInput(format!(
+                "rank {} of a world of {}: a world of 1 to {} ranks, each below it",
+                me.rank,
+                me.world,
+                super::MAX_WORLD
+            )));
+        }
         let deadline = after(timeout);
         let (streams, refusals) = match (me.world, me.rank) {
             (1, _) => (vec![None], Refusals::default()),

@@ -35,10 +35,10 @@ mod rendezvous;
 pub mod secret;
 pub mod wire;
 
+pub use census::Census;
 pub use discovery::{
     BIND_VAR, JOB_VAR, RENDEZVOUS_VAR, Rank, RankOptions, discover, discover_from,
 };
-pub use census::Census;
 pub use links::Links;
 pub use rendezvous::{HELLO_TIMEOUT, MAX_PENDING, Refusals, rendezvous};
 pub use secret::{TOKEN_VAR, Token};

@@ -25,9 +25,14 @@ use std::time::{Duration, Instant};
 
 /// The bound on one connection's hello at rank 0, and on a rank's wait for rank 0's challenge.
 pub const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
-/// The most hellos rank 0 serves at once; a connection past them is closed at once (a real
-/// rank whose connection is closed before the challenge tries again).
-pub const MAX_PENDING: usize = 256;
+/// The most hellos rank 0 serves at once, each on a small thread of its own; a connection past
+/// them is closed at once (a real rank whose connection is closed before the challenge tries
+/// again, so a flood delays the rendezvous but cannot refuse a real rank).
+pub const MAX_PENDING: usize = 1024;
+/// The most connections rank 0 takes from the queue before it looks at the hellos served.
+const ACCEPTS_PER_TURN: usize = 64;
+/// The stack of a thread serving one hello (it only writes a challenge and reads 76 bytes).
+const HELLO_STACK: usize = 64 << 10;
 /// The refusals whose reasons rank 0 keeps (all are counted).
 const KEPT_REFUSALS: usize = 8;
 
@@ -57,13 +62,16 @@ pub(super) fn check_id(me: &Rank, id: Option<&[u8]>) -> Result<()> {
     }
 }
 
-/// The refusals rank 0 made: how many, and the first reasons.
+/// The refusals rank 0 made: how many, and the first reasons; and what rank 0 should warn of.
 #[derive(Clone, Debug, Default)]
 pub struct Refusals {
     /// Connections refused or dropped.
     pub count: usize,
     /// The first reasons, each naming the peer's address.
     pub reasons: Vec<String>,
+    /// Rank 0 listened beyond its own host without a secret: anyone who can reach the port and
+    /// knows or guesses the job's name could have joined (the weaker fallback, made worse).
+    pub unguarded: Option<String>,
 }
 
 impl Refusals {
@@ -168,12 +176,22 @@ pub(super) fn serve(
     hello_timeout: Duration,
 ) -> Result<(Vec<Option<TcpStream>>, Refusals)> {
     let listener = listen(me)?;
+    let mut refusals = Refusals::default();
+    if me.token.is_none()
+        && let Ok(at) = listener.local_addr()
+        && !at.ip().is_loopback()
+    {
+        refusals.unguarded = Some(format!(
+            "rank 0 listens at {at} without GRIDSYNC_TOKEN: the ranks prove only the job's name \
+             {:?}, which anyone who reaches the port may know; set GRIDSYNC_TOKEN on every rank",
+            me.job
+        ));
+    }
     listener.set_nonblocking(true).map_err(|e| Error::Rank {
         rank: None,
         why: format!("rendezvous: set_nonblocking: {e}"),
     })?;
     let mut joined: Vec<Option<Joined>> = (0..me.world).map(|_| None).collect();
-    let mut refusals = Refusals::default();
     let (tx, rx) = mpsc::channel::<Arrival>();
     let mut pending = 0usize;
     let mut waiting = me.world - 1;
@@ -181,16 +199,20 @@ pub(super) fn serve(
         if Instant::now() >= deadline {
             return Err(timed_out_at_0(me, &joined, &refusals));
         }
-        match listener.accept() {
-            Ok((stream, from)) => {
-                if pending >= MAX_PENDING {
-                    refusals.push(format!("{from}: closed, {MAX_PENDING} hellos pending"));
-                } else {
+        // Take what is queued (a flood is drained, not served one per turn), then the hellos.
+        for _ in 0..ACCEPTS_PER_TURN {
+            match listener.accept() {
+                Ok((stream, from)) => {
+                    if pending >= MAX_PENDING {
+                        refusals.push(format!("{from}: closed, {MAX_PENDING} hellos pending"));
+                        continue;
+                    }
                     let challenge = random()?;
                     let until = deadline.min(after(hello_timeout));
                     let tx = tx.clone();
                     let spawned = std::thread::Builder::new()
                         .name("gridsync-hello".into())
+                        .stack_size(HELLO_STACK)
                         .spawn(move || {
                             let hello = greet(&stream, &challenge, until);
                             let _ = tx.send(Arrival {
@@ -205,12 +227,13 @@ pub(super) fn serve(
                         Err(e) => refusals.push(format!("{from}: no thread to serve it ({e})")),
                     }
                 }
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-            // Out of descriptors, a connection reset before it was taken, …: noted, survived.
-            Err(e) => {
-                refusals.push(format!("accept failed: {e}"));
-                std::thread::sleep(Duration::from_millis(50));
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                // Out of descriptors, a connection reset before it was taken, …: noted, survived.
+                Err(e) => {
+                    refusals.push(format!("accept failed: {e}"));
+                    std::thread::sleep(Duration::from_millis(50));
+                    break;
+                }
             }
         }
         let mut next = rx.recv_timeout(Duration::from_millis(5)).ok();
@@ -495,8 +518,10 @@ fn handshake(
         wire::REFUSED if answer.body.is_empty() => Err(fail(format!(
             "rank 0 at {} refused this rank's hello: its proof did not match — the ranks have \
              different secrets (GRIDSYNC_TOKEN) or job names (GRIDSYNC_JOB, torchrun's run id, \
-             …), or that is another job's rank 0",
-            me.address
+             …), or that is another job's rank 0 — or the hello reached rank 0 after its {:.0} s \
+             bound on one hello",
+            me.address,
+            hello_timeout.as_secs_f64()
         ))),
         wire::REFUSED => Err(fail(format!(
             "rank 0 refused it: {}",
