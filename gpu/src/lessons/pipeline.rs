@@ -3,7 +3,8 @@
 //! two ways to get the hand-over wrong.
 //!
 //! Beyond the sources (Hopper, sm_90): [`crate::mbarrier`], [`crate::async_copy`], and
-//! [`crate::pipeline::BulkRing`], which packages the protocol below for the library's kernels
+//! [`crate::pipeline::BulkRing`], which packages the protocol below (the same arrivals: one per
+//! consumer thread, each after a proxy fence) for the library's kernels
 //! (the byte histogram's [`histogram_pipeline`](super::histogram::histogram_pipeline), the
 //! reduction's [`reduce_pipeline_sum_f32`](super::reduce::reduce_pipeline_sum_f32)). Here the
 //! protocol is written out barrier by barrier, so that each kernel can drop one wait.

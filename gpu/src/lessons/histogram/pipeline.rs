@@ -85,7 +85,8 @@ kernel! {
     /// copy of each into a ring of [`PIPELINE_STAGES`] stages ([`BulkRing`]), waiting on a
     /// stage's *empty* barrier before refilling it. **Warps 1… consume**: each waits on the
     /// stage's *full* barrier (the copy's bytes complete its phase), counts its 16-byte vectors
-    /// of the stage, and after a warp barrier one lane arrives on the stage's empty barrier.
+    /// of the stage, and then each consumer thread, after a proxy fence, arrives on the stage's
+    /// empty barrier itself.
     /// Three tiles per block are in flight while one is counted, held by the copy engine, not by
     /// registers. The misaligned head and the tail of the input (at most 15 bytes each) are
     /// counted from global memory by block 0's consumers. At the end every thread folds the 32

@@ -31,7 +31,8 @@ pub const fn reduce_pipeline_shared_bytes<A>(threads: u32) -> u32 {
 /// (f)'s body. The producer (thread 0) starts the bulk copy of each of the block's tiles of
 /// [`REDUCE_PIPELINE_STAGE_BYTES`] (tile `blockIdx.x`, then every `gridDim.x`-th) into the ring;
 /// each consumer thread combines its vectors of a landed stage four at a time, as (e) does its
-/// loads, and one lane per warp releases the stage after a warp barrier. Block 0's consumers
+/// loads, and releases the stage itself after a proxy fence (one arrival per consumer thread).
+/// Block 0's consumers
 /// also take the scalar head and tail. Then every thread, the producer warp with the identity,
 /// joins [`finish_in_last_block`]. A wait on a stage gives up past `timeout_ns` and sets a bit
 /// of `err`.
