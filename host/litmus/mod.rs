@@ -45,7 +45,7 @@ mod variant;
 pub use catalogue::{Placement, Test, Variant, Verdict};
 pub use coverage::{COVERAGE_FLOOR, RunVerdict, Shortfall, coverage_floor};
 pub use kernel::{Observed, Runner};
-pub use outcome::OutcomeCount;
+pub use outcome::{OutcomeCount, WeakSeen};
 pub use stress::{
     MAX_STRESS_ITERS, MAX_STRESS_LINES, MAX_STRIDE_WORDS, SmOrder, Stress, StressPattern,
 };
@@ -373,31 +373,22 @@ pub fn run_on(
                 (runs.runs, outcomes, first, kernel::Observed::default())
             }
         };
-        let weak_values = test.weak_outcome();
-        let weak = outcomes
-            .iter()
-            .filter(|o| o.values.as_deref() == Some(&weak_values[..]))
-            .map(|o| o.count)
-            .sum();
         let forbidden = outcomes
             .iter()
             .filter(|o| o.verdict == Verdict::Forbidden)
             .map(|o| o.count)
             .sum();
         let seconds = began.elapsed().as_secs_f64();
+        let weak = outcome::WeakSeen::of(test, &outcomes, instances, seconds);
         let result = LitmusResult {
             test,
             name: test.name().to_string(),
             variant,
             placement,
             instances,
-            weak,
-            weak_rate: if instances > 0 {
-                weak as f64 / instances as f64
-            } else {
-                0.0
-            },
-            weak_per_second: weak as f64 / seconds.max(f64::MIN_POSITIVE),
+            weak: weak.count,
+            weak_rate: weak.per_instance,
+            weak_per_second: weak.per_second,
             weak_forbidden: test.forbidden(variant, placement),
             forbidden,
             first_weak_run,

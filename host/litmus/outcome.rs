@@ -114,3 +114,36 @@ pub fn tally_keys(
             .map(|(key, &c)| (decode(key as u32, digits), c)),
     )
 }
+
+/// A test's weak outcome among the outcomes of a combination or a tuning trial: how often it
+/// was seen, per instance and per second.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WeakSeen {
+    /// How often the weak outcome was seen.
+    pub count: u64,
+    /// `count / instances` (0 when nothing ran).
+    pub per_instance: f64,
+    /// `count / seconds`.
+    pub per_second: f64,
+}
+
+impl WeakSeen {
+    /// `test`'s weak outcome in `outcomes`, of `instances` run in `seconds`.
+    pub fn of(test: Test, outcomes: &[OutcomeCount], instances: u64, seconds: f64) -> WeakSeen {
+        let weak = test.weak_outcome();
+        let count = outcomes
+            .iter()
+            .filter(|o| o.values.as_deref() == Some(&weak[..]))
+            .map(|o| o.count)
+            .sum();
+        WeakSeen {
+            count,
+            per_instance: if instances > 0 {
+                count as f64 / instances as f64
+            } else {
+                0.0
+            },
+            per_second: count as f64 / seconds.max(f64::MIN_POSITIVE),
+        }
+    }
+}

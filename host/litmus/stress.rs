@@ -45,7 +45,7 @@ pub enum SmOrder {
     Adjacent,
     /// `%smid`s `sms / threads` apart: far across the chip, the same SMs every round.
     Spread,
-    /// A new random permutation of the SMs every round: every pair of SMs in turn (the
+    /// A new random permutation of the SMs every launch: every pair of SMs in turn (the
     /// literature's shuffled workgroups).
     Shuffled,
 }
@@ -266,20 +266,34 @@ impl Stress {
         Ok(())
     }
 
+    /// Each parameter's option (without its `--`) and value as the command line spells them:
+    /// what [`Stress::flags`] joins and `gridsync litmus --tune` prints a column of each.
+    pub fn options(&self) -> [(&'static str, String); 8] {
+        [
+            ("sm-order", self.sm_order.name().to_string()),
+            ("stress-iters", self.iters.to_string()),
+            ("stress-lines", self.lines.to_string()),
+            ("stress-pattern", self.pattern.name().to_string()),
+            ("pre-stress", self.pre_iters.to_string()),
+            ("stride", self.stride_words.to_string()),
+            (
+                "stress-blocks",
+                self.stress_blocks
+                    .map_or("auto".to_string(), |n| n.to_string()),
+            ),
+            (
+                "spin-up",
+                if self.spin_up { "on" } else { "off" }.to_string(),
+            ),
+        ]
+    }
+
     /// The command-line options that select these parameters.
     pub fn flags(&self) -> String {
-        format!(
-            "--sm-order {} --stress-iters {} --stress-lines {} --stress-pattern {} \
-             --pre-stress {} --stride {} --stress-blocks {} --spin-up {}",
-            self.sm_order.name(),
-            self.iters,
-            self.lines,
-            self.pattern.name(),
-            self.pre_iters,
-            self.stride_words,
-            self.stress_blocks
-                .map_or("auto".to_string(), |n| n.to_string()),
-            if self.spin_up { "on" } else { "off" }
-        )
+        self.options()
+            .iter()
+            .map(|(option, value)| format!("--{option} {value}"))
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 }

@@ -11,6 +11,7 @@
 
 use super::catalogue::{Placement, Test, Variant};
 use super::kernel::Runner;
+use super::outcome::{WeakSeen, tally_keys};
 use super::stress::{SmOrder, Stress, StressPattern};
 use super::{DEFAULT_SEED, check_seconds, describe_targets};
 use crate::runtime::error::{Error, Result};
@@ -186,26 +187,16 @@ pub fn tune(
             seed,
         )?;
         let seconds = started.elapsed().as_secs_f64();
-        let outcomes =
-            super::outcome::tally_keys(opts.test, opts.variant, Some(opts.placement), &seen.counts);
-        let weak_values = opts.test.weak_outcome();
-        let weak: u64 = outcomes
-            .iter()
-            .filter(|o| o.values.as_deref() == Some(&weak_values[..]))
-            .map(|o| o.count)
-            .sum();
+        let outcomes = tally_keys(opts.test, opts.variant, Some(opts.placement), &seen.counts);
         let instances: u64 = seen.counts.iter().sum();
+        let weak = WeakSeen::of(opts.test, &outcomes, instances, seconds);
         let t = Trial {
             stress,
             changed: changed.map(str::to_string),
             instances,
-            weak,
-            weak_rate: if instances > 0 {
-                weak as f64 / instances as f64
-            } else {
-                0.0
-            },
-            weak_per_second: weak as f64 / seconds.max(f64::MIN_POSITIVE),
+            weak: weak.count,
+            weak_rate: weak.per_instance,
+            weak_per_second: weak.per_second,
             seconds,
         };
         progress(&t);

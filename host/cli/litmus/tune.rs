@@ -66,18 +66,15 @@ fn print_tune(r: &TuneReport) {
         "  each trial changes one parameter of the best before it; the rate is the weak outcome's, per instance and per second"
     );
     println!();
+    let stress: Vec<String> = STRESS_COLUMNS
+        .iter()
+        .map(|&(header, width)| format!("{header:<width$}"))
+        .collect();
     println!(
-        "  {:>3} {:<15} {:<9} {:>6} {:>6} {:<12} {:>5} {:>6} {:>6} {:>4} {:>12} {:>9} {:>9} {:>9}",
+        "  {:>3} {:<15} {} {:>12} {:>9} {:>9} {:>9}",
         "#",
         "changed",
-        "sm-order",
-        "iters",
-        "lines",
-        "pattern",
-        "pre",
-        "stride",
-        "blocks",
-        "spin",
+        stress.join(" "),
         "instances",
         "weak",
         "/instance",
@@ -109,21 +106,30 @@ fn print_tune(r: &TuneReport) {
     println!("  {:.1} s in all", r.seconds);
 }
 
+/// The columns of the stressing parameters, header and width, in the order of
+/// [`Stress::options`](gridsync::litmus::Stress::options).
+const STRESS_COLUMNS: [(&str, usize); 8] = [
+    ("sm-order", 9),
+    ("iters", 6),
+    ("lines", 6),
+    ("pattern", 12),
+    ("pre", 5),
+    ("stride", 6),
+    ("blocks", 6),
+    ("spin", 4),
+];
+
 fn print_trial(i: usize, t: &Trial, best: bool) {
-    let s = &t.stress;
+    let stress: Vec<String> = STRESS_COLUMNS
+        .iter()
+        .zip(t.stress.options())
+        .map(|(&(_, width), (_, value))| format!("{value:<width$}"))
+        .collect();
     println!(
-        "  {:>3} {:<15} {:<9} {:>6} {:>6} {:<12} {:>5} {:>6} {:>6} {:>4} {:>12} {:>9} {:>9.2e} {:>9.2e}{}",
+        "  {:>3} {:<15} {} {:>12} {:>9} {:>9.2e} {:>9.2e}{}",
         i,
         t.changed.as_deref().unwrap_or("(start)"),
-        s.sm_order.name(),
-        s.iters,
-        s.lines,
-        s.pattern.name(),
-        s.pre_iters,
-        s.stride_words,
-        s.stress_blocks
-            .map_or("auto".to_string(), |n| n.to_string()),
-        if s.spin_up { "on" } else { "off" },
+        stress.join(" "),
         t.instances,
         t.weak,
         t.weak_rate,
