@@ -789,6 +789,31 @@ fn old_stress_reads_as_the_legacy_parameters() {
     assert_eq!(old, Stress::LEGACY);
 }
 
+/// The help's defaults are `Stress::DEFAULT`'s (clap's `[default: …]` of these options is
+/// written by hand, as the options are `Option`s over a preset).
+#[test]
+fn the_help_states_the_default_stressing_parameters() {
+    let out = common::cli(&["litmus", "--help"]);
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{help}");
+    for (option, value) in Stress::DEFAULT.options() {
+        let flag = format!("--{option} ");
+        let line = help
+            .lines()
+            .find(|l| l.trim_start().starts_with(&flag))
+            .unwrap_or_else(|| panic!("{flag}not in the help: {help}"));
+        assert!(
+            line.trim_end().ends_with(&format!("[default: {value}]")),
+            "{option}: {line}"
+        );
+    }
+    assert_eq!(
+        Stress::DEFAULT.flags(),
+        "--sm-order spread --stress-iters 64 --stress-lines 2 --stress-pattern load-store \
+         --pre-stress 0 --stride 64 --stress-blocks 1 --spin-up on"
+    );
+}
+
 #[test]
 fn tuning_runs_on_the_simulator_within_its_budget() {
     use gridsync::litmus::tune::{TuneOptions, tune};

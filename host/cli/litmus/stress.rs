@@ -15,7 +15,7 @@ pub struct StressArgs {
     #[arg(long, value_name = "NAME")]
     preset: Option<String>,
     /// Which SMs form an instance at the placement sms: adjacent (consecutive ids), spread (ids
-    /// far apart), shuffled (a random permutation every round) [default: spread].
+    /// far apart), shuffled (a random permutation every launch) [default: spread].
     #[arg(long = "sm-order", value_name = "ORDER", value_parser = parse_option::<SmOrder>)]
     sm_order: Option<SmOrder>,
     /// Accesses each stress thread makes per round (0: no stress) [default: 64].
