@@ -107,7 +107,7 @@ pub struct LaunchOptions {
     /// Stop every rank and fail after this long; `None`: no bound but the ranks' own.
     pub timeout: Option<Duration>,
     /// Between `SIGTERM` and `SIGKILL` when ranks are stopped ([`DEFAULT_GRACE`]; zero: `SIGKILL`
-    /// right after `SIGTERM`).
+    /// right after `SIGTERM`; one too long to add to the clock, such as `Duration::MAX`: a day).
     pub grace: Duration,
 }
 

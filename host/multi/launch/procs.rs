@@ -127,12 +127,13 @@ impl Ranks {
 
     /// Stops every rank still running: `SIGTERM` to its group, up to `grace` for it to end,
     /// `SIGKILL` to those left, up to [`AFTER_KILL`] more. Ranks that end are reaped (and their
-    /// groups killed) as they end; their statuses say how.
+    /// groups killed) as they end; their statuses say how. A `grace` too long to add to the
+    /// clock (the library takes any `Duration`) is a day.
     pub fn stop(&mut self, grace: Duration) -> Stopped {
         self.signal_live(SIGTERM);
-        self.reap_until(Instant::now() + grace);
+        self.reap_until(after(grace));
         let killed = self.signal_live(SIGKILL);
-        self.reap_until(Instant::now() + AFTER_KILL);
+        self.reap_until(after(AFTER_KILL));
         Stopped {
             killed,
             left: self.live().collect(),
@@ -162,6 +163,17 @@ impl Ranks {
         }
     }
 }
+
+/// `now + wait`, or a day from now for a `wait` too long to add (as the rendezvous's deadlines).
+fn after(wait: Duration) -> Instant {
+    let now = Instant::now();
+    now.checked_add(wait)
+        .or_else(|| now.checked_add(LONGEST_WAIT))
+        .unwrap_or(now)
+}
+
+/// The longest wait [`after`] makes of one too long to add: a day.
+const LONGEST_WAIT: Duration = Duration::from_secs(86_400);
 
 #[cfg(test)]
 mod tests {
@@ -217,6 +229,24 @@ mod tests {
         assert!(st[0].unwrap().success());
         use std::os::unix::process::ExitStatusExt;
         assert_eq!(st[1].unwrap().signal(), Some(SIGTERM));
+    }
+
+    /// A grace too long to add to the clock is waited as a day: no overflow, and a rank that
+    /// ends on `SIGTERM` still ends the stop at once.
+    #[test]
+    fn a_grace_too_long_to_add_does_not_overflow() {
+        let mut ranks = Ranks::default();
+        ranks.push(rank("exec sleep 1000"));
+        let start = Instant::now();
+        let stopped = ranks.stop(Duration::MAX);
+        assert!(
+            start.elapsed() < Duration::from_secs(4),
+            "{:?}",
+            start.elapsed()
+        );
+        assert!(stopped.killed.is_empty() && stopped.left.is_empty());
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(ranks.statuses()[0].unwrap().signal(), Some(SIGTERM));
     }
 
     /// A rank that ignores `SIGTERM` gets `SIGKILL` when the grace is over, not before.
