@@ -5,9 +5,17 @@
 //! does little on another; GPUHarbor (ISSTA 2023) tunes with random parameter sets. With a time
 //! budget of a minute and one test, this search is a coordinate descent from the starting
 //! parameters: each parameter in turn is tried at each of a few values — the literature's
-//! ranges, a factor of 4–8 apart — with the others at the best found so far, and the best rate
-//! per instance is kept; passes repeat until the budget is spent or a pass finds nothing
-//! better. Every trial runs for the same time, so the rates per second compare too.
+//! ranges, a factor of 4–8 apart — with the others at the best found so far, and the best trial
+//! is kept; passes repeat until the budget is spent or a pass finds nothing better. Every trial
+//! runs for the same time, so the rates per second compare too.
+//!
+//! "Best" is not the highest rate per instance as measured: a trial cut short (one launch, or
+//! the last before the budget ran out) that saw the weak outcome once in three instances would
+//! win on that one event. A trial is ranked only when it saw the weak outcome at least
+//! [`MIN_TRIAL_WEAK`] times, and then by the lower end of the 95% Wilson score interval of its
+//! rate per instance ([`wilson_lower`]): a rate measured on few instances counts for less than
+//! the same rate on many, and on the 10⁷ instances and more of a trial on a GPU the bound is the
+//! rate to within a few per cent.
 
 use super::catalogue::{Placement, Test, Variant};
 use super::kernel::Runner;
@@ -64,6 +72,10 @@ pub struct Trial {
     pub weak: u64,
     /// `weak / instances`.
     pub weak_rate: f64,
+    /// The lower end of the 95% Wilson score interval of `weak_rate` ([`wilson_lower`]): what
+    /// the trial is ranked by.
+    #[serde(default)]
+    pub weak_rate_low: f64,
     /// `weak / seconds`.
     pub weak_per_second: f64,
     /// Seconds the trial's launches took.
@@ -83,8 +95,9 @@ pub struct TuneReport {
     pub trial_seconds: f64,
     /// Every trial, the start first.
     pub trials: Vec<Trial>,
-    /// The best trial's index: the highest rate per instance (the start where none saw the weak
-    /// outcome).
+    /// The best trial's index ([`best_of`]): of the trials that saw the weak outcome at least
+    /// [`MIN_TRIAL_WEAK`] times, the one with the highest [`Trial::weak_rate_low`] (the start
+    /// where none did).
     pub best: usize,
     /// Seconds in all.
     pub seconds: f64,
@@ -100,6 +113,50 @@ impl TuneReport {
     pub fn start(&self) -> &Trial {
         &self.trials[0]
     }
+}
+
+/// The fewest weak outcomes a trial must have seen to be ranked: below ten the rate is known to
+/// no better than a factor of about two either way, and one lucky event in a short trial would
+/// otherwise win the search.
+pub const MIN_TRIAL_WEAK: u64 = 10;
+
+/// The normal quantile of a two-sided 95% interval: the true rate lies below the interval's
+/// lower end with probability 2.5%.
+pub const WILSON_Z: f64 = 1.96;
+
+/// The lower end of the 95% Wilson score interval of a rate of `weak` in `instances` (0 when
+/// nothing ran). Unlike the normal approximation it stays within [0, 1] and is sound for the
+/// rare outcomes counted here and for few instances.
+pub fn wilson_lower(weak: u64, instances: u64) -> f64 {
+    if instances == 0 {
+        return 0.0;
+    }
+    let n = instances as f64;
+    let p = weak as f64 / n;
+    let z2 = WILSON_Z * WILSON_Z;
+    let centre = p + z2 / (2.0 * n);
+    let margin = WILSON_Z * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt();
+    ((centre - margin) / (1.0 + z2 / n)).max(0.0)
+}
+
+impl Trial {
+    /// What the trial is ranked by: its [`Trial::weak_rate_low`], if it saw the weak outcome at
+    /// least [`MIN_TRIAL_WEAK`] times (`None` ranks below every `Some`).
+    pub fn score(&self) -> Option<f64> {
+        (self.weak >= MIN_TRIAL_WEAK).then_some(self.weak_rate_low)
+    }
+}
+
+/// The index of the best of `trials` by [`Trial::score`], the earliest among equals; 0 (the
+/// start) where none may be ranked.
+pub fn best_of(trials: &[Trial]) -> usize {
+    let mut best = 0;
+    for (i, t) in trials.iter().enumerate() {
+        if t.score() > trials[best].score() {
+            best = i;
+        }
+    }
+    best
 }
 
 /// One value of one parameter, applied to a parameter set.
@@ -143,8 +200,8 @@ fn axes(blocks_per_sm: u32) -> Vec<Axis> {
     ]
 }
 
-/// Searches the stressing parameters on `target` for the highest rate per instance of
-/// `opts.test`'s weak outcome with `opts.variant` at `opts.placement`, within `opts.seconds`
+/// Searches the stressing parameters on `target` for the highest rate per instance (ranked as
+/// [`best_of`] ranks) of `opts.test`'s weak outcome with `opts.variant` at `opts.placement`, within `opts.seconds`
 /// (the trial running when the time is up finishes its launch), calling `progress` after each
 /// trial.
 ///
@@ -196,6 +253,7 @@ pub fn tune(
             instances,
             weak: weak.count,
             weak_rate: weak.per_instance,
+            weak_rate_low: wilson_lower(weak.count, instances),
             weak_per_second: weak.per_second,
             seconds,
         };
@@ -217,9 +275,9 @@ pub fn tune(
                     continue;
                 }
                 trial(s, Some(axis.name), &mut trials)?;
-                let last = trials.len() - 1;
-                if trials[last].weak_rate > trials[best].weak_rate {
-                    best = last;
+                let now = best_of(&trials);
+                if now != best {
+                    best = now;
                     improved = true;
                 }
             }

@@ -3,7 +3,7 @@
 
 use super::LitmusArgs;
 use crate::cli::output::print_json_or;
-use gridsync::litmus::tune::{Trial, TuneOptions, TuneReport, tune};
+use gridsync::litmus::tune::{MIN_TRIAL_WEAK, Trial, TuneOptions, TuneReport, tune};
 use gridsync::{Error, Result, Target};
 use std::io::{IsTerminal, Write};
 
@@ -65,19 +65,23 @@ fn print_tune(r: &TuneReport) {
     println!(
         "  each trial changes one parameter of the best before it; the rate is the weak outcome's, per instance and per second"
     );
+    println!(
+        "  ranked by low, the 95% lower bound of the rate per instance (Wilson), among the trials that saw it ≥ {MIN_TRIAL_WEAK} times"
+    );
     println!();
     let stress: Vec<String> = STRESS_COLUMNS
         .iter()
         .map(|&(header, width)| format!("{header:<width$}"))
         .collect();
     println!(
-        "  {:>3} {:<15} {} {:>12} {:>9} {:>9} {:>9}",
+        "  {:>3} {:<15} {} {:>12} {:>9} {:>9} {:>9} {:>9}",
         "#",
         "changed",
         stress.join(" "),
         "instances",
         "weak",
         "/instance",
+        "low",
         "/s"
     );
     for (i, t) in r.trials.iter().enumerate() {
@@ -89,15 +93,20 @@ fn print_tune(r: &TuneReport) {
         "  start: {:.2e} per instance, {:.2e} per second",
         start.weak_rate, start.weak_per_second
     );
-    if best.weak == 0 {
+    if r.trials.iter().all(|t| t.weak == 0) {
         println!(
             "  no trial saw the weak outcome: nothing to rank (on the simulator its memory is sequentially consistent)"
         );
+    } else if best.score().is_none() {
+        println!(
+            "  no trial saw the weak outcome {MIN_TRIAL_WEAK} times: too few to rank (give --seconds more)"
+        );
     } else {
         println!(
-            "  best (trial {}): {:.2e} per instance ({:.1}× the start), {:.2e} per second",
+            "  best (trial {}): {:.2e} per instance (95%: ≥ {:.2e}; {:.1}× the start), {:.2e} per second",
             r.best,
             best.weak_rate,
+            best.weak_rate_low,
             best.weak_rate / start.weak_rate.max(f64::MIN_POSITIVE),
             best.weak_per_second
         );
@@ -126,13 +135,14 @@ fn print_trial(i: usize, t: &Trial, best: bool) {
         .map(|(&(_, width), (_, value))| format!("{value:<width$}"))
         .collect();
     println!(
-        "  {:>3} {:<15} {} {:>12} {:>9} {:>9.2e} {:>9.2e}{}",
+        "  {:>3} {:<15} {} {:>12} {:>9} {:>9.2e} {:>9.2e} {:>9.2e}{}",
         i,
         t.changed.as_deref().unwrap_or("(start)"),
         stress.join(" "),
         t.instances,
         t.weak,
         t.weak_rate,
+        t.weak_rate_low,
         t.weak_per_second,
         if best { "  ← best" } else { "" }
     );
