@@ -9,11 +9,10 @@
 
 mod common;
 
-use common::bin;
+use common::{bin, within, within_meanwhile};
 use gridsync::multi::launch::{
     EXIT_LAUNCHER, EXIT_RANK_FAILED, EXIT_SIGNALLED, EXIT_TIMED_OUT, MAX_LINE_BYTES, TOKEN_VAR,
 };
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -33,45 +32,7 @@ fn gridsync_cmd(args: &[&str]) -> Command {
 
 /// `gridsync ARGS`'s output, under [`within`].
 fn gridsync(args: &[&str], limit: Duration) -> Output {
-    within(gridsync_cmd(args), limit, |_| {})
-}
-
-/// `cmd`'s output; `meanwhile` gets its pid once it started. Kills it and fails the test if it
-/// runs past `limit` (a hang fails, it does not stop the test run).
-fn within(mut cmd: Command, limit: Duration, meanwhile: impl FnOnce(u32)) -> Output {
-    let start = Instant::now();
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let read = |mut p: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut v = Vec::new();
-            let _ = p.read_to_end(&mut v);
-            v
-        })
-    };
-    let out = read(Box::new(child.stdout.take().unwrap()));
-    let err = read(Box::new(child.stderr.take().unwrap()));
-    meanwhile(child.id());
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{cmd:?} ran past {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    Output {
-        status,
-        stdout: out.join().unwrap(),
-        stderr: err.join().unwrap(),
-    }
+    within(gridsync_cmd(args), limit)
 }
 
 /// A directory of this test's own, empty.
@@ -239,7 +200,7 @@ fn the_exit_status_tells_how_the_job_ended() {
         let dir = scratch(&format!("signal-{sig}"));
         let script = format!("touch {}/$RANK; exec sleep 1000", dir.display());
         let start = Instant::now();
-        let out = within(
+        let out = within_meanwhile(
             gridsync_cmd(&["launch", "-n", "2", "--", "sh", "-c", &script]),
             Duration::from_secs(20),
             |pid| {
@@ -436,7 +397,7 @@ fn every_rank_gets_the_jobs_secret_and_never_sees_it_printed() {
         "[ \"$GRIDSYNC_TOKEN\" = a-secret-of-this-test-0123456789 ] && exit 3",
     ]);
     c.env(TOKEN_VAR, secret);
-    let out = within(c, Duration::from_secs(20), |_| {});
+    let out = within(c, Duration::from_secs(20));
     let (so, se) = (text(&out.stdout), text(&out.stderr));
     assert_eq!(out.status.code(), Some(EXIT_RANK_FAILED), "{se}");
     assert!(se.contains("exited with status 3"), "{se}");
@@ -444,7 +405,7 @@ fn every_rank_gets_the_jobs_secret_and_never_sees_it_printed() {
     // One the rendezvous would refuse is refused before any rank starts.
     let mut c = gridsync_cmd(&["launch", "-n", "2", "--", "true"]);
     c.env(TOKEN_VAR, "short");
-    let out = within(c, Duration::from_secs(20), |_| {});
+    let out = within(c, Duration::from_secs(20));
     let se = text(&out.stderr);
     assert_eq!(out.status.code(), Some(EXIT_LAUNCHER), "{se}");
     assert!(se.contains(TOKEN_VAR) && !se.contains("short"), "{se}");

@@ -461,52 +461,13 @@ fn a_peer_sending_a_byte_at_a_time_is_cut_at_its_deadline() {
 
 // ---- Real processes ----
 
-use common::bin;
+use common::{bin, within};
 
 /// Runs `gridsync ARGS`, bounded by `limit`; its output.
 fn gridsync(args: &[&str], limit: Duration) -> std::process::Output {
     let mut cmd = std::process::Command::new(bin());
     cmd.args(args);
     within(cmd, limit)
-}
-
-/// `cmd`'s output, killing it and failing the test if it runs past `limit` (a hang fails, it
-/// does not stop the test run).
-fn within(mut cmd: std::process::Command, limit: Duration) -> std::process::Output {
-    use std::io::Read;
-    use std::process::Stdio;
-    let start = Instant::now();
-    let mut child = cmd
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let read = |mut p: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut v = Vec::new();
-            let _ = p.read_to_end(&mut v);
-            v
-        })
-    };
-    let out = read(Box::new(child.stdout.take().unwrap()));
-    let err = read(Box::new(child.stderr.take().unwrap()));
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("{cmd:?} ran past {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    std::process::Output {
-        status,
-        stdout: out.join().unwrap(),
-        stderr: err.join().unwrap(),
-    }
 }
 
 /// `gridsync [--simulate] launch -n N --no-prefix -- gridsync --json [--simulate] multi OP

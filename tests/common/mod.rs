@@ -67,6 +67,55 @@ pub fn bin() -> String {
     std::env::var("GRIDSYNC_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_gridsync").to_string())
 }
 
+/// `cmd`'s output, with stdin empty; kills it and fails the test if it runs past `limit` (a hang
+/// fails, it does not stop the test run).
+pub fn within(cmd: std::process::Command, limit: std::time::Duration) -> std::process::Output {
+    within_meanwhile(cmd, limit, |_| {})
+}
+
+/// [`within`], with `meanwhile` given the process's pid once it started (to signal it, say).
+pub fn within_meanwhile(
+    mut cmd: std::process::Command,
+    limit: std::time::Duration,
+    meanwhile: impl FnOnce(u32),
+) -> std::process::Output {
+    use std::io::Read;
+    use std::process::Stdio;
+    let start = std::time::Instant::now();
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let read = |mut p: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            let _ = p.read_to_end(&mut v);
+            v
+        })
+    };
+    let out = read(Box::new(child.stdout.take().unwrap()));
+    let err = read(Box::new(child.stderr.take().unwrap()));
+    meanwhile(child.id());
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{cmd:?} ran past {limit:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    std::process::Output {
+        status,
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+    }
+}
+
 /// Runs the `gridsync` binary ([`bin`]).
 pub fn cli(args: &[&str]) -> std::process::Output {
     cli_env(args, &[])
