@@ -56,6 +56,8 @@ use std::ffi::OsString;
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+#[cfg(target_os = "linux")]
+mod fds;
 mod output;
 mod procs;
 mod signals;

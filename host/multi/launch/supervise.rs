@@ -23,12 +23,13 @@
 //!   the same signal — so the launcher reports the rank's own status.
 //!
 //! The supervisor is a copy of the launcher that never runs Rust's runtime again: between
-//! `fork` and `exit` it makes only async-signal-safe calls (`close`, `signal`, `prctl`,
-//! `waitpid`, `kill`, `setpgid`), as code forked from a process with threads must. It first
-//! closes every file descriptor, so that it holds neither the rank's output pipes nor the
-//! channel on which `std` learns that `exec` succeeded (which `spawn` reads until every copy
-//! closes). `PR_SET_PDEATHSIG` fires when the *thread* that forked dies; that is the thread in
-//! [`launch`](super::launch), which returns only once every supervisor has ended.
+//! `fork` and `exit` it makes only async-signal-safe calls (`close`, `open`, `lseek`,
+//! `getdents64`, `signal`, `prctl`, `waitpid`, `kill`, `setpgid`), as code forked from a
+//! process with threads must. It first closes every file descriptor (`launch/fds.rs`), so that
+//! it holds neither the rank's output pipes nor the channel on which `std` learns that `exec`
+//! succeeded (which `spawn` reads until every copy closes). `PR_SET_PDEATHSIG` fires when the
+//! *thread* that forked dies; that is the thread in [`launch`](super::launch), which returns
+//! only once every supervisor has ended.
 
 use std::io;
 use std::os::unix::process::CommandExt;
@@ -47,9 +48,6 @@ unsafe extern "C" {
     fn prctl(option: i32, arg2: u64, arg3: u64, arg4: u64, arg5: u64) -> i32;
     fn sigprocmask(how: i32, set: *const [u64; 16], old: *mut [u64; 16]) -> i32;
     fn setrlimit(resource: i32, limit: *const [u64; 2]) -> i32;
-    fn getrlimit(resource: i32, limit: *mut [u64; 2]) -> i32;
-    fn syscall(number: i64, ...) -> i64;
-    fn close(fd: i32) -> i32;
     fn __errno_location() -> *mut i32;
     fn _exit(status: i32) -> !;
 }
@@ -64,11 +62,6 @@ const SIG_SETMASK: i32 = 2;
 const EINTR: i32 = 4;
 const PR_SET_PDEATHSIG: i32 = 1;
 const RLIMIT_CORE: i32 = 4;
-const RLIMIT_NOFILE: i32 = 7;
-/// `close_range(2)` (Linux 5.9): the same number on every architecture.
-const SYS_CLOSE_RANGE: i64 = 436;
-/// Where closing one descriptor at a time stops, on kernels without `close_range`.
-const MAX_FD_CLOSED: u64 = 1 << 16;
 
 /// The launcher's pid, in the supervisor (its handler compares its parent with it).
 static LAUNCHER: AtomicI32 = AtomicI32::new(0);
@@ -99,7 +92,7 @@ fn split(launcher: i32, launcher_group: i32) -> io::Result<()> {
 fn run(rank: i32, launcher: i32, launcher_group: i32) -> ! {
     // SAFETY (the whole function): only async-signal-safe calls, on this process's own state.
     unsafe {
-        close_every_fd();
+        super::fds::close_every_fd();
         LAUNCHER.store(launcher, Ordering::SeqCst);
         // The launcher signals the group; only its SIGTERM and SIGKILL mean anything here.
         signal(SIGHUP, SIG_IGN);
@@ -139,25 +132,6 @@ extern "C" fn on_sigterm(_: i32) {
     unsafe {
         if getppid() != LAUNCHER.load(Ordering::SeqCst) {
             kill(0, SIGKILL);
-        }
-    }
-}
-
-/// Closes every file descriptor of this process.
-///
-/// # Safety
-/// Only in the supervisor, which uses none.
-unsafe fn close_every_fd() {
-    // SAFETY: `close_range(0, ~0, 0)`; where the kernel lacks it, one `close` per descriptor
-    // up to the limit of open files (at most `MAX_FD_CLOSED`).
-    unsafe {
-        if syscall(SYS_CLOSE_RANGE, 0u32, u32::MAX, 0u32) == 0 {
-            return;
-        }
-        let mut limit = [MAX_FD_CLOSED; 2];
-        getrlimit(RLIMIT_NOFILE, &mut limit);
-        for fd in 0..limit[0].min(MAX_FD_CLOSED) {
-            close(fd as i32);
         }
     }
 }
