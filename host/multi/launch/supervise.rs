@@ -20,7 +20,10 @@
 //! - **The rank ends**: the supervisor leaves the group (into the launcher's), sends the group
 //!   `SIGKILL` (what the rank left running; the launcher does the same when it reaps the
 //!   supervisor, but it could die in between), and exits as the rank did — its exit status, or
-//!   the same signal — so the launcher reports the rank's own status.
+//!   the same signal — so the launcher reports the rank's own status. Should it fail to leave
+//!   the group (the launcher's group gone), it does not kill the group, which would kill
+//!   itself and report signal 9 for the rank: it leaves that to the launcher's reap, and
+//!   kills the group, itself with it, only when the launcher is dead and reports nothing.
 //!
 //! The supervisor is a copy of the launcher that never runs Rust's runtime again: between
 //! `fork` and `exit` it makes only async-signal-safe calls (`close`, `open`, `lseek`,
@@ -71,6 +74,11 @@ static LAUNCHER: AtomicI32 = AtomicI32::new(0);
 pub fn supervise(cmd: &mut Command) {
     // SAFETY: reads the calling process's ids.
     let (launcher, launcher_group) = unsafe { (getpid(), getpgrp()) };
+    supervise_from(cmd, launcher, launcher_group);
+}
+
+/// [`supervise`], for a launcher `launcher` in process group `launcher_group`.
+fn supervise_from(cmd: &mut Command, launcher: i32, launcher_group: i32) {
     // SAFETY: the step makes only async-signal-safe calls (module docs).
     unsafe {
         cmd.pre_exec(move || split(launcher, launcher_group));
@@ -117,10 +125,15 @@ fn run(rank: i32, launcher: i32, launcher_group: i32) -> ! {
         // The rank ended. Out of its group (so that the group can be killed without this
         // process), then the group, which ends what the rank left running.
         signal(SIGTERM, SIG_IGN);
-        if setpgid(0, launcher_group) != 0 {
+        if setpgid(0, launcher_group) == 0 {
+            kill(-getpid(), SIGKILL);
+        } else if getppid() != launcher {
+            // Stuck in the group, with no launcher to report to: the group, this process too.
             kill(0, SIGKILL);
         }
-        kill(-getpid(), SIGKILL);
+        // Else stuck in the group with the launcher alive: killing the group would kill this
+        // process and report signal 9 for the rank; the launcher kills the group when it reaps
+        // this process (`launch/procs.rs`).
         exit_as(status)
     }
 }
@@ -153,5 +166,29 @@ unsafe fn exit_as(status: i32) -> ! {
         sigprocmask(SIG_SETMASK, &[0; 16], std::ptr::null_mut());
         kill(getpid(), sig);
         _exit(128 + sig)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::process::ExitStatusExt;
+
+    /// A supervisor that cannot leave the rank's group (here: the launcher's group is none
+    /// that exists) exits as the rank did, rather than killing the group and itself with it.
+    #[test]
+    fn a_supervisor_stuck_in_the_group_reports_the_ranks_status() {
+        // Above any pid (`pid_max` is at most 2²²): no such group, so `setpgid` fails.
+        const NO_GROUP: i32 = i32::MAX;
+        let mut cmd = Command::new("sh");
+        cmd.args(["-c", "exit 3"]).process_group(0);
+        // SAFETY: reads this process's id.
+        supervise_from(&mut cmd, unsafe { getpid() }, NO_GROUP);
+        let status = cmd.status().unwrap();
+        assert_eq!(
+            (status.code(), status.signal()),
+            (Some(3), None),
+            "{status:?}"
+        );
     }
 }
