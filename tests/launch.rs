@@ -2,16 +2,19 @@
 //! within a bound; a rank that ended is not stopped again; the exit status tells a rank's
 //! failure, a timeout, a signal to the launcher and the launcher's own failure apart; long
 //! lines pass in pieces of 64 KiB; a launcher killed with SIGKILL takes every process of every
-//! rank with it; every rank gets the job's secret, a new one for each launch. (That a rank
-//! reaped is never signalled again is tested where it is decided, in the launcher's `procs`.)
+//! rank with it; every rank gets the job's secret, a new one for each launch; launches at once in
+//! one process share the launcher's signal handlers. (That a rank reaped is never signalled
+//! again is tested where it is decided, in the launcher's `procs`.)
 //!
-//! Every launch runs under a watchdog and ends by itself; the file takes a few seconds.
+//! Every launch runs under a watchdog, or a timeout of its own where the library runs it, and
+//! ends by itself; the file takes a few seconds.
 
 mod common;
 
 use common::{bin, within, within_meanwhile};
 use gridsync::multi::launch::{
-    EXIT_LAUNCHER, EXIT_RANK_FAILED, EXIT_SIGNALLED, EXIT_TIMED_OUT, MAX_LINE_BYTES, TOKEN_VAR,
+    EXIT_LAUNCHER, EXIT_RANK_FAILED, EXIT_SIGNALLED, EXIT_TIMED_OUT, JobEnd, LaunchOptions,
+    MAX_LINE_BYTES, TOKEN_VAR, launch,
 };
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -409,4 +412,79 @@ fn every_rank_gets_the_jobs_secret_and_never_sees_it_printed() {
     let se = text(&out.stderr);
     assert_eq!(out.status.code(), Some(EXIT_LAUNCHER), "{se}");
     assert!(se.contains(TOKEN_VAR) && !se.contains("short"), "{se}");
+}
+
+/// Whether this process catches signal `sig` (its bit in `SigCgt`, /proc/self/status).
+#[cfg(target_os = "linux")]
+fn catches(sig: i32) -> bool {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let mask = status
+        .lines()
+        .find_map(|l| l.strip_prefix("SigCgt:"))
+        .unwrap();
+    u64::from_str_radix(mask.trim(), 16).unwrap() & 1 << (sig - 1) != 0
+}
+
+/// Two launches of the library at once, in this process: the first to end does not put back
+/// the dispositions it found while the other runs, so a SIGTERM to the process still stops
+/// that one; the last to end puts them back.
+#[test]
+#[cfg(target_os = "linux")]
+fn launches_at_once_share_the_signal_handlers() {
+    let before = catches(SIGTERM);
+    assert!(
+        !before,
+        "the test harness catches SIGTERM: this test cannot tell"
+    );
+    let dir = scratch("at-once");
+    let started = |program: &str, args: &[&str]| {
+        let opts = LaunchOptions {
+            ranks: 1,
+            port: None,
+            prefix: true,
+            timeout: Some(Duration::from_secs(20)),
+            grace: Duration::from_secs(1),
+        };
+        let program = program.into();
+        let args: Vec<_> = args.iter().map(Into::into).collect();
+        std::thread::spawn(move || launch(&opts, &program, &args).unwrap())
+    };
+    let d = dir.display();
+    // The first, until told to end; the second, until a signal.
+    let first = started(
+        "sh",
+        &[
+            "-c",
+            &format!("touch {d}/first; while [ ! -e {d}/end ]; do sleep 0.02; done"),
+        ],
+    );
+    wait_for_files(&dir, &["first"]);
+    let second = started("sh", &["-c", &format!("touch {d}/second; exec sleep 1000")]);
+    wait_for_files(&dir, &["second"]);
+    std::fs::write(dir.join("end"), "").unwrap();
+    assert_eq!(first.join().unwrap().end, JobEnd::Succeeded);
+    assert!(!second.is_finished());
+    assert!(
+        catches(SIGTERM),
+        "the first launch to end put back the dispositions while the second still ran"
+    );
+    // SAFETY: signals this process, which catches SIGTERM (just checked) while `second` runs.
+    unsafe { kill(std::process::id() as i32, SIGTERM) };
+    let end = second.join().unwrap().end;
+    assert!(
+        matches!(
+            end,
+            JobEnd::Signalled {
+                signal: SIGTERM,
+                ..
+            }
+        ),
+        "{end:?}"
+    );
+    assert_eq!(
+        catches(SIGTERM),
+        before,
+        "the last launch did not put them back"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -170,6 +170,14 @@ impl LaunchOutcome {
 /// this executable. A job that fails is not an error of this function: see
 /// [`LaunchOutcome::end`] (or call [`LaunchOutcome::check`]).
 ///
+/// **Signals.** While a launch runs, the process's dispositions of `SIGHUP`, `SIGINT` and
+/// `SIGTERM` are the launcher's (the signal is noted and every rank stopped: the outcome is
+/// [`JobEnd::Signalled`]) and `SIGPIPE` is ignored; a handler of the caller's own for them
+/// does not run meanwhile. They are the process's, not the launch's: launches may run at
+/// once on several threads, a signal stops every launch running when it comes (not one
+/// started after it), and the dispositions found by the first are put back when the last
+/// one returns.
+///
 /// # Errors
 /// The launcher's own failures, before or while starting the ranks (those started are then
 /// stopped): [`Error::InvalidInput`] for no ranks or too many, no program, or a secret in
@@ -205,7 +213,7 @@ pub fn launch(
     };
     let token = job_token()?;
     let job = format!("launch-{}-{port}", std::process::id());
-    let _caught = signals::catch();
+    let caught = signals::catch();
     let mut ranks = Ranks::default();
     let mut pumps = output::Pumps::new();
     for rank in 0..opts.ranks {
@@ -247,7 +255,7 @@ pub fn launch(
         }
         ranks.push(child);
     }
-    let end = wait_all(&mut ranks, opts);
+    let end = wait_all(&mut ranks, opts, &caught);
     // Every rank and its process group have ended, so their pipes close and the pumps finish;
     // a process that left its group could still hold one open: the last lines get a moment,
     // then it is left behind rather than waited for.
@@ -284,7 +292,7 @@ fn free_port() -> Result<u16> {
 
 /// Waits for every rank; on the first that fails, on the bound or on a signal to the launcher,
 /// stops the others.
-fn wait_all(ranks: &mut Ranks, opts: &LaunchOptions) -> JobEnd {
+fn wait_all(ranks: &mut Ranks, opts: &LaunchOptions, caught: &signals::Caught) -> JobEnd {
     let start = Instant::now();
     loop {
         // Every rank that ended since the last look: a failure that makes other ranks fail is
@@ -310,7 +318,7 @@ fn wait_all(ranks: &mut Ranks, opts: &LaunchOptions) -> JobEnd {
         if ranks.live().next().is_none() {
             return JobEnd::Succeeded;
         }
-        if let Some(signal) = signals::caught() {
+        if let Some(signal) = caught.caught() {
             let stopped = ranks.stop(opts.grace);
             return JobEnd::Signalled {
                 signal,

@@ -12,10 +12,19 @@ pub use unix::*;
 #[cfg(unix)]
 mod unix {
     use super::SIGTERM;
-    use std::sync::atomic::{AtomicI32, Ordering};
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
 
-    /// The signal that asked the launcher to stop, or 0.
-    static CAUGHT: AtomicI32 = AtomicI32::new(0);
+    /// How many stop signals the launcher has caught since it started; a launch compares it
+    /// with the count when it began ([`Caught::caught`]).
+    static CAUGHT_COUNT: AtomicUsize = AtomicUsize::new(0);
+    /// The last stop signal caught (stored before [`CAUGHT_COUNT`] grows).
+    static LAST_CAUGHT: AtomicI32 = AtomicI32::new(0);
+    /// The launches running, and the dispositions found by the first.
+    static INSTALLED: Mutex<Installed> = Mutex::new(Installed {
+        launches: 0,
+        before: [0; HANDLED.len()],
+    });
 
     unsafe extern "C" {
         fn signal(signum: i32, handler: usize) -> usize;
@@ -28,51 +37,97 @@ mod unix {
     const SIGPIPE: i32 = 13;
     /// `SIG_IGN`.
     const IGNORE: usize = 1;
+    /// The signals a launch handles, and how.
+    const HANDLED: [(i32, Handler); 4] = [
+        (SIGHUP, Handler::Note),
+        (SIGINT, Handler::Note),
+        (SIGTERM, Handler::Note),
+        (SIGPIPE, Handler::Ignore),
+    ];
+
+    /// What a launch does with a signal: [`note`] it (the launch stops its ranks), or ignore it.
+    #[derive(Clone, Copy)]
+    enum Handler {
+        Note,
+        Ignore,
+    }
+
+    /// What [`INSTALLED`] holds.
+    struct Installed {
+        /// Launches whose [`Caught`] is alive.
+        launches: usize,
+        /// The dispositions of [`HANDLED`] before the first of them.
+        before: [usize; HANDLED.len()],
+    }
 
     extern "C" fn note(sig: i32) {
-        // Only an atomic store: async-signal-safe.
-        CAUGHT.store(sig, Ordering::SeqCst);
+        // Only atomics: async-signal-safe.
+        LAST_CAUGHT.store(sig, Ordering::SeqCst);
+        CAUGHT_COUNT.fetch_add(1, Ordering::SeqCst);
     }
 
-    /// The launcher's handlers while it runs; the ones before are put back on drop.
+    /// One launch's hold on the launcher's handlers; the dispositions found by the first launch
+    /// are put back when the last one drops its hold.
     pub struct Caught {
-        before: Vec<(i32, usize)>,
+        /// [`CAUGHT_COUNT`] when the launch began.
+        seen: usize,
     }
 
-    /// From now until the guard drops, SIGHUP, SIGINT and SIGTERM are noted (see [`caught`])
-    /// rather than ending the launcher — which would leave the ranks, in process groups of their
-    /// own, running until their supervisors noticed — and SIGPIPE (a reader of the output gone)
-    /// is ignored: the output's writes fail instead.
+    /// From now until the guard drops, SIGHUP, SIGINT and SIGTERM are noted (see
+    /// [`Caught::caught`]) rather than ending the launcher — which would leave the ranks, in
+    /// process groups of their own, running until their supervisors noticed — and SIGPIPE (a
+    /// reader of the output gone) is ignored: the output's writes fail instead.
+    ///
+    /// The dispositions are the process's, so they are shared: launches running at once hold
+    /// them together, a signal is seen by every launch running when it comes, and the last
+    /// launch to end puts back what the first found. `INSTALLED`'s lock orders the installs
+    /// and the restores: a launch's handlers are in place when `catch` returns, and stay until
+    /// its guard drops.
     pub fn catch() -> Caught {
-        CAUGHT.store(0, Ordering::SeqCst);
-        let note = note as extern "C" fn(i32) as usize;
-        let before = [
-            (SIGHUP, note),
-            (SIGINT, note),
-            (SIGTERM, note),
-            (SIGPIPE, IGNORE),
-        ]
-        .into_iter()
-        // SAFETY: installs a handler that only stores to an atomic, or ignores the signal.
-        .map(|(sig, h)| (sig, unsafe { signal(sig, h) }))
-        .collect();
-        Caught { before }
+        // Before the handlers are in place: every signal they note from now on is this
+        // launch's.
+        let seen = CAUGHT_COUNT.load(Ordering::SeqCst);
+        // A launch that panicked while holding the lock left the count right (nothing in the
+        // lock panics), so its state is used as is.
+        let mut installed = INSTALLED.lock().unwrap_or_else(|e| e.into_inner());
+        if installed.launches == 0 {
+            let note = note as extern "C" fn(i32) as usize;
+            for (k, (sig, handler)) in HANDLED.into_iter().enumerate() {
+                let h = match handler {
+                    Handler::Note => note,
+                    Handler::Ignore => IGNORE,
+                };
+                // SAFETY: installs a handler that only notes the signal (see `note`), or ignores
+                // the signal.
+                installed.before[k] = unsafe { signal(sig, h) };
+            }
+        }
+        installed.launches += 1;
+        Caught { seen }
     }
 
-    impl Drop for Caught {
-        fn drop(&mut self) {
-            for &(sig, h) in &self.before {
-                // SAFETY: puts back the disposition `catch` found.
-                unsafe { signal(sig, h) };
+    impl Caught {
+        /// The stop signal caught since this launch began, if any (the last, if several).
+        pub fn caught(&self) -> Option<i32> {
+            // `note` stores the signal before it counts it.
+            if CAUGHT_COUNT.load(Ordering::SeqCst) == self.seen {
+                None
+            } else {
+                Some(LAST_CAUGHT.load(Ordering::SeqCst))
             }
         }
     }
 
-    /// The signal caught, if any.
-    pub fn caught() -> Option<i32> {
-        match CAUGHT.load(Ordering::SeqCst) {
-            0 => None,
-            s => Some(s),
+    impl Drop for Caught {
+        fn drop(&mut self) {
+            let mut installed = INSTALLED.lock().unwrap_or_else(|e| e.into_inner());
+            installed.launches = installed.launches.saturating_sub(1);
+            if installed.launches == 0 {
+                for (k, (sig, _)) in HANDLED.into_iter().enumerate() {
+                    // SAFETY: puts back the disposition the first launch found.
+                    unsafe { signal(sig, installed.before[k]) };
+                }
+            }
         }
     }
 
@@ -118,8 +173,10 @@ mod other {
     pub fn catch() -> Caught {
         Caught
     }
-    pub fn caught() -> Option<i32> {
-        None
+    impl Caught {
+        pub fn caught(&self) -> Option<i32> {
+            None
+        }
     }
     pub fn signal_group(_: u32, _: i32) {}
     pub fn has_exited(_: u32) -> Option<bool> {
