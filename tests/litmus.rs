@@ -818,9 +818,15 @@ fn the_help_states_the_default_stressing_parameters() {
 fn tuning_runs_on_the_simulator_within_its_budget() {
     use gridsync::litmus::tune::{TuneOptions, tune};
     let t = Target::Sim;
+    // Few stress accesses: the simulator's launches are slow, and this checks the search, not
+    // the rates.
     let opts = TuneOptions {
         seconds: 2.0,
         seed: common::seed(),
+        start: Stress {
+            iters: 8,
+            ..Stress::default()
+        },
         ..TuneOptions::for_target(&t)
     };
     let began = Instant::now();
@@ -828,7 +834,13 @@ fn tuning_runs_on_the_simulator_within_its_budget() {
     let r = tune(&t, &opts, |_| seen += 1).unwrap();
     let took = began.elapsed().as_secs_f64();
     assert_eq!(seen, r.trials.len());
-    assert!(r.trials.len() >= 2, "{:?}", r.trials);
+    // A second trial, unless the machine is so loaded that the first launch outlasted the
+    // whole budget (it finishes its launch).
+    assert!(
+        r.trials.len() >= 2 || r.trials[0].seconds >= opts.seconds,
+        "{:?}",
+        r.trials
+    );
     let last = r.trials.last().unwrap().seconds;
     // The trial running when the time is up finishes its launch; setting up a trial is quick.
     assert!(
