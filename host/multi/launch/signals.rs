@@ -13,13 +13,16 @@ pub use unix::*;
 mod unix {
     use super::SIGTERM;
     use std::sync::Mutex;
-    use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
+    use std::sync::atomic::{AtomicI32, AtomicU32, AtomicUsize, Ordering};
 
     /// How many stop signals the launcher has caught since it started; a launch compares it
     /// with the count when it began ([`Caught::caught`]).
     static CAUGHT_COUNT: AtomicUsize = AtomicUsize::new(0);
     /// The last stop signal caught (stored before [`CAUGHT_COUNT`] grows).
     static LAST_CAUGHT: AtomicI32 = AtomicI32::new(0);
+    /// The launcher's pid: the handler also runs in a copy of the launcher between `fork` and
+    /// `exec` (a rank not yet started), where it must not swallow the signal.
+    static LAUNCHER: AtomicU32 = AtomicU32::new(0);
     /// The launches running, and the dispositions found by the first.
     static INSTALLED: Mutex<Installed> = Mutex::new(Installed {
         launches: 0,
@@ -29,12 +32,15 @@ mod unix {
     unsafe extern "C" {
         fn signal(signum: i32, handler: usize) -> usize;
         fn kill(pid: i32, sig: i32) -> i32;
+        fn getpid() -> i32;
         #[cfg(target_os = "linux")]
         fn waitid(idtype: u32, id: u32, infop: *mut [i32; 32], options: i32) -> i32;
     }
     const SIGHUP: i32 = 1;
     const SIGINT: i32 = 2;
     const SIGPIPE: i32 = 13;
+    /// `SIG_DFL`.
+    const DEFAULT: usize = 0;
     /// `SIG_IGN`.
     const IGNORE: usize = 1;
     /// The signals a launch handles, and how.
@@ -61,9 +67,23 @@ mod unix {
     }
 
     extern "C" fn note(sig: i32) {
-        // Only atomics: async-signal-safe.
-        LAST_CAUGHT.store(sig, Ordering::SeqCst);
-        CAUGHT_COUNT.fetch_add(1, Ordering::SeqCst);
+        // Only atomics, `getpid`, `signal` and `kill`: async-signal-safe.
+        // SAFETY: reads this process's id.
+        let me = unsafe { getpid() };
+        if u32::try_from(me).ok() == Some(LAUNCHER.load(Ordering::SeqCst)) {
+            LAST_CAUGHT.store(sig, Ordering::SeqCst);
+            CAUGHT_COUNT.fetch_add(1, Ordering::SeqCst);
+        } else {
+            // A copy of the launcher that has not yet run `exec` (or become a rank's supervisor,
+            // which installs its own): the signal does what it would do to the rank, instead of
+            // being noted in memory that no launch reads.
+            // SAFETY: this process's own disposition; the signal is blocked while its handler
+            // runs, so it is delivered, with the default action, once the handler returns.
+            unsafe {
+                signal(sig, DEFAULT);
+                kill(me, sig);
+            }
+        }
     }
 
     /// One launch's hold on the launcher's handlers; the dispositions found by the first launch
@@ -91,6 +111,7 @@ mod unix {
         // lock panics), so its state is used as is.
         let mut installed = INSTALLED.lock().unwrap_or_else(|e| e.into_inner());
         if installed.launches == 0 {
+            LAUNCHER.store(std::process::id(), Ordering::SeqCst);
             let note = note as extern "C" fn(i32) as usize;
             for (k, (sig, handler)) in HANDLED.into_iter().enumerate() {
                 let h = match handler {
@@ -161,6 +182,58 @@ mod unix {
             let _ = pid;
             None
         }
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    unsafe extern "C" {
+        fn fork() -> i32;
+        fn pause() -> i32;
+        fn kill(pid: i32, sig: i32) -> i32;
+        fn waitpid(pid: i32, status: *mut i32, options: i32) -> i32;
+    }
+    const WNOHANG: i32 = 1;
+
+    /// A copy of the launcher not yet at `exec` (a rank being started) that gets `SIGTERM`
+    /// ends by it, as the rank would: the launcher's handler does not swallow it there.
+    #[test]
+    fn a_copy_of_the_launcher_ends_by_a_stop_signal() {
+        let caught = catch();
+        // SAFETY: the child only calls `pause`, async-signal-safe, until a signal ends it.
+        let pid = unsafe { fork() };
+        if pid == 0 {
+            loop {
+                // SAFETY: waits for a signal.
+                unsafe { pause() };
+            }
+        }
+        assert!(pid > 0, "fork failed");
+        // SAFETY: signals the child just forked, not yet reaped.
+        unsafe { kill(pid, SIGTERM) };
+        let until = Instant::now() + Duration::from_secs(5);
+        let mut status = 0;
+        // SAFETY: waits for this test's own child.
+        while unsafe { waitpid(pid, &mut status, WNOHANG) } == 0 {
+            if Instant::now() > until {
+                // SAFETY: ends and reaps this test's own child.
+                unsafe {
+                    kill(pid, SIGKILL);
+                    waitpid(pid, &mut status, 0);
+                }
+                panic!("the copy still ran 5 s after SIGTERM: its handler swallowed it");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(status & 0x7f, SIGTERM, "wait status {status:#x}");
+        assert_eq!(
+            caught.caught(),
+            None,
+            "the copy's signal was noted as the launcher's"
+        );
     }
 }
 

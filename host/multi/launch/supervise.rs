@@ -25,14 +25,23 @@
 //!   itself and report signal 9 for the rank: it leaves that to the launcher's reap, and
 //!   kills the group, itself with it, only when the launcher is dead and reports nothing.
 //!
+//! **Signals until `exec`.** The fork is a copy of the launcher, with its handler for
+//! `SIGHUP`, `SIGINT` and `SIGTERM` (`launch/signals.rs`), which `exec` would reset but `std`
+//! does not. So the three are blocked across the second `fork`: the rank sets them to their
+//! default action and takes back the launcher's mask, and the supervisor installs its own
+//! dispositions, before either unblocks them. A signal sent to the group in between waits,
+//! and then does what it would do to a started rank — it is not swallowed, which would leave a
+//! stopped rank running until `SIGKILL`. (Before the block, the launcher's handler itself
+//! sees that it runs in a copy and lets the signal take its default action.)
+//!
 //! The supervisor is a copy of the launcher that never runs Rust's runtime again: between
 //! `fork` and `exit` it makes only async-signal-safe calls (`close`, `open`, `lseek`,
-//! `getdents64`, `signal`, `prctl`, `waitpid`, `kill`, `setpgid`), as code forked from a
-//! process with threads must. It first closes every file descriptor (`launch/fds.rs`), so that
-//! it holds neither the rank's output pipes nor the channel on which `std` learns that `exec`
-//! succeeded (which `spawn` reads until every copy closes). `PR_SET_PDEATHSIG` fires when the
-//! *thread* that forked dies; that is the thread in [`launch`](super::launch), which returns
-//! only once every supervisor has ended.
+//! `getdents64`, `signal`, `sigprocmask`, `prctl`, `waitpid`, `kill`, `setpgid`), as code
+//! forked from a process with threads must. It closes every file descriptor (`launch/fds.rs`),
+//! so that it holds neither the rank's output pipes nor the channel on which `std` learns that
+//! `exec` succeeded (which `spawn` reads until every copy closes). `PR_SET_PDEATHSIG` fires
+//! when the *thread* that forked dies; that is the thread in [`launch`](super::launch), which
+//! returns only once every supervisor has ended.
 
 use std::io;
 use std::os::unix::process::CommandExt;
@@ -61,7 +70,15 @@ const SIGKILL: i32 = 9;
 const SIGTERM: i32 = 15;
 const SIG_DFL: usize = 0;
 const SIG_IGN: usize = 1;
+const SIG_BLOCK: i32 = 0;
+const SIG_UNBLOCK: i32 = 1;
 const SIG_SETMASK: i32 = 2;
+/// `SIGHUP`, `SIGINT` and `SIGTERM` as a `sigset_t` (bit `N - 1` for signal `N`).
+const STOP_SIGNALS: [u64; 16] = {
+    let mut set = [0; 16];
+    set[0] = 1 << (SIGHUP - 1) | 1 << (SIGINT - 1) | 1 << (SIGTERM - 1);
+    set
+};
 const EINTR: i32 = 4;
 const PR_SET_PDEATHSIG: i32 = 1;
 const RLIMIT_CORE: i32 = 4;
@@ -85,27 +102,44 @@ fn supervise_from(cmd: &mut Command, launcher: i32, launcher_group: i32) {
     }
 }
 
-/// In the launcher's child, before `exec`: forks the rank, which returns to `exec`, and stays
-/// behind as its supervisor.
+/// In the launcher's child, before `exec`: forks the rank, which returns to `exec` with the
+/// default action for the stop signals, and stays behind as its supervisor.
 fn split(launcher: i32, launcher_group: i32) -> io::Result<()> {
-    // SAFETY: this process has one thread (it is a fork); the child only returns to `exec`.
-    match unsafe { fork() } {
-        -1 => Err(io::Error::last_os_error()),
-        0 => Ok(()),
-        rank => run(rank, launcher, launcher_group),
+    let mut mask = [0; 16];
+    // SAFETY: this process has one thread (it is a fork); the child only resets its own
+    // dispositions and mask, and returns to `exec`.
+    unsafe {
+        if sigprocmask(SIG_BLOCK, &STOP_SIGNALS, &mut mask) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        match fork() {
+            -1 => Err(io::Error::last_os_error()),
+            0 => {
+                // The launcher's handler would swallow a stop (module docs).
+                for sig in [SIGHUP, SIGINT, SIGTERM] {
+                    signal(sig, SIG_DFL);
+                }
+                // The launcher's mask, as `std` passes it on; a signal held meanwhile acts now.
+                sigprocmask(SIG_SETMASK, &mask, std::ptr::null_mut());
+                Ok(())
+            }
+            rank => run(rank, launcher, launcher_group),
+        }
     }
 }
 
-/// The supervisor of `rank`; never returns.
+/// The supervisor of `rank`; never returns. The stop signals are blocked when it starts.
 fn run(rank: i32, launcher: i32, launcher_group: i32) -> ! {
     // SAFETY (the whole function): only async-signal-safe calls, on this process's own state.
     unsafe {
-        super::fds::close_every_fd();
         LAUNCHER.store(launcher, Ordering::SeqCst);
         // The launcher signals the group; only its SIGTERM and SIGKILL mean anything here.
         signal(SIGHUP, SIG_IGN);
         signal(SIGINT, SIG_IGN);
         signal(SIGTERM, on_sigterm as extern "C" fn(i32) as usize);
+        // Unblocked whatever the launcher's mask: the kernel's SIGTERM must reach `on_sigterm`.
+        sigprocmask(SIG_UNBLOCK, &STOP_SIGNALS, std::ptr::null_mut());
+        super::fds::close_every_fd();
         prctl(PR_SET_PDEATHSIG, SIGTERM as u64, 0, 0, 0);
         if getppid() != launcher {
             // The launcher died before the line above.
@@ -173,6 +207,40 @@ unsafe fn exit_as(status: i32) -> ! {
 mod tests {
     use super::*;
     use std::os::unix::process::ExitStatusExt;
+
+    /// The rank starts its program with the default action for `SIGHUP`, `SIGINT` and
+    /// `SIGTERM`, unblocked, even while the launcher's handlers are installed: a stop signal
+    /// before `exec` is not swallowed.
+    #[test]
+    fn a_rank_starts_with_the_default_action_for_the_stop_signals() {
+        let _caught = super::super::signals::catch();
+        let mut cmd = Command::new("true");
+        cmd.process_group(0);
+        supervise(&mut cmd);
+        // SAFETY: runs in the rank, after the supervisor's step, before `exec`: `signal` and
+        // `sigprocmask` only; errors without allocating.
+        unsafe {
+            cmd.pre_exec(|| {
+                let mut mask = [0u64; 16];
+                sigprocmask(SIG_BLOCK, &[0; 16], &mut mask);
+                for sig in [SIGHUP, SIGINT, SIGTERM] {
+                    if signal(sig, SIG_DFL) != SIG_DFL {
+                        return Err(io::Error::from_raw_os_error(1000 + sig));
+                    }
+                    if mask[0] & 1 << (sig - 1) != 0 {
+                        return Err(io::Error::from_raw_os_error(2000 + sig));
+                    }
+                }
+                Ok(())
+            });
+        }
+        let status = cmd.status().map_err(|e| match e.raw_os_error() {
+            Some(c @ 1000..2000) => format!("signal {} had a handler in the rank", c - 1000),
+            Some(c @ 2000..3000) => format!("signal {} was blocked in the rank", c - 2000),
+            _ => e.to_string(),
+        });
+        assert!(status.as_ref().is_ok_and(|s| s.success()), "{status:?}");
+    }
 
     /// A supervisor that cannot leave the rank's group (here: the launcher's group is none
     /// that exists) exits as the rank did, rather than killing the group and itself with it.
