@@ -115,7 +115,6 @@ fn wrong_world_sizes_other_jobs_and_twins_are_refused() {
             },
             "proof did not match",
         ),
-        (rank(5, 2, "", "job"), "not one of 1..2"),
     ] {
         let address = free_address();
         let stranger = Rank {
@@ -137,6 +136,48 @@ fn wrong_world_sizes_other_jobs_and_twins_are_refused() {
             assert_eq!(&rank0.join().unwrap().unwrap(), id);
         });
     }
+    // A rank out of range is refused where it starts (a `Rank` made by hand) — and by rank 0,
+    // told why, when a peer that proves the secret claims it.
+    let address = free_address();
+    let e = rendezvous(&rank(5, 2, &address, "job"), None, Duration::from_secs(2)).unwrap_err();
+    assert!(e.to_string().contains("each below it"), "{e}");
+    std::thread::scope(|s| {
+        let zero = rank(0, 2, &address, "job");
+        let id = &id;
+        let rank0 = s.spawn(move || rendezvous(&zero, Some(id), Duration::from_secs(10)));
+        let mut c = knock(&address);
+        let challenge = challenge_of(&mut c);
+        let nonce = [3; NONCE_BYTES];
+        let proof = secret::prove(
+            Some(&super_secret()),
+            Side::Rank,
+            &Terms {
+                challenge: &challenge,
+                nonce: &nonce,
+                rank: 5,
+                world: 2,
+                job: "job",
+            },
+        );
+        c.write_all(&wire::hello(&wire::Hello {
+            rank: 5,
+            world: 2,
+            nonce,
+            proof,
+        }))
+        .unwrap();
+        let reply = rest_of(&mut c);
+        assert_eq!(
+            reply,
+            wire::message(wire::REFUSED, b"rank 5 is not one of 1..2")
+        );
+        let real = rank(1, 2, &address, "job");
+        assert_eq!(
+            &rendezvous(&real, None, Duration::from_secs(10)).unwrap(),
+            id
+        );
+        assert_eq!(&rank0.join().unwrap().unwrap(), id);
+    });
     // A rank twice: the second is refused.
     let address = free_address();
     let timeout = Duration::from_secs(10);
