@@ -147,25 +147,7 @@ fn wrong_world_sizes_other_jobs_and_twins_are_refused() {
         let rank0 = s.spawn(move || rendezvous(&zero, Some(id), Duration::from_secs(10)));
         let mut c = knock(&address);
         let challenge = challenge_of(&mut c);
-        let nonce = [3; NONCE_BYTES];
-        let proof = secret::prove(
-            Some(&super_secret()),
-            Side::Rank,
-            &Terms {
-                challenge: &challenge,
-                nonce: &nonce,
-                rank: 5,
-                world: 2,
-                job: "job",
-            },
-        );
-        c.write_all(&wire::hello(&wire::Hello {
-            rank: 5,
-            world: 2,
-            nonce,
-            proof,
-        }))
-        .unwrap();
+        c.write_all(&proven_hello(&challenge, 5, 2, "job")).unwrap();
         let reply = rest_of(&mut c);
         assert_eq!(
             reply,
@@ -266,6 +248,25 @@ fn rest_of(s: &mut TcpStream) -> Vec<u8> {
     let mut got = Vec::new();
     let _ = s.read_to_end(&mut got);
     got
+}
+
+/// The bytes of a hello that proves the tests' secret, as rank `rank` of `world` of `job`,
+/// answering `challenge`.
+fn proven_hello(challenge: &[u8; NONCE_BYTES], rank: u32, world: u32, job: &str) -> Vec<u8> {
+    let nonce = [rank as u8; NONCE_BYTES];
+    let terms = Terms {
+        challenge,
+        nonce: &nonce,
+        rank,
+        world,
+        job,
+    };
+    wire::hello(&wire::Hello {
+        rank,
+        world,
+        nonce,
+        proof: secret::prove(Some(&super_secret()), Side::Rank, &terms),
+    })
 }
 
 #[test]
@@ -464,25 +465,7 @@ fn a_peer_sending_a_byte_at_a_time_is_cut_at_its_deadline() {
         });
         let mut c = knock(&address);
         let challenge = challenge_of(&mut c);
-        let nonce = [1; NONCE_BYTES];
-        let proof = secret::prove(
-            Some(&super_secret()),
-            Side::Rank,
-            &Terms {
-                challenge: &challenge,
-                nonce: &nonce,
-                rank: 1,
-                world: 2,
-                job,
-            },
-        );
-        c.write_all(&wire::hello(&wire::Hello {
-            rank: 1,
-            world: 2,
-            nonce,
-            proof,
-        }))
-        .unwrap();
+        c.write_all(&proven_hello(&challenge, 1, 2, job)).unwrap();
         c.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
         let ok = wire::read_message(&mut c, 0).unwrap();
         assert_eq!(ok.code, wire::OK);
