@@ -21,7 +21,8 @@ pub struct NewArgs {
     /// Take gridsync from a local checkout (written relative to the project).
     #[arg(long = "path", value_name = "DIR", conflicts_with = "version")]
     path_to: Option<PathBuf>,
-    /// Take gridsync from crates.io at this version [default: this gridsync's].
+    /// Take gridsync from crates.io at this version (e.g. this gridsync's, 0.1.0) [default: the
+    /// checkout this gridsync was built from, while it exists; else crates.io at this version].
     #[arg(long, value_name = "VERSION")]
     version: Option<String>,
 }
@@ -34,7 +35,14 @@ pub fn command(args: &NewArgs, json: bool) -> Result<()> {
         },
         (None, Some(dir), _) => Source::checkout(dir, &args.path)?,
         (None, None, Some(v)) => Source::Registry(v.clone()),
-        (None, None, None) => Source::registry(),
+        (None, None, None) => {
+            let (source, why) = Source::default_for(&args.path);
+            // Said on stderr, so that --json's output stays one document.
+            eprintln!(
+                "taking {why} (--version V for crates.io, --git URL or --path DIR for another)"
+            );
+            source
+        }
     };
     let project = match &args.name {
         Some(name) => NewProject::named(&args.path, name, source)?,
@@ -46,6 +54,7 @@ pub fn command(args: &NewArgs, json: bool) -> Result<()> {
         return super::output::print_json(&serde_json::json!({
             "name": project.name,
             "dir": project.dir.display().to_string(),
+            "source": format!("{:?}", project.source),
             "files": files,
         }));
     }

@@ -6,7 +6,10 @@
 //! The project is the repository's `examples/own-kernel`, file for file (the kernels, the host
 //! program and the build script are that example's files; a test checks that the rest matches
 //! what [`NewProject::files`] writes), with its dependencies on gridsync taken from the
-//! registry, a git repository or a local checkout ([`Source`]).
+//! registry, a git repository or a local checkout ([`Source`]). By default
+//! ([`Source::default_for`]) they come from the checkout this gridsync was built from, while it
+//! is still there: gridsync is not on crates.io yet, so a project that took it from there could
+//! not build.
 //!
 //! ```no_run
 //! # fn main() -> gridsync::Result<()> {
@@ -20,6 +23,9 @@
 
 use crate::runtime::error::{Error, Result};
 use std::path::{Component, Path, PathBuf};
+
+/// The directory this gridsync was built from: its checkout, or a registry's copy of its package.
+pub const BUILT_FROM: &str = env!("CARGO_MANIFEST_DIR");
 
 /// The host program (`src/main.rs`): `examples/own-kernel/src/main.rs`.
 const MAIN_RS: &str = include_str!("template/main.rs");
@@ -50,6 +56,44 @@ impl Source {
     /// The registry, at this gridsync's version.
     pub fn registry() -> Source {
         Source::Registry(env!("CARGO_PKG_VERSION").to_string())
+    }
+
+    /// The default source of a project at `project`, and a line that says which and why: the
+    /// checkout this gridsync was built from ([`BUILT_FROM`]), by its absolute path, where that
+    /// is a gridsync checkout that still exists; otherwise — built from a registry's package
+    /// (`cargo install gridsync`), or the checkout is gone — the registry at this version.
+    pub fn default_for(project: &Path) -> (Source, String) {
+        Source::default_from(Path::new(BUILT_FROM), project)
+    }
+
+    /// [`Source::default_for`] for a gridsync built from `built_from`.
+    pub fn default_from(built_from: &Path, project: &Path) -> (Source, String) {
+        let version = env!("CARGO_PKG_VERSION");
+        let from_registry = built_from.components().any(|c| c.as_os_str() == "registry");
+        if from_registry {
+            return (
+                Source::registry(),
+                format!("gridsync {version} from crates.io (this gridsync was installed from it)"),
+            );
+        }
+        match Source::checkout(built_from, project) {
+            Ok(_) => (
+                Source::Path(built_from.to_path_buf()),
+                format!(
+                    "gridsync from the checkout this binary was built from, {}",
+                    built_from.display()
+                ),
+            ),
+            Err(_) => (
+                Source::registry(),
+                format!(
+                    "gridsync {version} from crates.io: the checkout this binary was built from \
+                     ({}) is gone; where gridsync is not published yet, give --path DIR or \
+                     --git URL",
+                    built_from.display()
+                ),
+            ),
+        }
     }
 
     /// A local checkout at `checkout` (absolute, or relative to the current directory), written
@@ -229,7 +273,7 @@ time.
         let readme = format!(
             "# {name}
 
-Kernels of your own on [gridsync](https://docs.rs/gridsync)'s primitives.
+Kernels of your own on gridsync's primitives (its API: `cargo doc --open` in this project).
 
 ```sh
 cargo run -- --simulate    # on gridsync's simulator: no GPU needed
@@ -375,6 +419,22 @@ mod tests {
             );
         }
         assert!(NewProject::named("d", "my-kernels_2", Source::registry()).is_ok());
+    }
+
+    #[test]
+    fn the_default_is_the_checkout_built_from_while_it_is_there() {
+        let here = Path::new(BUILT_FROM);
+        let (s, why) = Source::default_from(here, Path::new("/tmp/p"));
+        assert_eq!(s, Source::Path(here.to_path_buf()));
+        assert!(why.contains("checkout"), "{why}");
+        let gone = Path::new("/nonexistent/gridsync-checkout");
+        let (s, why) = Source::default_from(gone, Path::new("/tmp/p"));
+        assert_eq!(s, Source::registry());
+        assert!(why.contains("is gone") && why.contains("--path"), "{why}");
+        let installed = Path::new("/root/.cargo/registry/src/index.crates.io-1/gridsync-0.1.0");
+        let (s, why) = Source::default_from(installed, Path::new("/tmp/p"));
+        assert_eq!(s, Source::registry());
+        assert!(why.contains("installed from it"), "{why}");
     }
 
     #[test]
