@@ -643,11 +643,21 @@ fn ranks_read_their_byte_range_of_a_file() {
     std::fs::write(&byte_file, &bytes).unwrap();
     let f = floats.to_str().unwrap();
     // The same file as 16-bit values: 65 536 bins, each rank its range.
+    let counts = dir.join("counts.csv");
     let r = launched(
         3,
         true,
         "histogram",
-        &["--input", f, "--repeats", "1", "--bins", "65536"],
+        &[
+            "--input",
+            f,
+            "--repeats",
+            "1",
+            "--bins",
+            "65536",
+            "--output",
+            counts.to_str().unwrap(),
+        ],
     );
     let words: Vec<u16> = x
         .iter()
@@ -663,6 +673,15 @@ fn ranks_read_their_byte_range_of_a_file() {
         bins_of(&r),
         gridsync::histogram::wide::histogram_u16_cpu(&words)
     );
+    // Rank 0 wrote every bin's count (`bin,count`, a line per bin).
+    let csv = std::fs::read_to_string(&counts).unwrap();
+    let written: Vec<u64> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split_once(',').unwrap().1.parse().unwrap())
+        .collect();
+    assert_eq!(csv.lines().next(), Some("bin,count"));
+    assert_eq!(written, bins_of(&r));
     let r = launched(3, true, "count-above", &["--input", f, "--repeats", "1"]);
     assert_eq!(
         r["count"].as_u64().unwrap(),

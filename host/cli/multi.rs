@@ -107,6 +107,10 @@ pub struct MultiArgs {
     /// 16-bit values: token ids, samples; a file is raw little-endian u16).
     #[arg(long, default_value_t = 256, requires = "ranks")]
     bins: u32,
+    /// With --ranks, histogram: rank 0 writes every bin's count to FILE — NumPy's .npy (u64)
+    /// where the name ends in .npy, else CSV (`bin,count`, then a line per bin).
+    #[arg(long, requires = "ranks", value_name = "FILE")]
+    output: Option<std::path::PathBuf>,
 }
 
 /// Where a rank learns who it is.
@@ -169,6 +173,15 @@ fn rank_command(device: Option<u32>, simulate: bool, args: &MultiArgs, json: boo
             ));
         }
     };
+    if let Some(path) = &args.output {
+        if op != MultiOp::Histogram {
+            return Err(gridsync::Error::InvalidInput(
+                "--output writes a histogram's counts: multi histogram --ranks".into(),
+            ));
+        }
+        // Before the job starts, not after it ran.
+        gridsync::histogram::counts_file::check_output(path)?;
+    }
     if !(args.rendezvous_timeout.is_finite() && args.rendezvous_timeout > 0.0) {
         return Err(gridsync::Error::InvalidInput(format!(
             "--rendezvous-timeout {}: a positive number of seconds",
@@ -222,6 +235,9 @@ fn rank_command(device: Option<u32>, simulate: bool, args: &MultiArgs, json: boo
     let r = world::run(&world, op, &input, args.bins, 0.5, args.repeats)?;
     // Every rank checked its result; rank 0 speaks for the job.
     if world.rank().rank == 0 {
+        if let (Some(path), Some(bins)) = (&args.output, &r.bins) {
+            gridsync::histogram::counts_file::write_counts(path, bins)?;
+        }
         print_json_or(json, &r, print_rank_report)?;
     }
     Ok(())

@@ -37,6 +37,7 @@ use gpu::lessons::histogram::{
 use serde::Serialize;
 
 mod api;
+pub mod counts_file;
 mod launch;
 mod report;
 mod sweep;

@@ -50,6 +50,10 @@ pub struct HistogramArgs {
     /// the others].
     #[arg(long, value_name = "N", conflicts_with = "sweep")]
     blocks: Option<u32>,
+    /// Write every bin's count to FILE: NumPy's .npy (u64) where the name ends in .npy, else
+    /// CSV (`bin,count`, then a line per bin).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["sweep", "write_text", "write_values"])]
+    output: Option<PathBuf>,
     /// Write the letter bar charts (with --sweep: time against blocks) to FILE.svg.
     #[arg(long, value_name = "FILE.svg")]
     plot: Option<PathBuf>,
@@ -87,6 +91,10 @@ pub struct BenchArgs {
 
 /// `gridsync histogram`: opens the target itself, since `--write-text` needs none.
 pub fn command(device: u32, simulate: bool, args: &HistogramArgs, json: bool) -> Result<()> {
+    if let Some(path) = &args.output {
+        // Before the input is read and the kernels run, not after.
+        gridsync::histogram::counts_file::check_output(path)?;
+    }
     if args.bins == gridsync::histogram::wide::BINS as u32 {
         let target = Target::open(device, simulate)?;
         return wide::command(&target, args, json);
@@ -155,6 +163,9 @@ pub fn command(device: u32, simulate: bool, args: &HistogramArgs, json: bool) ->
     let r = run(&target, &data, &input, &opts, progress(!json, "histogram"))?;
     if let Some(path) = &args.plot {
         write_svg(path, &bar_charts(&r.letters.panels(), "Count"))?;
+    }
+    if let Some(path) = &args.output {
+        gridsync::histogram::counts_file::write_counts(path, &r.histogram)?;
     }
     print_json_or(json, &r, |r| print_report(r, args.plot.as_deref()))
 }

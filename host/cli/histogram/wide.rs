@@ -62,6 +62,8 @@ struct Report16 {
     bins: usize,
     distinct: usize,
     top: Vec<(u16, u64)>,
+    /// Every bin's count (what every kernel counted), as the byte histograms' reports hold.
+    histogram: Vec<u64>,
     library_kernel: &'static str,
     runs: Vec<Run16>,
 }
@@ -157,6 +159,9 @@ pub fn command(target: &Target, args: &HistogramArgs, json: bool) -> Result<()> 
         .collect();
     top.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     top.truncate(10);
+    if let Some(path) = &args.output {
+        gridsync::histogram::counts_file::write_counts(path, &want)?;
+    }
     let r = Report16 {
         target: target.describe(),
         input,
@@ -164,6 +169,7 @@ pub fn command(target: &Target, args: &HistogramArgs, json: bool) -> Result<()> 
         bins: BINS,
         distinct: want.iter().filter(|&&c| c > 0).count(),
         top,
+        histogram: want,
         library_kernel: fastest_wide_kernel(target).label(),
         runs,
     };
