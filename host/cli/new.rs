@@ -36,7 +36,7 @@ pub fn command(args: &NewArgs, json: bool) -> Result<()> {
         (None, Some(dir), _) => Source::checkout(dir, &args.path)?,
         (None, None, Some(v)) => Source::Registry(v.clone()),
         (None, None, None) => {
-            let (source, why) = Source::default_for(&args.path);
+            let (source, why) = Source::default_for();
             // Said on stderr, so that --json's output stays one document.
             eprintln!(
                 "taking {why} (--version V for crates.io, --git URL or --path DIR for another)"

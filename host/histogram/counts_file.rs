@@ -7,7 +7,6 @@
 //! would weigh more than the format.
 
 use crate::runtime::error::{Error, Result};
-use std::io::Write;
 use std::path::Path;
 
 /// Whether `path` names a `.npy` file (else the counts go out as CSV).
@@ -83,13 +82,10 @@ pub fn write_counts(path: &Path, counts: &[u64]) -> Result<()> {
     } else {
         csv_text(counts).into_bytes()
     };
-    let io = |source| Error::Io {
+    std::fs::write(path, bytes).map_err(|source| Error::Io {
         path: path.to_path_buf(),
         source,
-    };
-    let mut f = std::fs::File::create(path).map_err(io)?;
-    f.write_all(&bytes).map_err(io)?;
-    f.flush().map_err(io)
+    })
 }
 
 #[cfg(test)]

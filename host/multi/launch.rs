@@ -226,7 +226,7 @@ pub fn launch(
             .env("LOCAL_WORLD_SIZE", opts.ranks.to_string())
             .env("MASTER_ADDR", "127.0.0.1")
             .env("MASTER_PORT", port.to_string())
-            .env("GRIDSYNC_JOB", &job)
+            .env(crate::multi::ranks::JOB_VAR, &job)
             .env(TOKEN_VAR, token.expose())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

@@ -58,16 +58,16 @@ impl Source {
         Source::Registry(env!("CARGO_PKG_VERSION").to_string())
     }
 
-    /// The default source of a project at `project`, and a line that says which and why: the
+    /// The default source of a new project, and a line that says which and why: the
     /// checkout this gridsync was built from ([`BUILT_FROM`]), by its absolute path, where that
     /// is a gridsync checkout that still exists; otherwise — built from a registry's package
     /// (`cargo install gridsync`), or the checkout is gone — the registry at this version.
-    pub fn default_for(project: &Path) -> (Source, String) {
-        Source::default_from(Path::new(BUILT_FROM), project)
+    pub fn default_for() -> (Source, String) {
+        Source::default_from(Path::new(BUILT_FROM))
     }
 
     /// [`Source::default_for`] for a gridsync built from `built_from`.
-    pub fn default_from(built_from: &Path, project: &Path) -> (Source, String) {
+    pub fn default_from(built_from: &Path) -> (Source, String) {
         let version = env!("CARGO_PKG_VERSION");
         let from_registry = built_from.components().any(|c| c.as_os_str() == "registry");
         if from_registry {
@@ -76,9 +76,9 @@ impl Source {
                 format!("gridsync {version} from crates.io (this gridsync was installed from it)"),
             );
         }
-        match Source::checkout(built_from, project) {
-            Ok(_) => (
-                Source::Path(built_from.to_path_buf()),
+        match checkout_root(built_from) {
+            Ok(root) => (
+                Source::Path(root),
                 format!(
                     "gridsync from the checkout this binary was built from, {}",
                     built_from.display()
@@ -103,16 +103,7 @@ impl Source {
     /// [`Error::InvalidInput`] where `checkout` is not a gridsync checkout (its `Cargo.toml`,
     /// `gpu/` and `builder/`).
     pub fn checkout(checkout: &Path, project: &Path) -> Result<Source> {
-        let root = std::fs::canonicalize(checkout)
-            .map_err(|e| Error::InvalidInput(format!("--path {}: {e}", checkout.display())))?;
-        for part in ["Cargo.toml", "gpu/Cargo.toml", "builder/Cargo.toml"] {
-            if !root.join(part).is_file() {
-                return Err(Error::InvalidInput(format!(
-                    "--path {}: not a gridsync checkout (no {part})",
-                    checkout.display()
-                )));
-            }
-        }
+        let root = checkout_root(checkout)?;
         let project = absolute(project)?;
         Ok(Source::Path(relative(&project, &root).unwrap_or(root)))
     }
@@ -153,6 +144,25 @@ impl Source {
             }
         }
     }
+}
+
+/// `checkout`'s absolute path, where it is a gridsync checkout (its `Cargo.toml`, `gpu/` and
+/// `builder/`).
+///
+/// # Errors
+/// [`Error::InvalidInput`] naming `--path` where it is not one, or not there.
+fn checkout_root(checkout: &Path) -> Result<PathBuf> {
+    let root = std::fs::canonicalize(checkout)
+        .map_err(|e| Error::InvalidInput(format!("--path {}: {e}", checkout.display())))?;
+    for part in ["Cargo.toml", "gpu/Cargo.toml", "builder/Cargo.toml"] {
+        if !root.join(part).is_file() {
+            return Err(Error::InvalidInput(format!(
+                "--path {}: not a gridsync checkout (no {part})",
+                checkout.display()
+            )));
+        }
+    }
+    Ok(root)
 }
 
 /// A project to write.
@@ -424,15 +434,15 @@ mod tests {
     #[test]
     fn the_default_is_the_checkout_built_from_while_it_is_there() {
         let here = Path::new(BUILT_FROM);
-        let (s, why) = Source::default_from(here, Path::new("/tmp/p"));
-        assert_eq!(s, Source::Path(here.to_path_buf()));
+        let (s, why) = Source::default_from(here);
+        assert_eq!(s, Source::Path(std::fs::canonicalize(here).unwrap()));
         assert!(why.contains("checkout"), "{why}");
         let gone = Path::new("/nonexistent/gridsync-checkout");
-        let (s, why) = Source::default_from(gone, Path::new("/tmp/p"));
+        let (s, why) = Source::default_from(gone);
         assert_eq!(s, Source::registry());
         assert!(why.contains("is gone") && why.contains("--path"), "{why}");
         let installed = Path::new("/root/.cargo/registry/src/index.crates.io-1/gridsync-0.1.0");
-        let (s, why) = Source::default_from(installed, Path::new("/tmp/p"));
+        let (s, why) = Source::default_from(installed);
         assert_eq!(s, Source::registry());
         assert!(why.contains("installed from it"), "{why}");
     }

@@ -12,6 +12,8 @@
 
 use super::signals::{self, SIGKILL, SIGTERM};
 use super::{AFTER_KILL, POLL};
+// `now + wait`, or a day from now for a wait too long to add: the rendezvous's deadlines.
+use crate::multi::ranks::deadline::after;
 use std::process::{Child, Command, ExitStatus};
 use std::time::{Duration, Instant};
 
@@ -163,17 +165,6 @@ impl Ranks {
         }
     }
 }
-
-/// `now + wait`, or a day from now for a `wait` too long to add (as the rendezvous's deadlines).
-fn after(wait: Duration) -> Instant {
-    let now = Instant::now();
-    now.checked_add(wait)
-        .or_else(|| now.checked_add(LONGEST_WAIT))
-        .unwrap_or(now)
-}
-
-/// The longest wait [`after`] makes of one too long to add: a day.
-const LONGEST_WAIT: Duration = Duration::from_secs(86_400);
 
 #[cfg(test)]
 mod tests {

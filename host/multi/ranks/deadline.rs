@@ -6,8 +6,9 @@ use std::io::{self, Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-/// `now + timeout`, or a day from now for a timeout too large to add.
-pub(super) fn after(timeout: Duration) -> Instant {
+/// `now + timeout`, or a day from now for a timeout too large to add (also the launcher's
+/// deadlines).
+pub(crate) fn after(timeout: Duration) -> Instant {
     let now = Instant::now();
     now.checked_add(timeout)
         .or_else(|| now.checked_add(Duration::from_secs(86_400)))

@@ -28,7 +28,7 @@
 //! not mixed in; an address already in use is an error on rank 0.
 
 mod census;
-mod deadline;
+pub(crate) mod deadline;
 mod discovery;
 mod links;
 mod rendezvous;
