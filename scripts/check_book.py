@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Checks the book: every include resolves (its file exists, its anchor is in it), and after
-`mdbook build` every internal link of the HTML resolves (the page exists, and the fragment is an
-id on it). Exits non-zero with the list of what does not.
+"""Checks the book: every include resolves (its file exists, its anchor is in it), every relative
+link of the READMEs (the repository's and the crates') names a file that exists and, for a `#`
+fragment into Markdown, a heading there; and after `mdbook build` every internal link of the
+HTML resolves (the page exists, and the fragment is an id on it). Exits non-zero with the list
+of what does not.
 
-    scripts/check_book.py book            # the sources' includes
+    scripts/check_book.py book            # the sources' includes and the READMEs' links
     scripts/check_book.py book target/book  # and the built pages' links
 """
 
@@ -31,6 +33,74 @@ def check_includes(book: pathlib.Path) -> list[str]:
                     text = target.read_text(encoding="utf-8")
                     if f"ANCHOR: {anchor}" not in text or f"ANCHOR_END: {anchor}" not in text:
                         problems.append(f"{where}: include {path}: no anchor {anchor!r}")
+    return problems
+
+
+# The READMEs whose relative links are checked, from the repository's root (the book's parent).
+READMES = ["README.md", "builder/README.md", "gpu/README.md", "examples/own-kernel/README.md"]
+# An inline link or image, `[text](target "title")`, and a reference definition, `[x]: target`.
+INLINE_LINK = re.compile(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+REFERENCE = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s+.*)?$")
+FENCE = re.compile(r"^\s{0,3}(```|~~~)")
+
+
+def markdown_lines(text: str, blank_code: bool = True):
+    """The lines of `text` outside fenced code blocks, with inline code spans blanked (or, with
+    `blank_code` false, only their backticks dropped)."""
+    fence = None
+    for n, line in enumerate(text.splitlines(), 1):
+        m = FENCE.match(line)
+        if m:
+            if fence is None:
+                fence = m.group(1)
+            elif m.group(1) == fence:
+                fence = None
+            continue
+        if fence is None:
+            yield n, re.sub(r"`[^`]*`", "``", line) if blank_code else line.replace("`", "")
+
+
+def heading_anchors(text: str) -> set[str]:
+    """The fragments GitHub gives the headings of a Markdown file: the heading's text without
+    its markup, lower-cased, punctuation dropped, spaces as hyphens; repeats numbered -1, -2…"""
+    anchors, seen = set(), {}
+    for _, line in markdown_lines(text, blank_code=False):
+        m = re.match(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if not m:
+            continue
+        title = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", m.group(1))
+        slug = re.sub(r"[^\w\- ]", "", title.lower()).replace(" ", "-")
+        n = seen.get(slug, 0)
+        seen[slug] = n + 1
+        anchors.add(slug if n == 0 else f"{slug}-{n}")
+    return anchors
+
+
+def check_readmes(root: pathlib.Path) -> list[str]:
+    problems = []
+    for name in READMES:
+        readme = root / name
+        if not readme.is_file():
+            continue
+        for n, line in markdown_lines(readme.read_text(encoding="utf-8")):
+            targets = INLINE_LINK.findall(line)
+            m = REFERENCE.match(line)
+            if m:
+                targets.append(m.group(1))
+            for link in targets:
+                url = urllib.parse.urlparse(link)
+                if url.scheme or link.startswith("//"):
+                    continue
+                where = f"{name}:{n}"
+                path = urllib.parse.unquote(url.path)
+                target = (readme.parent / path).resolve() if path else readme.resolve()
+                if not target.exists():
+                    problems.append(f"{where}: link {link}: no such file")
+                    continue
+                if url.fragment and target.suffix == ".md":
+                    anchors = heading_anchors(target.read_text(encoding="utf-8"))
+                    if urllib.parse.unquote(url.fragment) not in anchors:
+                        problems.append(f"{where}: link {link}: no heading {url.fragment!r} there")
     return problems
 
 
@@ -93,7 +163,7 @@ def main() -> int:
         print(__doc__, file=sys.stderr)
         return 2
     book = pathlib.Path(sys.argv[1])
-    problems = check_includes(book)
+    problems = check_includes(book) + check_readmes(book.resolve().parent)
     if len(sys.argv) == 3:
         site = pathlib.Path(sys.argv[2])
         if not (site / "index.html").is_file():
