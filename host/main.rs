@@ -1,7 +1,7 @@
 //! The `gridsync` command: arguments → topic function → report. Run with no arguments for the
 //! tour: every topic once, small, checked against the CPU.
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use gridsync::bench::{copy, launch};
 use gridsync::{Gpu, Result, Target, race};
 
@@ -34,6 +34,10 @@ struct Cli {
 enum Command {
     /// Print the device report: name, compute capability, SMs, memory, limits.
     Info,
+    /// What this machine has of what gridsync needs — the NVIDIA driver, every GPU and pair of
+    /// GPUs, the pinned toolchain and rust-src, ptxas, NCCL, mdbook — and for each missing
+    /// piece the command that fixes it; exit status 4 when a required one is missing.
+    Doctor,
     /// The data race of `x[0] += 1` and its atomic fix (Numba tutorial 4.1–4.2).
     Race {
         /// Blocks to launch.
@@ -47,9 +51,19 @@ enum Command {
     /// and timed, and what a lock held forever does.
     #[command(alias = "mutex")]
     Locks {
-        /// Launch shapes as BLOCKSxTHREADS (repeatable); default: the sources' four and the full
-        /// GPU.
-        #[arg(long = "shape", value_parser = gridsync::inputs::options::parse_shape)]
+        /// Blocks of the one launch shape to run (with --threads) [default: the sources' four
+        /// shapes and the full GPU].
+        #[arg(long, requires = "threads")]
+        blocks: Option<u32>,
+        /// Threads per block of the one launch shape to run (with --blocks).
+        #[arg(long, requires = "blocks")]
+        threads: Option<u32>,
+        /// Launch shapes as BLOCKSxTHREADS (repeatable): several shapes in one run.
+        #[arg(
+            long = "shape",
+            value_parser = gridsync::inputs::options::parse_shape,
+            conflicts_with = "blocks"
+        )]
         shapes: Vec<gridsync::locks::Shape>,
     },
     /// Count the elements above a threshold: a lock, atomics per element, per warp, per block
@@ -120,7 +134,12 @@ enum BenchCommand {
     /// Host cost of a launch, launch + sync round trip, event-timed empty kernel.
     Launch {
         /// Trials per measurement.
-        #[arg(long, default_value_t = 50)]
+        #[arg(
+            long = "repeats",
+            value_name = "N",
+            visible_alias = "trials",
+            default_value_t = 50
+        )]
         trials: u32,
         /// Back-to-back launches per host-cost trial.
         #[arg(long, default_value_t = 2000)]
@@ -133,14 +152,24 @@ enum BenchCommand {
         #[arg(long, default_value_t = 64)]
         iters: u32,
         /// Timed launches per cell.
-        #[arg(long, default_value_t = 10)]
+        #[arg(
+            long = "repeats",
+            value_name = "N",
+            visible_alias = "trials",
+            default_value_t = 10
+        )]
         trials: u32,
     },
     /// Critical sections per second of every lock variant and shape.
     #[command(alias = "mutex")]
     Locks {
         /// Timed launches per cell (fewer if a cell's 3 s budget runs out).
-        #[arg(long, default_value_t = 10)]
+        #[arg(
+            long = "repeats",
+            value_name = "N",
+            visible_alias = "trials",
+            default_value_t = 10
+        )]
         trials: u32,
         /// Also sweep the mutex's and the ticket lock's back-off.
         #[arg(long)]
@@ -180,9 +209,119 @@ enum BenchCommand {
         #[arg(long, default_value_t = copy::DEFAULT_BYTES)]
         bytes: usize,
         /// Timed copies.
-        #[arg(long, default_value_t = 20)]
+        #[arg(
+            long = "repeats",
+            value_name = "N",
+            visible_alias = "trials",
+            default_value_t = 20
+        )]
         trials: u32,
     },
+}
+
+/// Which of the global options mean something to a subcommand.
+struct Globals {
+    json: bool,
+    device: bool,
+    simulate: bool,
+}
+
+impl Globals {
+    const ALL: Globals = Globals {
+        json: true,
+        device: true,
+        simulate: true,
+    };
+}
+
+/// The global options the command takes, and why not the others.
+fn takes(command: &Option<Command>) -> (Globals, &'static str) {
+    let gpu_only = "it measures a GPU; the simulator's speed says nothing about one";
+    match command {
+        None => (Globals::ALL, ""),
+        Some(Command::Info) => (
+            Globals {
+                simulate: false,
+                ..Globals::ALL
+            },
+            "it describes a real GPU",
+        ),
+        Some(Command::Doctor) => (
+            Globals {
+                json: true,
+                device: false,
+                simulate: false,
+            },
+            "it looks at every GPU and at the machine",
+        ),
+        Some(Command::New(_)) => (
+            Globals {
+                json: true,
+                device: false,
+                simulate: false,
+            },
+            "it writes a project and runs nothing (run the project with them)",
+        ),
+        Some(Command::Launch(_)) => (
+            Globals {
+                json: false,
+                device: false,
+                simulate: false,
+            },
+            "it starts ranks and prints their output (give them to the ranks' command, after --)",
+        ),
+        Some(Command::Multi(args)) => (
+            Globals {
+                device: args.is_rank(),
+                ..Globals::ALL
+            },
+            "one process uses the GPUs of --devices (--device picks a rank's GPU, with --ranks)",
+        ),
+        Some(Command::Bench {
+            which: BenchCommand::Multi(_),
+        }) => (
+            Globals {
+                json: true,
+                device: false,
+                simulate: false,
+            },
+            "it measures the GPUs of --devices",
+        ),
+        Some(Command::Bench { .. }) => (
+            Globals {
+                simulate: false,
+                ..Globals::ALL
+            },
+            gpu_only,
+        ),
+        Some(_) => (Globals::ALL, ""),
+    }
+}
+
+/// A usage error (exit status 2) for a global option the command does not take.
+fn check_globals(cli: &Cli) {
+    let (takes, why) = takes(&cli.command);
+    let refused = [
+        (cli.json && !takes.json, "--json"),
+        (cli.device.is_some() && !takes.device, "--device"),
+        (cli.simulate && !takes.simulate, "--simulate"),
+    ];
+    if let Some((_, flag)) = refused.iter().find(|(r, _)| *r) {
+        let matches = Cli::command().get_matches();
+        let name = match matches.subcommand() {
+            Some(("bench", bench)) => {
+                format!("bench {}", bench.subcommand_name().unwrap_or_default())
+            }
+            Some((name, _)) => name.to_string(),
+            None => String::new(),
+        };
+        Cli::command()
+            .error(
+                clap::error::ErrorKind::ArgumentConflict,
+                format!("`{name}` does not take {flag}: {why}"),
+            )
+            .exit();
+    }
 }
 
 fn run(cli: &Cli) -> Result<()> {
@@ -200,6 +339,7 @@ fn run(cli: &Cli) -> Result<()> {
                 Ok(())
             }
         }
+        Command::Doctor => cli::doctor::command(cli.json),
         Command::Race { blocks, threads } => {
             let target = Target::open(device, cli.simulate)?;
             let r = race::run_shape(&target, *blocks, *threads)?;
@@ -210,12 +350,19 @@ fn run(cli: &Cli) -> Result<()> {
                 Ok(())
             }
         }
-        Command::Locks { shapes } => {
+        Command::Locks {
+            blocks,
+            threads,
+            shapes,
+        } => {
             let target = Target::open(device, cli.simulate)?;
-            let shapes = if shapes.is_empty() {
-                gridsync::locks::default_shapes(&target)
-            } else {
-                shapes.clone()
+            let shapes = match (blocks, threads) {
+                (Some(blocks), Some(threads)) => vec![gridsync::locks::Shape {
+                    blocks: *blocks,
+                    threads: *threads,
+                }],
+                _ if shapes.is_empty() => gridsync::locks::default_shapes(&target),
+                _ => shapes.clone(),
             };
             let d = gridsync::locks::demo(&target, &shapes, progress(!cli.json, "mutex"))?;
             if cli.json {
@@ -385,8 +532,14 @@ fn quiet_on_closed_pipe() {}
 fn main() {
     quiet_on_closed_pipe();
     let cli = Cli::parse();
+    check_globals(&cli);
     if let Err(e) = run(&cli) {
         eprintln!("gridsync: {e}");
-        std::process::exit(1);
+        // A check that failed is told apart from a run that could not be made.
+        let code = match e {
+            gridsync::Error::Mismatch(_) => cli::output::EXIT_CHECK_FAILED,
+            _ => 1,
+        };
+        std::process::exit(code);
     }
 }

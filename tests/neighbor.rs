@@ -338,6 +338,7 @@ fn neighbor_list_sim(atoms: &Atoms) -> gridsync::Result<NeighborList> {
 #[test]
 fn the_library_call_takes_nalgebra_points_in_both_precisions() {
     let mut rng = common::rng();
+    // ANCHOR: library_call
     let p2: Vec<Point2<f32>> = (0..500)
         .map(|_| Point2::new(rng.random::<f32>() * 30.0, rng.random::<f32>() * 30.0))
         .collect();
@@ -353,6 +354,7 @@ fn the_library_call_takes_nalgebra_points_in_both_precisions() {
             .collect();
         assert_eq!(list.neighbors(i), &want[..], "point {i}");
     }
+    // ANCHOR_END: library_call
     let p3: Vec<Point3<f64>> = (0..400)
         .map(|_| {
             Point3::new(
@@ -613,12 +615,8 @@ fn gpu_bench_sizes_past_memory_are_refused_before_anything_is_allocated() {
     use gridsync::bench::neighbor::{NeighborBenchOptions, run as bench};
     let t = common::gpu();
     for (cells, pairs, option) in [
-        (vec![10_000, 50_000_000_000], vec![], "--atoms 50000000000"),
-        (
-            vec![],
-            vec![50_000_000_000],
-            "--all-pairs-atoms 50000000000",
-        ),
+        (vec![10_000, 50_000_000_000], vec![], "--len 50000000000"),
+        (vec![], vec![50_000_000_000], "--all-pairs-len 50000000000"),
     ] {
         let opts = NeighborBenchOptions {
             cell_atoms: cells,

@@ -494,7 +494,7 @@ fn gridsync(args: &[&str], limit: Duration) -> std::process::Output {
     within(cmd, limit)
 }
 
-/// `gridsync [--simulate] launch -n N --no-prefix -- gridsync --json [--simulate] multi OP
+/// `gridsync launch -n N --no-prefix -- gridsync --json [--simulate] multi OP
 /// --ranks env ARGS`: rank 0's JSON report.
 fn launched(n: u32, simulate: bool, op: &str, args: &[&str]) -> serde_json::Value {
     let n = n.to_string();

@@ -152,7 +152,7 @@ pub fn run(
     // The large inputs are made on the host one at a time, with their CPU histogram; a size
     // the GPU cannot hold is skipped with a note below.
     crate::runtime::memory::check_host(
-        &format!("--large-bytes {}", opts.large_bytes),
+        &format!("--bytes {}", opts.large_bytes),
         opts.large_bytes as u64,
     )?;
     let kernels = HistKernel::available(target);

@@ -133,7 +133,7 @@ pub fn run(
         ));
     }
     let bytes = opts.values as u64 * 2;
-    crate::runtime::memory::check_host(&format!("--values {}", opts.values), bytes)?;
+    crate::runtime::memory::check_host(&format!("--len {}", opts.values), bytes)?;
     let kernels: Vec<WideKernel> = WideKernel::ALL
         .into_iter()
         .filter(|k| !k.needs_clusters() || has_clusters(target))

@@ -129,7 +129,7 @@ pub fn run(opts: &MultiBenchOptions, mut progress: impl FnMut(u32, u32)) -> Resu
         .enumerate()
     {
         let bytes = if d == 0 { host_bytes } else { r.len() };
-        crate::runtime::memory::check_elements(t, "--floats/--bytes: bytes of input", bytes, each)?;
+        crate::runtime::memory::check_elements(t, "--len/--bytes: bytes of input", bytes, each)?;
     }
     let gpu0 = require_gpu(&all.targets()[0])?;
     let copy = copy::run(&all.targets()[0], copy::DEFAULT_BYTES, 10, |_, _| {})?;

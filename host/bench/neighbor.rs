@@ -150,7 +150,7 @@ fn run_in<T: Precision>(
 ) -> Result<NeighborBench> {
     let gpu = require_gpu(target)?;
     if opts.trials == 0 {
-        return Err(Error::InvalidInput("--trials must be positive".into()));
+        return Err(Error::InvalidInput("--repeats must be positive".into()));
     }
     check_sizes::<T>(target, opts)?;
     let steps = (1 + opts.cell_atoms.len() + opts.all_pairs_atoms.len()) as u32;
@@ -240,12 +240,12 @@ fn check_sizes<T>(target: &Target, opts: &NeighborBenchOptions) -> Result<()> {
     for &n in &opts.cell_atoms {
         let n = n as u64;
         let working = working_bytes::<T>(n, 2, n.saturating_mul(2));
-        check_fits(target, &format!("--atoms {n}"), need(n, working, 3))?;
+        check_fits(target, &format!("--len {n}"), need(n, working, 3))?;
     }
     for &n in &opts.all_pairs_atoms {
         check_fits(
             target,
-            &format!("--all-pairs-atoms {n}"),
+            &format!("--all-pairs-len {n}"),
             need(n as u64, Some(0), 1),
         )?;
     }

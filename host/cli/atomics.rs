@@ -1,6 +1,6 @@
 //! `gridsync atomics` and `gridsync bench atomics`.
 
-use super::output::{print_json, progress};
+use super::output::{DEFAULT_SEED, print_json, progress};
 use clap::Args;
 use gridsync::atomics::demo::{self, AtomicsDemo, DemoOptions};
 use gridsync::atomics::f64_add::{F64Add, F64Inputs};
@@ -11,9 +11,9 @@ use gridsync::{Result, Target};
 
 #[derive(Args)]
 pub struct AtomicsArgs {
-    /// The seed of every input, to replay a run [default: from the clock].
-    #[arg(long, value_name = "S")]
-    seed: Option<u64>,
+    /// The seed of every input (printed), to replay a run or explore another.
+    #[arg(long, value_name = "S", default_value_t = DEFAULT_SEED)]
+    seed: u64,
     /// `double` additions per thread in the f64 checks (GPU).
     #[arg(long, default_value_t = DemoOptions::default().f64_iters)]
     iters: u32,
@@ -21,7 +21,7 @@ pub struct AtomicsArgs {
     #[arg(long, default_value_t = DemoOptions::default().budget_ms)]
     budget_ms: u32,
     /// Timed launches per f64 throughput figure (GPU).
-    #[arg(long, default_value_t = DemoOptions::default().trials)]
+    #[arg(long = "repeats", value_name = "N", visible_alias = "trials", default_value_t = DemoOptions::default().trials)]
     trials: u32,
 }
 
@@ -31,7 +31,7 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = AtomicsBenchOptions::default().iters)]
     iters: u32,
     /// Timed launches per configuration.
-    #[arg(long, default_value_t = AtomicsBenchOptions::default().trials)]
+    #[arg(long = "repeats", value_name = "N", visible_alias = "trials", default_value_t = AtomicsBenchOptions::default().trials)]
     trials: u32,
     /// Threads per block.
     #[arg(long, default_value_t = bench::THREADS_PER_BLOCK)]
@@ -47,7 +47,7 @@ pub struct BenchArgs {
 /// What [`demo::run`] returns; a JSON error.
 pub fn command(target: &Target, args: &AtomicsArgs, json: bool) -> Result<()> {
     let opts = DemoOptions {
-        seed: args.seed.unwrap_or_else(fresh_seed),
+        seed: args.seed,
         f64_iters: args.iters,
         budget_ms: args.budget_ms,
         trials: args.trials,
@@ -77,13 +77,6 @@ pub fn bench_command(target: &Target, args: &BenchArgs, json: bool) -> Result<()
     }
     print_bench(&b);
     Ok(())
-}
-
-fn fresh_seed() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos() as u64)
-        .unwrap_or(1)
 }
 
 /// `1.23 G`, `45.6 M`, `789 k`.

@@ -51,7 +51,7 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = bench::DEFAULT_ROUNDS)]
     rounds: u32,
     /// Timed trials per figure.
-    #[arg(long, default_value_t = bench::DEFAULT_TRIALS)]
+    #[arg(long = "repeats", value_name = "N", visible_alias = "trials", default_value_t = bench::DEFAULT_TRIALS)]
     trials: u32,
 }
 

@@ -11,7 +11,12 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = DEFAULT_ROUNDS)]
     rounds: u32,
     /// Timed launches per figure.
-    #[arg(long, default_value_t = 20)]
+    #[arg(
+        long = "repeats",
+        value_name = "N",
+        visible_alias = "trials",
+        default_value_t = 20
+    )]
     trials: u32,
 }
 

@@ -1,8 +1,8 @@
 //! `gridsync dot` and `gridsync bench dot`.
 
 use super::output::{
-    Column, SizedBenchArgs, TableLayout, print_json_or, print_sized_bench, print_timing_note,
-    progress,
+    Column, DEFAULT_SEED, SizedBenchArgs, TableLayout, print_json_or, print_sized_bench,
+    print_timing_note, progress,
 };
 use clap::Args;
 use gridsync::bench::dot::{self as bench, DotBench};
@@ -19,7 +19,8 @@ pub struct DotArgs {
     /// Fresh random data in [-1, 1) instead of the source's a = 1, b = 1/N.
     #[arg(long)]
     random: bool,
-    /// The seed of the random data (implies --random), to replay a run.
+    /// The seed of the random data (implies --random), to replay a run [default with
+    /// --random: 1].
     #[arg(long, value_name = "S")]
     seed: Option<u64>,
 }
@@ -46,7 +47,7 @@ pub fn command(target: &Target, args: &DotArgs, json: bool) -> Result<()> {
     };
     let n = args.len.unwrap_or(default);
     memory::check_elements(target, "--len", n, DEMO_FOOTPRINT)?;
-    let seed = args.seed.or(args.random.then(fresh_seed));
+    let seed = args.seed.or(args.random.then_some(DEFAULT_SEED));
     let ((a, b), data) = match seed {
         Some(seed) => (
             random_data(n, seed),
@@ -56,12 +57,6 @@ pub fn command(target: &Target, args: &DotArgs, json: bool) -> Result<()> {
     };
     let r = run(target, &a, &b, &data, progress(!json, "dot"))?;
     print_json_or(json, &r, print_report)
-}
-
-fn fresh_seed() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(1, |d| d.as_nanos() as u64)
 }
 
 fn fmt_opt(v: Option<f64>, digits: usize) -> String {

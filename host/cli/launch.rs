@@ -22,8 +22,18 @@ pub struct LaunchArgs {
     /// Ranks to start on this node (each gets RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE,
     /// MASTER_ADDR=127.0.0.1, MASTER_PORT, GRIDSYNC_JOB and the job's secret GRIDSYNC_TOKEN:
     /// the launcher's own if it has one, else a new random one, never printed).
-    #[arg(short = 'n', long = "ranks", value_name = "N")]
-    ranks: u32,
+    #[arg(
+        short = 'n',
+        long = "nproc",
+        visible_alias = "nproc-per-node",
+        value_name = "N",
+        required_unless_present = "old_ranks"
+    )]
+    ranks: Option<u32>,
+    /// Refused: `--ranks` is multi's (where a rank learns who it is); the count of ranks to
+    /// start is -n/--nproc.
+    #[arg(long = "ranks", hide = true, value_name = "N")]
+    old_ranks: Option<String>,
     /// Rank 0's rendezvous port [default: a free one].
     #[arg(long)]
     port: Option<u16>,
@@ -59,6 +69,14 @@ const EXIT_HELP: &str = "Exit status:\n  \
      every rank's group dies with the launcher, even if it is killed with SIGKILL.";
 
 pub fn command(args: &LaunchArgs) -> Result<()> {
+    if args.old_ranks.is_some() {
+        clap::Error::raw(
+            clap::error::ErrorKind::UnknownArgument,
+            "`launch` counts its ranks with -n/--nproc N; --ranks is multi's option (where a \
+             rank learns who it is: gridsync launch -n 2 -- gridsync multi reduce --ranks env)\n",
+        )
+        .exit()
+    }
     let opts = match options(args) {
         Ok(o) => o,
         Err(e) => end_with(EXIT_LAUNCHER, &e),
@@ -96,7 +114,7 @@ fn options(args: &LaunchArgs) -> Result<LaunchOptions> {
         None => DEFAULT_GRACE,
     };
     Ok(LaunchOptions {
-        ranks: args.ranks,
+        ranks: args.ranks.unwrap_or(0),
         port: args.port,
         prefix: !args.no_prefix,
         timeout,

@@ -5,6 +5,7 @@ pub mod barrier;
 pub mod basics;
 pub mod cluster;
 pub mod count_above;
+pub mod doctor;
 pub mod dot;
 pub mod histogram;
 pub mod launch;

@@ -43,6 +43,9 @@ pub struct MultiArgs {
     /// 100003 on the simulator].
     #[arg(long, value_name = "N")]
     len: Option<usize>,
+    /// histogram: bytes of the input (its elements are bytes: the same as --len).
+    #[arg(long, value_name = "N", conflicts_with_all = ["len", "input"])]
+    bytes: Option<usize>,
     /// Timed runs of each (the median is shown).
     #[arg(long, default_value_t = 5)]
     repeats: u32,
@@ -53,7 +56,7 @@ pub struct MultiArgs {
     #[arg(long)]
     threads: Option<u32>,
     /// lock: operations per thread; barrier: rounds.
-    #[arg(long)]
+    #[arg(long = "iterations", value_name = "N", visible_alias = "iters")]
     iters: Option<u32>,
     /// Host threads, in all, that fill the uploads' staging buffers [default:
     /// GRIDSYNC_COPIERS, else the host's cores].
@@ -113,6 +116,28 @@ pub struct MultiArgs {
     output: Option<std::path::PathBuf>,
 }
 
+impl MultiArgs {
+    /// `--len`, or `--bytes` for the histogram (whose elements are bytes).
+    fn elements(&self) -> Result<Option<usize>> {
+        match (self.bytes, self.op) {
+            (Some(_), Op::Histogram) if self.bins == 65536 => Err(gridsync::Error::InvalidInput(
+                "--bytes sizes a byte histogram; 65536 bins count --len 16-bit values".into(),
+            )),
+            (Some(n), Op::Histogram) => Ok(Some(n)),
+            (Some(_), _) => Err(gridsync::Error::InvalidInput(
+                "--bytes sizes the histogram's input; reduce and count-above take --len (floats)"
+                    .into(),
+            )),
+            (None, _) => Ok(self.len),
+        }
+    }
+
+    /// Whether this is one rank of a launched job (`--ranks`).
+    pub fn is_rank(&self) -> bool {
+        self.ranks.is_some()
+    }
+}
+
 /// Where a rank learns who it is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum RanksFrom {
@@ -151,7 +176,7 @@ pub fn command(device: Option<u32>, simulate: bool, args: &MultiArgs, json: bool
         Op::Barrier => return scope_command(&set, ScopeDemo::Barrier, simulate, args, json),
     };
     let len = args
-        .len
+        .elements()?
         .unwrap_or(if simulate { 100_003 } else { 100_000_000 });
     let bytes_each = if args.op == Op::Histogram { 1 } else { 4 };
     gridsync::runtime::memory::check_host("--len", (len as u64).saturating_mul(bytes_each * 2))?;
@@ -200,7 +225,7 @@ fn rank_command(device: Option<u32>, simulate: bool, args: &MultiArgs, json: boo
         Some(p) => RankInput::File(p.clone()),
         None => {
             let len = args
-                .len
+                .elements()?
                 .unwrap_or(if simulate { 100_003 } else { 100_000_000 });
             // This rank's slice, generated and kept while it is checked.
             let each = match (args.op, args.bins) {
@@ -312,8 +337,19 @@ pub fn print_report(r: &MultiReport) {
     println!("  CPU:    {}", r.expected);
     println!("  combine: {}", r.combine);
     println!(
-        "  wall ms, input starting in host memory (uploads included), median: one device {:.3}, all {:.3}; scaling efficiency {:.2}",
+        "  input on the devices (the operation alone), wall ms, median: one device {:.3}, all \
+         {:.3}; scaling efficiency {:.2}",
         r.one_device_ms, r.all_devices_ms, r.scaling_efficiency
+    );
+    println!(
+        "  upload of the input from host memory (allocation included): one device {:.3} ms, all \
+         {:.3} ms",
+        r.upload_one_device_ms, r.upload_all_devices_ms
+    );
+    println!(
+        "  one call from host memory (upload included; combine: the host): one device {:.3} ms, \
+         all {:.3} ms; efficiency {:.2}",
+        r.whole_call_one_device_ms, r.whole_call_all_devices_ms, r.whole_call_efficiency
     );
 }
 
@@ -376,13 +412,18 @@ pub struct BenchArgs {
     #[arg(long, default_value = "all", value_parser = parse_option::<DeviceList>)]
     devices: DeviceList,
     /// Floats of the sum and the count.
-    #[arg(long, default_value_t = bench::DEFAULT_FLOATS)]
+    #[arg(long = "len", value_name = "N", visible_alias = "floats", default_value_t = bench::DEFAULT_FLOATS)]
     floats: usize,
     /// Bytes of the histogram.
     #[arg(long, default_value_t = bench::DEFAULT_BYTES)]
     bytes: usize,
     /// Timed runs per cell.
-    #[arg(long, default_value_t = 10)]
+    #[arg(
+        long = "repeats",
+        value_name = "N",
+        visible_alias = "trials",
+        default_value_t = 10
+    )]
     trials: u32,
     /// Combine with peer copies even where NCCL is installed.
     #[arg(long)]

@@ -42,7 +42,7 @@ pub struct NeighborArgs {
     #[arg(long, value_enum)]
     generate: Option<Generator>,
     /// Atoms to generate [default: 22464, the book's sheet; 1000 on the simulator].
-    #[arg(long, value_name = "N")]
+    #[arg(long = "len", visible_alias = "atoms", value_name = "N")]
     atoms: Option<usize>,
     /// Seed of the generators.
     #[arg(long, default_value_t = 1)]
@@ -264,13 +264,18 @@ fn print_run(k: &KernelRun) {
 #[derive(Args)]
 pub struct BenchArgs {
     /// Graphene atoms of the cell-list sizes, comma-separated.
-    #[arg(long, value_delimiter = ',', default_values_t = bench::DEFAULT_CELL_ATOMS)]
+    #[arg(long = "len", value_name = "N,...", visible_alias = "atoms", value_delimiter = ',', default_values_t = bench::DEFAULT_CELL_ATOMS)]
     atoms: Vec<usize>,
     /// Graphene atoms of the O(N²) sizes, comma-separated (empty: none).
-    #[arg(long, value_delimiter = ',', default_values_t = bench::DEFAULT_ALL_PAIRS_ATOMS)]
+    #[arg(long = "all-pairs-len", value_name = "N,...", visible_alias = "all-pairs-atoms", value_delimiter = ',', default_values_t = bench::DEFAULT_ALL_PAIRS_ATOMS)]
     all_pairs_atoms: Vec<usize>,
     /// Timed runs per size.
-    #[arg(long, default_value_t = 20)]
+    #[arg(
+        long = "repeats",
+        value_name = "N",
+        visible_alias = "trials",
+        default_value_t = 20
+    )]
     trials: u32,
     /// f64 kernels.
     #[arg(long)]

@@ -6,18 +6,69 @@ use gridsync::bench::copy::{self, CopyBench};
 use gridsync::bench::{KernelTiming, SizedBench, SizedBenchOptions};
 use gridsync::{Error, Result};
 use serde::Serialize;
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 
-/// A one-line progress indicator on stderr, shown only on a terminal and never in JSON mode.
+/// The exit status of a run that worked but whose check failed: a result that does not match
+/// the CPU's, a forbidden litmus outcome, an endurance run's failure, a doctor's required piece
+/// missing. (0: success; 1: an error — the run could not be made; 2: a usage error; 3: a litmus
+/// run too short to judge.)
+pub const EXIT_CHECK_FAILED: i32 = 4;
+
+/// The seed of every command's random inputs where none is given: fixed, so that two runs
+/// of one command line see the same inputs, and printed with the report.
+pub const DEFAULT_SEED: u64 = 1;
+
+/// A progress bar on stderr (`label [####    ] done/total elapsed<eta`), shown only on a
+/// terminal and never in JSON mode (`enabled` false), gone once the work is done: the
+/// callback of every long library call, `(steps done, steps)`.
 pub fn progress(enabled: bool, label: &'static str) -> impl FnMut(u32, u32) {
-    let show = enabled && std::io::stderr().is_terminal();
-    move |done, total| {
-        if show {
-            eprint!("\r{label}: {done}/{total}");
-            if done == total {
-                eprint!("\r\x1b[K");
-            }
-            let _ = std::io::stderr().flush();
+    let mut bar = Bar::new(
+        enabled,
+        label,
+        "{prefix} [{bar:40}] {pos}/{len} {elapsed}<{eta}",
+    );
+    move |done, total| bar.set(u64::from(done), u64::from(total), None)
+}
+
+/// A progress bar on stderr for work of a known length that also says what it is at (a
+/// litmus combination, the endurance run's counts): shown only on a terminal, never in JSON.
+pub struct Bar(Option<indicatif::ProgressBar>);
+
+impl Bar {
+    /// A bar labelled `label` drawn by indicatif's `template`, or nothing where `enabled` is
+    /// false or stderr is not a terminal.
+    pub fn new(enabled: bool, label: &'static str, template: &str) -> Bar {
+        if !enabled || !std::io::stderr().is_terminal() {
+            return Bar(None);
+        }
+        let style = indicatif::ProgressStyle::with_template(template)
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("## ");
+        let bar =
+            indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::stderr())
+                .with_style(style)
+                .with_prefix(label);
+        Bar(Some(bar))
+    }
+
+    /// `done` of `total`, with `message` where the template shows one; cleared at the end.
+    pub fn set(&mut self, done: u64, total: u64, message: Option<String>) {
+        let Some(bar) = &self.0 else { return };
+        bar.set_length(total);
+        bar.set_position(done.min(total));
+        if let Some(m) = message {
+            bar.set_message(m);
+        }
+        if done >= total {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+impl Drop for Bar {
+    fn drop(&mut self) {
+        if let Some(bar) = &self.0 {
+            bar.finish_and_clear();
         }
     }
 }
@@ -76,7 +127,7 @@ pub struct SizedBenchArgs {
     #[arg(long, value_name = "N,...", value_delimiter = ',')]
     len: Vec<usize>,
     /// Timed launches per kernel and size (after 3 warm-ups).
-    #[arg(long, default_value_t = gridsync::bench::sized::DEFAULT_TRIALS)]
+    #[arg(long = "repeats", value_name = "N", visible_alias = "trials", default_value_t = gridsync::bench::sized::DEFAULT_TRIALS)]
     trials: u32,
     /// Blocks per SM [default: as many as fit, from the occupancy calculator].
     #[arg(long, value_name = "B")]

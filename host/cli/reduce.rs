@@ -1,8 +1,8 @@
 //! `gridsync reduce` and `gridsync bench reduce`.
 
 use super::output::{
-    Column, SizedBenchArgs, TableLayout, parse_option, print_json_or, print_sized_bench,
-    print_timing_note, progress,
+    Column, DEFAULT_SEED, SizedBenchArgs, TableLayout, parse_option, print_json_or,
+    print_sized_bench, print_timing_note, progress,
 };
 use clap::Args;
 use gridsync::bench::reduce::{self as bench, ReduceBench};
@@ -33,7 +33,8 @@ pub struct ReduceArgs {
     /// Random data uniform in [-1, 1) (implies --random): sums that cancel.
     #[arg(long, conflicts_with = "input")]
     signed: bool,
-    /// The seed of the random data (implies --random), to replay a run.
+    /// The seed of the random data (implies --random), to replay a run [default with
+    /// --random: 1].
     #[arg(long, value_name = "S", conflicts_with = "input")]
     seed: Option<u64>,
     /// How the single-pass kernels (d) and (e) accumulate: f32, f64 or kahan.
@@ -70,7 +71,7 @@ pub fn command(target: &Target, args: &ReduceArgs, json: bool) -> Result<()> {
             let n = args.len.unwrap_or(default);
             memory::check_elements(target, "--len", n, DEMO_FOOTPRINT)?;
             let random = args.random || args.signed || args.seed.is_some();
-            match args.seed.or(random.then(fresh_seed)) {
+            match args.seed.or(random.then_some(DEFAULT_SEED)) {
                 Some(seed) => {
                     let range = if args.signed { "[-1, 1)" } else { "[0, 1)" };
                     let what = format!("{n} random floats in {range} (--seed {seed})");
@@ -93,12 +94,6 @@ pub fn command(target: &Target, args: &ReduceArgs, json: bool) -> Result<()> {
     };
     let r = run(target, &data, &input, &opts, progress(!json, "reduce"))?;
     print_json_or(json, &r, print_report)
-}
-
-fn fresh_seed() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(1, |d| d.as_nanos() as u64)
 }
 
 fn fmt_opt(v: Option<f64>, digits: usize) -> String {

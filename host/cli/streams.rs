@@ -307,7 +307,12 @@ pub struct TransferArgs {
     #[arg(long, value_name = "B,...", value_delimiter = ',')]
     bytes: Vec<usize>,
     /// Timed copies per measurement (after one warm-up).
-    #[arg(long, default_value_t = 20)]
+    #[arg(
+        long = "repeats",
+        value_name = "N",
+        visible_alias = "trials",
+        default_value_t = 20
+    )]
     trials: u32,
 }
 

@@ -1,11 +1,10 @@
 //! `gridsync stress`: the endurance run.
 
-use super::output::{parse_option, print_json_or};
+use super::output::{Bar, DEFAULT_SEED, parse_option, print_json_or};
 use clap::Args;
 use gridsync::multi::DeviceList;
 use gridsync::stress::{self, Op, Progress, StressOptions, StressReport};
 use gridsync::{Error, Result};
-use std::io::IsTerminal;
 
 #[derive(Args)]
 pub struct StressArgs {
@@ -23,9 +22,10 @@ pub struct StressArgs {
     /// normalize, mutex, warp-leader, ticket, grid-barrier, neighbor].
     #[arg(long, value_delimiter = ',', value_parser = parse_option::<Op>)]
     ops: Vec<Op>,
-    /// The base seed [default: from the clock].
-    #[arg(long)]
-    seed: Option<u64>,
+    /// The base seed (printed): each operation's inputs derive from it; give another to explore
+    /// other inputs.
+    #[arg(long, default_value_t = DEFAULT_SEED)]
+    seed: u64,
     /// Runs one operation again (the one --ops names) with the seed a failure printed.
     #[arg(long, value_name = "SEED", conflicts_with_all = ["seconds", "workers", "seed"])]
     replay: Option<u64>,
@@ -54,10 +54,10 @@ pub fn command(device: u32, simulate: bool, args: &StressArgs, json: bool) -> Re
         } else {
             args.ops.clone()
         },
-        seed: args.seed.unwrap_or_else(stress::clock_seed),
+        seed: args.seed,
         simulate,
     };
-    let report = stress::run(&opts, progress(!json))?;
+    let report = stress::run(&opts, progress(!json, opts.seconds))?;
     print_json_or(json, &report, print_report)?;
     if report.passed() {
         Ok(())
@@ -74,18 +74,13 @@ pub fn command(device: u32, simulate: bool, args: &StressArgs, json: bool) -> Re
     }
 }
 
-/// A line every 5 s on a terminal: so far, operations, failures.
-fn progress(enabled: bool) -> impl FnMut(Progress) {
-    let show = enabled && std::io::stderr().is_terminal();
-    let mut next = 5.0;
+/// A bar of the run's seconds on a terminal, with the operations and failures so far.
+fn progress(enabled: bool, seconds: f64) -> impl FnMut(Progress) {
+    let mut bar = Bar::new(enabled, "stress", "{prefix} [{bar:30}] {pos}/{len} s {msg}");
+    let total = seconds.ceil().max(1.0) as u64;
     move |p| {
-        if show && p.seconds >= next {
-            eprintln!(
-                "  {:>6.0} s: {} operations, {} failed",
-                p.seconds, p.operations, p.failures
-            );
-            next += 5.0;
-        }
+        let at = format!("{} operations, {} failed", p.operations, p.failures);
+        bar.set((p.seconds as u64).min(total - 1), total, Some(at));
     }
 }
 

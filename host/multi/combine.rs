@@ -136,8 +136,11 @@ fn nccl_unavailable(set: &DeviceSet) -> Option<String> {
     None
 }
 
-/// The NCCL library's version.
-fn nccl_version() -> Result<i32> {
+/// The NCCL library's version code (`major × 10000 + minor × 100 + patch`).
+///
+/// # Errors
+/// [`Error::Unsupported`] where the library found is not a usable NCCL; an NCCL error.
+pub fn nccl_version() -> Result<i32> {
     // cudarc's loader panics where a library by that name lacks a symbol: the first call into
     // it tells such a library from NCCL.
     std::panic::catch_unwind(nccl::get_nccl_version)

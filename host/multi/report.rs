@@ -1,11 +1,16 @@
 //! The `multi` demo: one operation over a generated input on one device and on the whole set,
-//! checked against the CPU, timed on the host (input starting in host memory: the uploads are
-//! part of the time).
+//! checked against the CPU, timed on the host three ways: the input already on the devices
+//! (the operation itself, as a launched job's ranks time it), the upload, and the whole
+//! library call from host memory (upload included).
 
+use super::combine::{Combiner, Op};
+use super::plans::{CountPlan, HistogramPlan, ReducePlan};
+use super::resident::Scattered;
 use super::{DeviceSet, split};
 use crate::histogram::histogram_cpu;
 use crate::inputs::uniform_f32;
 use crate::runtime::error::{Error, Result};
+use gpu::lessons::reduce::{MaxF32, MinF32, SumF32InF64};
 use serde::Serialize;
 use std::time::Instant;
 
@@ -39,22 +44,87 @@ pub struct MultiReport {
     pub result: String,
     /// The CPU's, as text.
     pub expected: String,
-    /// Wall ms on the first device alone, upload included (median of `repeats`).
+    /// Wall ms of the operation on the first device alone, its input already in the device's
+    /// memory (median of `repeats`): the kernels and the combine, as a rank of a launched job
+    /// times it.
     pub one_device_ms: f64,
-    /// Wall ms on every device at once, uploads included.
+    /// The same on every device at once, each holding its slice.
     pub all_devices_ms: f64,
-    /// `one_device_ms / (devices × all_devices_ms)`.
+    /// `one_device_ms / (devices × all_devices_ms)`: 1 for perfect scaling.
     pub scaling_efficiency: f64,
-    /// How the partials were combined.
-    pub combine: &'static str,
+    /// Wall ms of the input's upload from host memory to the first device, its allocation
+    /// included (median).
+    pub upload_one_device_ms: f64,
+    /// Wall ms of the uploads to every device at once, each its slice (median).
+    pub upload_all_devices_ms: f64,
+    /// Wall ms of one whole library call from host memory (upload included) on the first
+    /// device (median): what a caller of `multi::sum_min_max` and the like waits for.
+    pub whole_call_one_device_ms: f64,
+    /// The same on every device.
+    pub whole_call_all_devices_ms: f64,
+    /// `whole_call_one_device_ms / (devices × whole_call_all_devices_ms)`.
+    pub whole_call_efficiency: f64,
+    /// How the partials of the resident runs were combined.
+    pub combine: String,
+    /// How the whole calls combine: the partials read back and added on the host.
+    pub whole_call_combine: &'static str,
+}
+
+/// The timings of one device set: the resident run, the upload, the whole call.
+struct Timed<R> {
+    resident_ms: f64,
+    upload_ms: f64,
+    whole_ms: f64,
+    result: R,
+    combine: String,
+}
+
+/// Finishes the timings of one device set: `upload_ms` (measured by the caller, which
+/// prepared the plans `resident` runs), then `resident` (the operation on the input already on
+/// the devices) and `whole` (the library call from host memory), each the median of `repeats`
+/// runs, every result through `check`.
+fn timed<R>(
+    repeats: u32,
+    upload_ms: f64,
+    combiner: &Combiner,
+    mut resident: impl FnMut() -> Result<R>,
+    mut whole: impl FnMut() -> Result<R>,
+    check: impl Fn(&R) -> Result<()>,
+) -> Result<Timed<R>> {
+    let (resident_ms, result) = time(repeats, || {
+        let r = resident()?;
+        check(&r)?;
+        Ok(r)
+    })?;
+    let (whole_ms, r) = time(repeats, &mut whole)?;
+    check(&r)?;
+    Ok(Timed {
+        resident_ms,
+        upload_ms,
+        whole_ms,
+        result,
+        combine: combiner.describe(),
+    })
+}
+
+/// `data` scattered over `set`.
+fn scatter<T: crate::runtime::buffer::Plain + cust::memory::DeviceCopy>(
+    set: &DeviceSet,
+    data: &[T],
+) -> Result<Scattered<T>> {
+    let x = Scattered::<T>::zeros(set, data.len())?;
+    x.copy_from(set, data)?;
+    Ok(x)
 }
 
 /// Runs `op` over a generated input of `len` elements on the first device of `set` and on all
-/// of it, checks both against the CPU, and times both (`repeats` runs each, the median).
+/// of it, checks every result against the CPU, and times both (`repeats` runs each, the
+/// median): the operation on input already on the devices first, then the upload, then the
+/// whole call from host memory.
 ///
 /// # Errors
 /// [`Error::Mismatch`] if a result differs from the CPU's (beyond the float bound for sums); a
-/// device's error.
+/// device's error; NCCL installed but failing.
 pub fn run(set: &DeviceSet, op: MultiOp, len: usize, repeats: u32) -> Result<MultiReport> {
     let first = DeviceSet {
         targets: vec![clone_target(&set.targets()[0])?],
@@ -65,63 +135,116 @@ pub fn run(set: &DeviceSet, op: MultiOp, len: usize, repeats: u32) -> Result<Mul
             let x = uniform_f32(len, SEED, -1.0, 1.0);
             let cpu: f64 = x.iter().map(|&v| v as f64).sum();
             let abs: f64 = x.iter().map(|&v| v.abs() as f64).sum();
-            let go = |s: &DeviceSet| super::sum_min_max(s, &x);
-            let (one, r1) = time(repeats, || go(&first))?;
-            let (all, r) = time(repeats, || go(set))?;
+            let cmin = x.iter().copied().fold(f32::NAN, f32::min);
+            let cmax = x.iter().copied().fold(f32::NAN, f32::max);
             // The f64 accumulation's bound (reduce docs) is far below 1e-9 of Σ|x|.
             let bound = 1e-9 * abs;
-            for (name, got) in [("one device", r1), ("all devices", r)] {
+            let check = |got: &(f64, f32, f32)| {
                 if (got.0 - cpu).abs() > bound {
                     return Err(Error::Mismatch(format!(
-                        "{name}: Σ = {} against the CPU's {cpu}",
+                        "Σ = {} against the CPU's {cpu}",
                         got.0
                     )));
                 }
-            }
-            let cmin = x.iter().copied().fold(f32::NAN, f32::min);
-            let cmax = x.iter().copied().fold(f32::NAN, f32::max);
-            if !x.is_empty() && (r.1 != cmin || r.2 != cmax) {
-                return Err(Error::Mismatch(format!(
-                    "min/max {}/{} against the CPU's {cmin}/{cmax}",
-                    r.1, r.2
-                )));
-            }
+                let same = |a: f32, b: f32| a == b || (a.is_nan() && b.is_nan());
+                if !same(got.1, cmin) || !same(got.2, cmax) {
+                    return Err(Error::Mismatch(format!(
+                        "min/max {}/{} against the CPU's {cmin}/{cmax}",
+                        got.1, got.2
+                    )));
+                }
+                Ok(())
+            };
+            let go = |s: &DeviceSet| {
+                let (upload_ms, on) = time(repeats, || scatter(s, &x))?;
+                let c = Combiner::open(s)?;
+                let sum = ReducePlan::<SumF32InF64>::new(s, &on, Op::Sum)?;
+                let lo = ReducePlan::<MinF32>::new(s, &on, Op::Min)?;
+                let hi = ReducePlan::<MaxF32>::new(s, &on, Op::Max)?;
+                timed(
+                    repeats,
+                    upload_ms,
+                    &c,
+                    || Ok((sum.run(&c)?, lo.run(&c)?, hi.run(&c)?)),
+                    || super::sum_min_max(s, &x),
+                    check,
+                )
+            };
+            let (one, all) = (go(&first)?, go(set)?);
+            let r = all.result;
             (
                 format!("Σ {:.9e}, min {}, max {}", r.0, r.1, r.2),
                 format!("Σ {cpu:.9e}, min {cmin}, max {cmax}"),
-                one,
-                all,
+                one.without_result(),
+                all.without_result(),
             )
         }
         MultiOp::Histogram => {
             let bytes = crate::histogram::uniform_bytes(len, SEED);
             let cpu = histogram_cpu(&bytes, crate::histogram::Bins::Byte);
-            let (one, h1) = time(repeats, || super::histogram(&first, &bytes))?;
-            let (all, h) = time(repeats, || super::histogram(set, &bytes))?;
-            if h1[..] != cpu[..] || h[..] != cpu[..] {
-                return Err(Error::Mismatch("a histogram differs from the CPU's".into()));
-            }
-            let total: u64 = h.iter().sum();
+            let check = |h: &Vec<u64>| {
+                if h[..] != cpu[..] {
+                    return Err(Error::Mismatch("a histogram differs from the CPU's".into()));
+                }
+                Ok(())
+            };
+            let go = |s: &DeviceSet| {
+                let (upload_ms, on) = time(repeats, || scatter(s, &bytes))?;
+                let c = Combiner::open(s)?;
+                let plan = HistogramPlan::new(s, &on, crate::histogram::Bins::Byte)?;
+                timed(
+                    repeats,
+                    upload_ms,
+                    &c,
+                    || plan.run(&c),
+                    || super::histogram(s, &bytes).map(|h| h.to_vec()),
+                    check,
+                )
+            };
+            let (one, all) = (go(&first)?, go(set)?);
+            let total: u64 = all.result.iter().sum();
             (
                 format!("256 bins, {total} bytes counted"),
                 format!("256 bins, {} bytes, equal", cpu.iter().sum::<u64>()),
-                one,
-                all,
+                one.without_result(),
+                all.without_result(),
             )
         }
         MultiOp::CountAbove => {
             let x = uniform_f32(len, SEED, 0.0, 1.0);
             let cpu = crate::count_above::count_above_cpu(&x, 0.5);
-            let (one, c1) = time(repeats, || super::count_above(&first, &x, 0.5))?;
-            let (all, c) = time(repeats, || super::count_above(set, &x, 0.5))?;
-            if c1 != cpu || c != cpu {
-                return Err(Error::Mismatch(format!(
-                    "counts {c1} and {c} against the CPU's {cpu}"
-                )));
-            }
-            (format!("{c} above 0.5"), format!("{cpu}"), one, all)
+            let check = |c: &u64| {
+                if *c != cpu {
+                    return Err(Error::Mismatch(format!(
+                        "count {c} against the CPU's {cpu}"
+                    )));
+                }
+                Ok(())
+            };
+            let go = |s: &DeviceSet| {
+                let (upload_ms, on) = time(repeats, || scatter(s, &x))?;
+                let c = Combiner::open(s)?;
+                let plan = CountPlan::new(s, &on, 0.5)?;
+                timed(
+                    repeats,
+                    upload_ms,
+                    &c,
+                    || plan.run(&c),
+                    || super::count_above(s, &x, 0.5),
+                    check,
+                )
+            };
+            let (one, all) = (go(&first)?, go(set)?);
+            let c = all.result;
+            (
+                format!("{c} above 0.5"),
+                format!("{cpu}"),
+                one.without_result(),
+                all.without_result(),
+            )
         }
     };
+    let n = set.len() as f64;
     Ok(MultiReport {
         devices: set.targets().iter().map(|t| t.describe()).collect(),
         op,
@@ -129,11 +252,29 @@ pub fn run(set: &DeviceSet, op: MultiOp, len: usize, repeats: u32) -> Result<Mul
         slices: split(len, set.len()).iter().map(|r| r.len()).collect(),
         result,
         expected,
-        one_device_ms: one,
-        all_devices_ms: all,
-        scaling_efficiency: one / (set.len() as f64 * all),
-        combine: "host: the partials read back and added in device order",
+        one_device_ms: one.resident_ms,
+        all_devices_ms: all.resident_ms,
+        scaling_efficiency: one.resident_ms / (n * all.resident_ms),
+        upload_one_device_ms: one.upload_ms,
+        upload_all_devices_ms: all.upload_ms,
+        whole_call_one_device_ms: one.whole_ms,
+        whole_call_all_devices_ms: all.whole_ms,
+        whole_call_efficiency: one.whole_ms / (n * all.whole_ms),
+        combine: all.combine,
+        whole_call_combine: "host: the partials read back and added in device order",
     })
+}
+
+impl<R> Timed<R> {
+    fn without_result(self) -> Timed<()> {
+        Timed {
+            resident_ms: self.resident_ms,
+            upload_ms: self.upload_ms,
+            whole_ms: self.whole_ms,
+            result: (),
+            combine: self.combine,
+        }
+    }
 }
 
 /// Opens the same device again (a simulator, or the GPU of the same ordinal).

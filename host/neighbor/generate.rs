@@ -24,9 +24,9 @@ pub const MAX_ATOMS: usize = 100_000_000;
 pub const RANDOM_MEAN_NEIGHBORS: f64 = 6.0;
 
 /// Refuses `atoms` past [`MAX_ATOMS`] or past host memory at `bytes_per_atom` each; the
-/// option named is `--atoms N`.
+/// option named is `--len N`.
 pub(crate) fn check_atoms(atoms: usize, bytes_per_atom: u64) -> Result<()> {
-    let option = format!("--atoms {atoms}");
+    let option = format!("--len {atoms}");
     if atoms > MAX_ATOMS {
         return Err(Error::InvalidInput(format!(
             "{option}: at most {MAX_ATOMS} atoms are generated"

@@ -33,11 +33,16 @@ pub struct HistogramArgs {
     #[arg(long, value_name = "S", default_value_t = DEFAULT_TEXT_SEED)]
     seed: u64,
     /// 128 (ASCII, bytes >= 128 skipped, as the source), 256, or 65536 (16-bit values: the
-    /// input is little-endian u16, or generated with --values and --tokens).
+    /// input is little-endian u16, or generated with --len and --tokens).
     #[arg(long, value_name = "128|256|65536", default_value_t = 128)]
     bins: u32,
     /// With --bins 65536: values to generate [default: 10⁸ on a GPU, 10⁵ on the simulator].
-    #[arg(long, value_name = "N", conflicts_with = "input")]
+    #[arg(
+        long = "len",
+        visible_alias = "values",
+        value_name = "N",
+        conflicts_with = "input"
+    )]
     values: Option<usize>,
     /// With --bins 65536: token-like ids (Zipf's law over 50 257 ids) instead of uniform values.
     #[arg(long, conflicts_with = "input")]
@@ -65,7 +70,12 @@ pub struct HistogramArgs {
     #[arg(long, value_name = "STEP", default_value_t = 5)]
     sweep_step: u32,
     /// Timed launches per kernel and block count in the sweep (the source: 50).
-    #[arg(long, value_name = "T", default_value_t = 20)]
+    #[arg(
+        long = "sweep-repeats",
+        visible_alias = "sweep-trials",
+        value_name = "N",
+        default_value_t = 20
+    )]
     sweep_trials: u32,
     /// Write the generated text (--bytes, --seed) to FILE and stop: the input of
     /// scripts/reference_histogram.py.
@@ -79,10 +89,15 @@ pub struct BenchArgs {
     #[arg(long, value_name = "128|256", default_value_t = 128)]
     bins: u32,
     /// Timed launches per kernel and input.
-    #[arg(long, default_value_t = 20)]
+    #[arg(
+        long = "repeats",
+        value_name = "N",
+        visible_alias = "trials",
+        default_value_t = 20
+    )]
     trials: u32,
     /// Bytes of the large English-like and random inputs.
-    #[arg(long, value_name = "N", default_value_t = bench::LARGE_BYTES)]
+    #[arg(long = "bytes", visible_alias = "large-bytes", value_name = "N", default_value_t = bench::LARGE_BYTES)]
     large_bytes: usize,
     /// Bytes of the device-to-device copy measured as the roofline.
     #[arg(long, default_value_t = copy::DEFAULT_BYTES)]
@@ -101,7 +116,7 @@ pub fn command(device: u32, simulate: bool, args: &HistogramArgs, json: bool) ->
     }
     if args.values.is_some() || args.tokens || args.write_values.is_some() {
         return Err(Error::InvalidInput(
-            "--values, --tokens and --write-values are for --bins 65536".into(),
+            "--len (--values), --tokens and --write-values are for --bins 65536".into(),
         ));
     }
     let bins = Bins::from_count(args.bins)?;

@@ -2,39 +2,13 @@
 //! and its plot.
 
 use super::{HistogramArgs, fmt_opt};
-use crate::cli::output::print_json;
+use crate::cli::output::{print_json, progress};
 use gridsync::histogram::{
     Bins, SweepOptions, SweepReport, source_block_counts, sweep, sweep_chart,
 };
 use gridsync::plot::{two_axis_chart, write_svg};
 use gridsync::{Error, Result, Target};
-use std::io::{IsTerminal, Write};
 use std::path::Path;
-use std::time::Instant;
-
-/// A progress bar on stderr, as the source's `trange`: shown only on a terminal, not in JSON.
-fn bar(enabled: bool, label: &'static str) -> impl FnMut(u32, u32) {
-    let show = enabled && std::io::stderr().is_terminal();
-    let start = Instant::now();
-    move |done, total| {
-        if !show || total == 0 {
-            return;
-        }
-        const WIDTH: u32 = 40;
-        let filled = (WIDTH * done / total) as usize;
-        let secs = start.elapsed().as_secs_f64();
-        let eta = secs / done.max(1) as f64 * (total - done) as f64;
-        eprint!(
-            "\r{label} [{}{}] {done}/{total} {secs:.0}s<{eta:.0}s",
-            "#".repeat(filled),
-            " ".repeat(WIDTH as usize - filled)
-        );
-        if done == total {
-            eprint!("\r\x1b[K");
-        }
-        let _ = std::io::stderr().flush();
-    }
-}
 
 pub fn sweep_command(
     target: &Target,
@@ -59,7 +33,7 @@ pub fn sweep_command(
         trials: args.sweep_trials,
         bins,
     };
-    let r = sweep(target, data, input, &opts, bar(!json, "sweep"))?;
+    let r = sweep(target, data, input, &opts, progress(!json, "sweep"))?;
     if let Some(path) = &args.plot {
         write_svg(path, &two_axis_chart(&sweep_chart(&r)))?;
     }

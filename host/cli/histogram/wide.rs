@@ -32,10 +32,15 @@ const TRIALS: u32 = 10;
 #[derive(Args)]
 pub struct Bench16Args {
     /// Values of each input (uniform, and token-like).
-    #[arg(long, value_name = "N", default_value_t = bench::DEFAULT_VALUES)]
+    #[arg(long = "len", visible_alias = "values", value_name = "N", default_value_t = bench::DEFAULT_VALUES)]
     values: usize,
     /// Timed launches per kernel and input.
-    #[arg(long, default_value_t = 20)]
+    #[arg(
+        long = "repeats",
+        value_name = "N",
+        visible_alias = "trials",
+        default_value_t = 20
+    )]
     trials: u32,
     /// Bytes of the device-to-device copy measured as the roofline.
     #[arg(long, default_value_t = copy::DEFAULT_BYTES)]
@@ -73,7 +78,7 @@ pub fn command(target: &Target, args: &HistogramArgs, json: bool) -> Result<()> 
     if args.sweep || args.blocks.is_some() || args.plot.is_some() {
         return Err(Error::InvalidInput(
             "--sweep, --blocks and --plot are for the byte histograms; 65 536 bins take --input, \
-             --values, --tokens, --seed, --write-values"
+             --len, --tokens, --seed, --write-values"
                 .into(),
         ));
     }
@@ -89,7 +94,7 @@ pub fn command(target: &Target, args: &HistogramArgs, json: bool) -> Result<()> 
                 GPU_DEFAULT_VALUES
             };
             let n = args.values.unwrap_or(default);
-            memory::check_elements(target, "--values", n, FOOTPRINT)?;
+            memory::check_elements(target, "--len", n, FOOTPRINT)?;
             let (what, data) = if args.tokens {
                 ("token-like ids (Zipf, 50 257 ids)", Input16::Tokens.data(n))
             } else {

@@ -6,7 +6,7 @@ mod report;
 mod stress;
 mod tune;
 
-use super::output::{parse_option, print_json_or};
+use super::output::{Bar, parse_option, print_json_or};
 use clap::Args;
 use gridsync::litmus::{
     LitmusOptions, LitmusReport, Placement, RunVerdict, Test, Variant, model, run_on,
@@ -14,7 +14,7 @@ use gridsync::litmus::{
 use gridsync::multi::{DeviceList, DeviceSet};
 use gridsync::{Error, Result, Target};
 use report::{placement, print_report};
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 
 #[derive(Args)]
 pub struct LitmusArgs {
@@ -153,23 +153,20 @@ pub fn command(device: u32, simulate: bool, args: &LitmusArgs, json: bool) -> Re
     if let Some(run_no) = args.replay {
         return replay(target, &opts, run_no, json);
     }
-    let show = !json && std::io::stderr().is_terminal();
-    let total = opts.tests.len() * opts.variants.len();
+    // Up to this many combinations: a placement a test cannot take is skipped.
+    let total = (opts.tests.len() * opts.variants.len() * opts.placements.len()) as u64;
+    let mut bar = Bar::new(
+        !json,
+        "litmus",
+        "{prefix} [{bar:30}] {pos}/{len} {elapsed}<{eta} {msg}",
+    );
     let mut done = 0;
     let report = run_on(targets, &opts, |r| {
         done += 1;
-        if show {
-            eprint!("\rlitmus: {} {} {}", r.name, r.variant.name(), placement(r));
-            eprint!(
-                " ({done} combinations of up to {})\x1b[K",
-                total * opts.placements.len()
-            );
-            let _ = std::io::stderr().flush();
-        }
+        let at = format!("{} {} {}", r.name, r.variant.name(), placement(r));
+        bar.set(done, total.max(done + 1), Some(at));
     })?;
-    if show {
-        eprint!("\r\x1b[K");
-    }
+    drop(bar);
     if let Some(path) = &args.plot {
         gridsync::plot::write_svg(path, &report.plot())?;
     }
