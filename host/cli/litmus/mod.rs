@@ -175,12 +175,12 @@ pub fn command(device: u32, simulate: bool, args: &LitmusArgs, json: bool) -> Re
 }
 
 /// The exit status of a run whose combinations ran too few instances to be judged
-/// ([`RunVerdict::TooFewInstances`]): not 1, which is a forbidden outcome or an error, nor 2,
-/// which is a usage error.
+/// ([`RunVerdict::TooFewInstances`]): not 1, an error, nor 2, a usage error, nor 4, a forbidden
+/// outcome.
 pub const EXIT_TOO_FEW_INSTANCES: i32 = 3;
 
 /// The run's verdict as the command's result: nothing for a pass, an error for a forbidden
-/// outcome (exit status 1), and for too few instances a message and exit status
+/// outcome (an `Error::Mismatch`: exit status 4), and for too few instances a message and exit status
 /// [`EXIT_TOO_FEW_INSTANCES`] (after the report, which is printed and flushed).
 fn verdict(report: &LitmusReport) -> Result<()> {
     let short = |r: &LitmusReport| {
