@@ -265,3 +265,30 @@ fn multi_reports_the_resident_time_first_and_the_upload_apart() {
     let upload = text.find("upload of the input").expect("the upload line");
     assert!(resident < upload, "{text}");
 }
+
+#[test]
+fn barrier_says_what_each_broken_variant_did_in_this_run() {
+    let out = cli(&["--simulate", "barrier", "--iterations", "20"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut broken = 0;
+    for (i, line) in lines.iter().enumerate() {
+        let Some(name) = line.strip_prefix("  - ") else {
+            continue;
+        };
+        broken += 1;
+        let name = name.split(':').next().unwrap();
+        let here = lines[i + 1];
+        assert!(here.starts_with("    here: "), "{text}");
+        // The table's rows for this variant: the one with its name and the one below it.
+        let row = lines
+            .iter()
+            .position(|l| l.trim_start().starts_with(name) && l.contains("xpx_"))
+            .unwrap_or_else(|| panic!("no row of {name}: {text}"));
+        let clean = lines[row].ends_with("none: the CPU's bits")
+            && lines[row + 1].ends_with("none: the CPU's bits");
+        assert_eq!(here.contains("came out right"), clean, "{name}: {text}");
+    }
+    assert_eq!(broken, 5, "{text}");
+}

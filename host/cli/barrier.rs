@@ -5,7 +5,8 @@ use super::output::{print_json_or, print_timing_note, progress};
 use clap::Args;
 use gridsync::barrier::{
     BarrierOptions, BarrierReport, DEFAULT_SEED, SOURCE_BLOCKS, SOURCE_ITERATIONS, SOURCE_LEN,
-    SOURCE_THREADS, SweepOptions, SweepReport, Variant, run, sweep, sweep_chart,
+    SOURCE_THREADS, SweepOptions, SweepReport, Variant, VariantRun, WrongRun, run, sweep,
+    sweep_chart,
 };
 use gridsync::bench::barrier::{self as bench, BarrierBench};
 use gridsync::plot::{check_svg_path, write_svg};
@@ -112,6 +113,76 @@ fn fmt_runs(wrong: &[gridsync::barrier::WrongRun]) -> String {
     format!("{count} wrong: {}{tail}", shown.join(", "))
 }
 
+/// What a broken variant does wrong.
+fn mistake(v: Variant) -> &'static str {
+    match v {
+        Variant::NoBarrier => {
+            "nothing orders the stages: a warp can read P before other warps wrote it (wrong in \
+             runs of whole warps)"
+        }
+        Variant::SyncThreads => {
+            "sync_threads orders the threads of one block, not the grid: a block can read P \
+             before another block wrote it (wrong in runs of whole blocks)"
+        }
+        Variant::PlainSpin => {
+            "the compiler hoists the plain load out of the spin (one load before the loop): a \
+             block that sees the counter non-zero gives up at once and runs ahead"
+        }
+        Variant::Article => {
+            "right at one barrier; reused, a waiter that polls after the last block has arrived \
+             at the next barrier misses the counter's moment of zero and waits until the timeout"
+        }
+        Variant::CountToN => {
+            "a counter that never resets: right at its first barrier, it lets every block \
+             through from the second on"
+        }
+        _ => "(a correct variant)",
+    }
+}
+
+/// What this run of a broken variant showed: a timeout, wrong values (and in runs of what), or
+/// nothing wrong.
+fn what_happened(v: &VariantRun, threads: u32) -> String {
+    if let Some(e) = &v.launch_error {
+        return format!("the launch did not finish: {e}");
+    }
+    let shape = |runs: &[WrongRun]| {
+        let threads = threads as usize;
+        if runs
+            .iter()
+            .all(|w| w.start % threads == 0 && w.len % threads == 0)
+        {
+            format!("whole blocks of {threads}")
+        } else if runs.iter().all(|w| w.start % 32 == 0 && w.len % 32 == 0) {
+            "whole warps of 32".to_string()
+        } else {
+            "runs of no warp's or block's size".to_string()
+        }
+    };
+    let count = |runs: &[WrongRun]| runs.iter().map(|w| w.len).sum::<usize>();
+    match (v.wrong.is_empty(), v.first_iteration_wrong.is_empty()) {
+        (true, true) => "X came out right, after one iteration and after all: the mistake did \
+                         not show this time"
+            .to_string(),
+        (false, true) => format!(
+            "{} values of X wrong after all iterations ({}), none after one",
+            count(&v.wrong),
+            shape(&v.wrong)
+        ),
+        (true, false) => format!(
+            "{} values wrong after one iteration ({}), none after all (the errors washed out)",
+            count(&v.first_iteration_wrong),
+            shape(&v.first_iteration_wrong)
+        ),
+        (false, false) => format!(
+            "{} values wrong after one iteration ({}), {} after all",
+            count(&v.first_iteration_wrong),
+            shape(&v.first_iteration_wrong),
+            count(&v.wrong)
+        ),
+    }
+}
+
 pub fn print_report(r: &BarrierReport) {
     let o = &r.options;
     println!(
@@ -153,15 +224,13 @@ pub fn print_report(r: &BarrierReport) {
         }
     }
     println!();
+    println!("  The broken variants, what can go wrong and what happened in this run:");
+    for v in r.runs.iter().filter(|v| !v.must_be_correct) {
+        println!("  - {}: {}", v.name, mistake(v.variant));
+        println!("    here: {}", what_happened(v, o.threads));
+    }
     println!(
-        "  Without a barrier whole warps run ahead (runs of 32); with sync_threads only, whole \
-         blocks ({} here). The plain-load spin was compiled into one load before the loop: its \
-         blocks saw a non-zero counter, gave up at once, and left. The article's counter is right at \
-         one barrier, but a waiter that polls after the last block has arrived at the next one \
-         misses the counter's moment of zero and waits until the timeout. The counter that never resets \
-         is right at its first barrier and lets every block through from the second on. Broken \
-         variants can come out right by luck of timing: run again, or on more blocks.",
-        o.threads
+        "  A broken variant can come out right by luck of timing: run again, or on more blocks."
     );
     let timed = r.runs.iter().any(|v| v.us_per_iteration.is_some());
     print_timing_note(
