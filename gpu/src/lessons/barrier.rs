@@ -96,6 +96,7 @@ unsafe fn stage_x(x: *mut f32, p: *const f32, w: usize) {
     }
 }
 
+// ANCHOR: xpx_rounds
 /// `iterations` rounds of X→P→X in one launch, `barrier` between the stages and after each
 /// round (the next stage (i) reads all of `X`). Stops at the first barrier that fails.
 ///
@@ -122,6 +123,7 @@ unsafe fn xpx_rounds(
         }
     }
 }
+// ANCHOR_END: xpx_rounds
 
 kernel! {
     /// Stage (i) alone: the first of the two kernels per iteration of the many-launch version.

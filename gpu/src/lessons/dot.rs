@@ -96,6 +96,7 @@ kernel! {
     }
 }
 
+// ANCHOR: dot_mutex
 kernel! {
     /// Thread 0 of each block takes the lock and adds the block's sum to `c[0]`.
     ///
@@ -118,6 +119,7 @@ kernel! {
         }
     }
 }
+// ANCHOR_END: dot_mutex
 
 kernel! {
     /// Thread 0 of each block adds the block's sum to `c[0]` with one `atomicAdd`.

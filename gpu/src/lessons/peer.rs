@@ -19,6 +19,7 @@ use crate::index::{block_rank_in_grid, thread_rank_in_block};
 use crate::lock::{DeviceScope, LockScope, Mutex, MutexState, SystemScope};
 use crate::multi_grid::{MultiGridBarrier, MultiGridBarrierState};
 
+// ANCHOR: peer_count
 kernel! {
     /// Every thread adds 1 to `counter` `per_thread` times with a relaxed atomic at `scope`.
     ///
@@ -32,7 +33,9 @@ kernel! {
         }
     }
 }
+// ANCHOR_END: peer_count
 
+// ANCHOR: peer_lock
 kernel! {
     /// Every thread takes the [`Mutex`] at `state` (at system scope for [`Scope::System`], at
     /// device scope otherwise) by itself
@@ -74,6 +77,7 @@ unsafe fn add_locked<S: LockScope>(state: *mut MutexState, data: *mut u32, per_t
         unsafe { data.write(data.read().wrapping_add(1)) };
     }
 }
+// ANCHOR_END: peer_lock
 
 // ANCHOR: peer_barrier
 kernel! {
