@@ -31,22 +31,49 @@
 //! `#![cfg_attr(target_arch = "nvptx64", no_std, feature(abi_ptx))]`; kernels are declared with
 //! `gpu::kernel!`. The builder sets the profile itself (fat LTO, one codegen unit, `panic =
 //! "abort"`), so the device crate's workspace needs no `[profile]` section.
+//!
+//! # Kernels for some architectures only
+//!
+//! A kernel on Hopper's primitives goes behind the `cfg` they are behind,
+//! `#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]`: it is in the sm_90
+//! build (and on the simulator) only. A crate whose kernels are *all* behind it has nothing for
+//! sm_70 and sm_80, which the default list builds too — and when nothing of the crate is left,
+//! nothing refers to `gridsync-gpu` either, so the compiler leaves out the `#[panic_handler]`
+//! it holds and stops ("`#[panic_handler]` function required, but not found"). The builder
+//! recognizes such an architecture (see [`EmptyArch`]: by the crate's own code, built alone for
+//! it, having no kernel — not by the compiler's wording) and, by default, writes a module
+//! without kernels for it with a cargo warning; [`PtxBuilder::empty_arches`] with
+//! [`EmptyArch::Error`] makes it an error instead. To build no such module, list only the
+//! architectures that have kernels: `PtxBuilder::arches(&["sm_90"])`.
+//!
+//! What the host does with each (`gridsync::Module`): `Module::load` picks the newest build not
+//! above the GPU's compute capability. Where that is a module without kernels, it loads (the
+//! driver takes a module with no `.entry`), and a launch of a kernel that a newer build has is
+//! `Error::Unsupported`, naming the architecture the kernel needs and the GPU's compute
+//! capability — the same as for a kernel behind the `cfg` in a crate that has others; a kernel
+//! no build has is `Error::MissingKernel`. With the architectures listed instead, a GPU older
+//! than all of them is refused by `Module::load` itself (`Error::Unsupported`, naming the
+//! builds there are).
 
 #![deny(missing_docs)]
 
 mod arch;
+mod builder;
 mod cargo;
+mod empty;
 #[cfg(test)]
 mod tests;
 
 pub use arch::DEFAULT_ARCHES;
+pub use builder::PtxBuilder;
+pub use empty::EmptyArch;
 
 /// The nightly toolchain the device build needs, as `rust-toolchain.toml` pins it (a test
 /// checks that they agree): named in the messages that say what to install.
 pub const TOOLCHAIN: &str = "nightly-2026-05-20";
 
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// What went wrong, worded for the person reading the build's output. `Debug` prints the same
 /// text as `Display`, so that `fn main() -> Result<(), Error>` in a build script reads well.
@@ -76,200 +103,7 @@ pub struct Ptx {
     pub arch: String,
     /// The `<name>_<arch>.ptx` file in the output directory.
     pub path: PathBuf,
-}
-
-/// The build of one device crate, configured builder-style, run by [`PtxBuilder::build`].
-#[derive(Clone, Debug)]
-pub struct PtxBuilder {
-    crate_dir: PathBuf,
-    name: Option<String>,
-    arches: Vec<String>,
-    release: bool,
-    features: Vec<String>,
-    rustflags: Vec<String>,
-    out_dir: Option<PathBuf>,
-    target_dir: Option<PathBuf>,
-}
-
-impl PtxBuilder {
-    /// The device crate at `crate_dir` (the directory of its `Cargo.toml`; a relative path is
-    /// taken from the calling crate's directory, `CARGO_MANIFEST_DIR`). Defaults: the
-    /// architectures of [`DEFAULT_ARCHES`], a release build, the crate's default features, the
-    /// output in `OUT_DIR`, named after the directory (`kernels` → `kernels_sm_90.ptx`).
-    pub fn new(crate_dir: impl AsRef<Path>) -> PtxBuilder {
-        PtxBuilder {
-            crate_dir: crate_dir.as_ref().to_path_buf(),
-            name: None,
-            arches: DEFAULT_ARCHES.iter().map(|a| a.to_string()).collect(),
-            release: true,
-            features: Vec::new(),
-            rustflags: Vec::new(),
-            out_dir: None,
-            target_dir: None,
-        }
-    }
-
-    /// The stem of the output files, `<name>_<arch>.ptx` and `<name>_ptx.rs` (default: the
-    /// device crate's directory name, `-` replaced by `_`).
-    pub fn name(mut self, name: impl Into<String>) -> PtxBuilder {
-        self.name = Some(name.into());
-        self
-    }
-
-    /// The architectures to build, oldest first: any `sm_NN` from `sm_70` that the compiler
-    /// knows, with `a` (this exact GPU: `sm_90a`) or `f` (this family: `sm_100f`) where wanted;
-    /// a device loads the newest one it can run, and the driver compiles it for that device.
-    pub fn arches<S: AsRef<str>>(mut self, arches: &[S]) -> PtxBuilder {
-        self.arches = arches.iter().map(|a| a.as_ref().to_string()).collect();
-        self
-    }
-
-    /// `true` (the default): the `release` profile. `false`: debug assertions and overflow
-    /// checks on (a failed one traps: the launch fails), still optimized, with fat LTO (one
-    /// PTX module needs the whole crate graph) and `panic = "abort"`.
-    pub fn release(mut self, release: bool) -> PtxBuilder {
-        self.release = release;
-        self
-    }
-
-    /// Cargo features of the device crate to enable, in addition to its default ones.
-    pub fn features<S: AsRef<str>>(mut self, features: &[S]) -> PtxBuilder {
-        self.features
-            .extend(features.iter().map(|f| f.as_ref().to_string()));
-        self
-    }
-
-    /// Flags for rustc in the device build, after the builder's own (`-Ctarget-cpu`, the PTX
-    /// ISA): `-Cllvm-args=…`, `--cfg …`, `-Ctarget-feature=+ptx80`. The outer build's
-    /// `RUSTFLAGS` do not reach the device build; these do.
-    pub fn rustflags<S: AsRef<str>>(mut self, flags: &[S]) -> PtxBuilder {
-        self.rustflags
-            .extend(flags.iter().map(|f| f.as_ref().to_string()));
-        self
-    }
-
-    /// Where the PTX files and the index go (default `OUT_DIR`).
-    pub fn out_dir(mut self, dir: impl AsRef<Path>) -> PtxBuilder {
-        self.out_dir = Some(dir.as_ref().to_path_buf());
-        self
-    }
-
-    /// The nested builds' target directory, one subdirectory per architecture (default
-    /// `<target>/ptx` of the outer build, so that the device builds, and their build of
-    /// `core`, stay cached across `cargo clean -p`, profiles and `OUT_DIR`s).
-    pub fn target_dir(mut self, dir: impl AsRef<Path>) -> PtxBuilder {
-        self.target_dir = Some(dir.as_ref().to_path_buf());
-        self
-    }
-
-    /// Builds every architecture, writes `<name>_<arch>.ptx` and the index `<name>_ptx.rs` to
-    /// the output directory, and prints `cargo::rerun-if-changed` for the device crate's
-    /// directory and every source file the device build read (path dependencies included).
-    ///
-    /// # Errors
-    /// A malformed architecture, one the compiler does not know, or an empty list; the device
-    /// crate missing; the nested build
-    /// failing (its compiler output, and what to install when the toolchain or `rust-src` is
-    /// missing); a file that cannot be written.
-    pub fn build(&self) -> Result<Vec<Ptx>> {
-        let manifest_dir = env_path("CARGO_MANIFEST_DIR");
-        let crate_dir = match &manifest_dir {
-            Some(root) => root.join(&self.crate_dir),
-            None => self.crate_dir.clone(),
-        };
-        let manifest = crate_dir.join("Cargo.toml");
-        if !manifest.is_file() {
-            return Err(Error(format!(
-                "no device crate at {}: {} does not exist",
-                crate_dir.display(),
-                manifest.display()
-            )));
-        }
-        if self.arches.is_empty() {
-            return Err(Error("no architecture to build: the list is empty".into()));
-        }
-        for arch in &self.arches {
-            arch::check(arch)?;
-            if let Some(known) = arch::known_to_rustc(arch) {
-                known?;
-            }
-        }
-        let name = self.name.clone().unwrap_or_else(|| {
-            let dir = crate_dir.file_name().unwrap_or_default();
-            dir.to_string_lossy().replace('-', "_")
-        });
-        let out_dir = self
-            .out_dir
-            .clone()
-            .or_else(|| env_path("OUT_DIR"))
-            .ok_or_else(|| {
-                Error("no output directory: set one, or run from a build script".into())
-            })?;
-        let target_dir = self
-            .target_dir
-            .clone()
-            .unwrap_or_else(|| default_target_dir(&out_dir));
-        println!("cargo::rerun-if-changed={}", crate_dir.display());
-
-        let mut built = Vec::new();
-        let mut sources = std::collections::BTreeSet::new();
-        let mut index = String::from("&[\n");
-        for arch in &self.arches {
-            let job = cargo::Job {
-                manifest: &manifest,
-                target_dir: &target_dir.join(arch),
-                name: &name,
-                arch,
-                release: self.release,
-                features: &self.features,
-                rustflags: &self.rustflags,
-            };
-            let (ptx, read) = job.run()?;
-            sources.extend(read);
-            let dest = out_dir.join(format!("{name}_{arch}.ptx"));
-            std::fs::copy(&ptx, &dest).map_err(|e| {
-                Error(format!(
-                    "copying {} to {}: {e}",
-                    ptx.display(),
-                    dest.display()
-                ))
-            })?;
-            let text = dest.to_str().ok_or_else(|| {
-                Error(format!(
-                    "{} is not UTF-8, which include_str! needs",
-                    dest.display()
-                ))
-            })?;
-            index.push_str(&format!("    ({arch:?}, include_str!({text:?})),\n"));
-            built.push(Ptx {
-                arch: arch.clone(),
-                path: dest,
-            });
-        }
-        for source in sources {
-            println!("cargo::rerun-if-changed={}", source.display());
-        }
-        index.push(']');
-        let index_path = out_dir.join(format!("{name}_ptx.rs"));
-        std::fs::write(&index_path, index)
-            .map_err(|e| Error(format!("writing {}: {e}", index_path.display())))?;
-        Ok(built)
-    }
-}
-
-fn env_path(name: &str) -> Option<PathBuf> {
-    std::env::var_os(name).map(PathBuf::from)
-}
-
-/// `<target>/ptx`, where `<target>` is the outer build's target directory: cargo's `OUT_DIR`
-/// is `<target>/[<triple>/]<profile>/build/<package>-<hash>/out`. For an output directory laid
-/// out otherwise, `<out_dir>/ptx-target`.
-fn default_target_dir(out_dir: &Path) -> PathBuf {
-    let build = out_dir.ancestors().nth(2);
-    match (build, out_dir.ancestors().nth(4)) {
-        (Some(build), Some(target)) if build.file_name() == Some("build".as_ref()) => {
-            target.join("ptx")
-        }
-        _ => out_dir.join("ptx-target"),
-    }
+    /// Its kernels (`.entry` points), in order: none for an architecture that gets none of the
+    /// device crate's kernels ([`EmptyArch`]).
+    pub kernels: Vec<String>,
 }

@@ -1,7 +1,11 @@
 //! The builder's checks that need no nested build: bad input is an error that says what is
-//! wrong, and the pieces around the build (architectures, target directory, dep-info).
+//! wrong, and the pieces around the build (architectures, target directory, dep-info). Those
+//! that build device crates are in [`empty`].
 
-use crate::{PtxBuilder, arch, cargo, default_target_dir};
+mod empty;
+
+use crate::builder::default_target_dir;
+use crate::{PtxBuilder, arch, cargo};
 use std::path::{Path, PathBuf};
 
 fn temp(name: &str) -> PathBuf {
@@ -125,20 +129,31 @@ fn rustflags_follow_the_architecture_and_its_isa() {
 
 #[test]
 fn two_device_crates_in_one_target_directory_emit_different_files() {
-    let job = |manifest| cargo::Job {
+    let features = ["extra".to_string()];
+    let job = |manifest, release, features| cargo::Job {
         manifest,
         target_dir: Path::new("t/sm_90"),
         name: "kernels",
         arch: "sm_90",
-        release: true,
-        features: &[],
+        release,
+        features,
         rustflags: &[],
     };
-    let a = job(Path::new("/one/kernels/Cargo.toml")).ptx_path();
-    let b = job(Path::new("/two/kernels/Cargo.toml")).ptx_path();
+    let one = Path::new("/one/kernels/Cargo.toml");
+    let a = job(one, true, &[]).ptx_path("staticlib");
+    let b = job(Path::new("/two/kernels/Cargo.toml"), true, &[]).ptx_path("staticlib");
     assert_ne!(a, b);
-    assert_eq!(a, job(Path::new("/one/kernels/Cargo.toml")).ptx_path());
+    assert_eq!(a, job(one, true, &[]).ptx_path("staticlib"));
     assert!(a.starts_with("t/sm_90") && a.extension() == Some("ptx".as_ref()));
+    // Nor does one crate built otherwise (a build cargo finds fresh writes no file: it must
+    // find its own).
+    for other in [
+        job(one, false, &[]).ptx_path("staticlib"),
+        job(one, true, &features).ptx_path("staticlib"),
+        job(one, true, &[]).ptx_path("rlib"),
+    ] {
+        assert_ne!(a, other);
+    }
 }
 
 #[test]
