@@ -14,11 +14,12 @@ run() {
     local name=$1
     shift
     {
-        printf '$ gridsync %s    # %s, %s\n' "$*" "$device" "$(date -u +%Y-%m-%d)"
+        printf '$ %s    # %s, %s\n' "gridsync${*:+ $*}" "$device" "$(date -u +%Y-%m-%d)"
         timeout 120 "$bin" "$@" 2>&1
     } > "$dir/$name.txt"
     echo "$name: rc=$?"
 }
+run tour
 run race race
 run atomics atomics
 run locks locks
