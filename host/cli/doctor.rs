@@ -47,8 +47,11 @@ struct GpuReport {
     /// Thread block clusters (sm_90 and newer): the most blocks in one, with the
     /// non-portable attribute.
     max_cluster_blocks: Option<u64>,
-    /// The PTX build gridsync loads on it, or why none loads.
-    gridsync_build: std::result::Result<String, String>,
+    /// The PTX build of gridsync's kernels that loads on it (`sm_90`, …).
+    ptx_build: Option<String>,
+    /// Why none loads, where none does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ptx_error: Option<String>,
 }
 
 /// Two GPUs: whether each can map the other's memory, and over what.
@@ -122,9 +125,12 @@ fn print(d: &Doctor) {
             let clusters = g.max_cluster_blocks.map_or("no clusters".to_string(), |n| {
                 format!("clusters of up to {n} blocks")
             });
-            let build = match &g.gridsync_build {
-                Ok(arch) => format!("gridsync's {arch} build loads"),
-                Err(why) => format!("gridsync's kernels do not load: {why}"),
+            let build = match (&g.ptx_build, &g.ptx_error) {
+                (Some(arch), _) => format!("gridsync's {arch} build loads"),
+                (None, why) => format!(
+                    "gridsync's kernels do not load: {}",
+                    why.as_deref().unwrap_or("?")
+                ),
             };
             println!(
                 "  GPU {}: {}, compute capability {}.{}, {} SMs, {:.1} GiB, {clusters}; {build}",
@@ -256,6 +262,9 @@ fn gpu_report(ordinal: u32) -> Option<GpuReport> {
         attr(DeviceAttribute::ComputeCapabilityMajor),
         attr(DeviceAttribute::ComputeCapabilityMinor),
     );
+    let loaded = Gpu::new(ordinal)
+        .map(|g| g.info().ptx_arch.to_string())
+        .map_err(|e| e.to_string());
     Some(GpuReport {
         ordinal,
         name: device.name().unwrap_or_else(|_| "?".into()),
@@ -263,9 +272,8 @@ fn gpu_report(ordinal: u32) -> Option<GpuReport> {
         sms: attr(DeviceAttribute::MultiprocessorCount),
         memory_bytes: device.total_memory().map_or(0, |b| b as u64),
         max_cluster_blocks: (cc.0 >= 9).then_some(gridsync::runtime::cluster::MAX_CLUSTER_BLOCKS),
-        gridsync_build: Gpu::new(ordinal)
-            .map(|g| g.info().ptx_arch.to_string())
-            .map_err(|e| e.to_string()),
+        ptx_build: loaded.as_ref().ok().cloned(),
+        ptx_error: loaded.err(),
     })
 }
 
@@ -491,7 +499,7 @@ fn nccl() -> Check {
         required: false,
         needed_for: "multi's combine over NCCL (else peer copies or the hosts)",
         detail: match (installed, version) {
-            (_, Some(v)) => format!("version {}.{}.{}", v / 10000, v % 10000 / 100, v % 100),
+            (_, Some(v)) => format!("version {}", gridsync::multi::combine::version_text(v)),
             (true, None) => "a libnccl.so was found, but it is not a usable NCCL".into(),
             (false, None) => "no libnccl.so on the library path".into(),
         },

@@ -136,6 +136,12 @@ fn nccl_unavailable(set: &DeviceSet) -> Option<String> {
     None
 }
 
+/// An NCCL version code (`major × 10000 + minor × 100 + patch`, NCCL 2.9 and later) as
+/// `major.minor.patch`.
+pub fn version_text(code: i32) -> String {
+    format!("{}.{}.{}", code / 10000, code % 10000 / 100, code % 100)
+}
+
 /// The NCCL library's version code (`major × 10000 + minor × 100 + patch`).
 ///
 /// # Errors
@@ -279,6 +285,11 @@ impl NcclComms {
     /// NCCL's version, as `major·10000 + minor·100 + patch`.
     pub fn version(&self) -> i32 {
         self.version
+    }
+
+    /// NCCL's version as people write it, e.g. `2.28.9`.
+    pub fn version_text(&self) -> String {
+        version_text(self.version)
     }
 
     /// How long a collective may take before the wait gives up, aborts the communicators and
@@ -506,9 +517,9 @@ impl Combiner {
         match self {
             Combiner::Nccl(c) => match c.rank {
                 Some((_, world)) => {
-                    format!("NCCL {} all-reduce over {world} ranks", c.version())
+                    format!("NCCL {} all-reduce over {world} ranks", c.version_text())
                 }
-                None => format!("NCCL {} all-reduce", c.version()),
+                None => format!("NCCL {} all-reduce", c.version_text()),
             },
             Combiner::PeerCopies { why } => format!("peer copies to device 0 ({why})"),
             Combiner::Ranks { links, why } => format!(
