@@ -1,8 +1,10 @@
 //! The simulator's weak memory: the behaviours the PTX memory model allows a GPU to show, made
 //! visible on a CPU, each run replayable from a seed.
 //!
-//! The simulator is otherwise sequentially consistent — a CPU's caches are coherent and its
-//! atomics strong — so there a missing fence can never fail a test. Here a load may return a
+//! The simulator otherwise runs on the host's memory, whose caches are coherent and whose
+//! atomics are strong: on x86-64 that is total store order, where the only reordering is a
+//! store passing a later load of another location (the SB test), so there a missing fence
+//! almost never fails a test. Here a load may return a
 //! value another thread has already replaced, two stores may reach another thread in the
 //! opposite order, and a thread's instructions may be issued out of order where nothing orders
 //! them; fences and release/acquire accesses restore exactly the order the model promises.
