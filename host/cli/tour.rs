@@ -235,8 +235,9 @@ fn print_summary(target: &Target, stops: &[Stop]) {
         );
     }
     println!(
-        "\n  Every subcommand takes --json, --device N and --simulate; `gridsync bench …` measures \
-         against the copy roofline; the README gives the reading order."
+        "\n  Every topic takes --json, --device N and --simulate; `gridsync bench …` measures \
+         against the copy roofline; `gridsync doctor` checks this machine; the README gives the \
+         reading order."
     );
 }
 
