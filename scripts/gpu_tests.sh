@@ -17,7 +17,7 @@ names=("$@")
 if [ ${#names[@]} -eq 0 ]; then
     names=(lib runtime primitives atomics_gpu atomics_f64 atomics_bench locks count_above dot
         reduce histogram histogram_wide normalize barrier graph_launch module neighbor multi ranks stress
-        own_kernel hopper mbarrier pipeline litmus cli)
+        own_kernel hopper mbarrier pipeline litmus)
 fi
 export GRIDSYNC_BIN="$dir/gridsync" OWN_KERNEL_BIN="$dir/own-kernel"
 : > "$log"

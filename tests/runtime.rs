@@ -1,5 +1,7 @@
 //! The host runtime and the race demo: simulator, no-GPU behavior, CLI, and the GPU.
 
+#[path = "runtime/cli.rs"]
+mod cli;
 mod common;
 
 use gridsync::{Error, Gpu, LaunchConfig, Target, Timer, bench, race};

@@ -1,9 +1,8 @@
 //! The command line's vocabulary: `gridsync doctor`, the global options refused where they mean
-//! nothing, one word per idea (the old names as aliases), fixed seeds, the exit statuses.
+//! nothing, one word per idea (the old names as aliases), fixed seeds, the exit statuses. (A
+//! module of the `runtime` test binary: one binary less to link.)
 
-mod common;
-
-use common::cli;
+use super::common::cli;
 use serde_json::Value;
 
 fn stderr(out: &std::process::Output) -> String {
@@ -16,18 +15,9 @@ fn json(args: &[&str]) -> Value {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{args:?}: {e}"))
 }
 
-/// Whether the machine running the tests has a driver (the test binary may have been built on
-/// another).
-fn driver_at_run_time() -> bool {
-    !matches!(
-        gridsync::runtime::device::init_driver(),
-        Err(gridsync::Error::NoGpu(_))
-    )
-}
-
 #[test]
 fn doctor_without_a_driver_says_so_what_to_do_and_fails() {
-    if driver_at_run_time() {
+    if super::driver_at_run_time() {
         eprintln!("a driver is here: doctor_on_a_gpu_lists_every_gpu covers it");
         return;
     }
@@ -48,7 +38,7 @@ fn doctor_without_a_driver_says_so_what_to_do_and_fails() {
     assert!(driver["fix"].as_str().unwrap().contains("driver"), "{v}");
     assert_eq!(v["gpus"].as_array().unwrap().len(), 0);
     // The toolchain is looked at whatever the driver: the pinned channel is named.
-    let channel = include_str!("../rust-toolchain.toml");
+    let channel = include_str!("../../rust-toolchain.toml");
     let names: Vec<&str> = v["checks"]
         .as_array()
         .unwrap()
