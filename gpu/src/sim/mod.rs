@@ -21,6 +21,7 @@
 //! [`MAX_THREADS`] threads: enough for every test shape, and every source's demo shape.
 
 mod barrier;
+pub mod check;
 mod cluster;
 mod context;
 pub(crate) mod mbarrier;

@@ -1,0 +1,287 @@
+//! What an access is — where, how wide, how made — and when two conflicting accesses that no
+//! synchronization orders are a race.
+//!
+//! PTX (Memory Consistency Model, "Morally strong operations", "Data races"): two operations
+//! are *morally strong* relative to each other if they are in program order (one thread), or
+//! both are strong — relaxed, acquire, release, acq_rel, or volatile, which PTX treats as relaxed
+//! at system scope — each specifies a scope that includes the other's thread, and, both being
+//! memory accesses, they overlap completely (same address, same size). Two conflicting accesses
+//! (overlapping, at least one a write) that are not morally strong and not ordered by causality
+//! race.
+
+use super::shape::{Shape, ThreadId, ThreadScope};
+use crate::atomic::{LoadOrder, Order, StoreOrder};
+use core::panic::Location;
+
+/// The state space an address lies in: only to say where a race is, never to decide one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Space {
+    /// Device memory (`.global`).
+    Global,
+    /// A block's shared memory (`.shared::cta`), or a cluster sibling's (`.shared::cluster`):
+    /// a race here is racecheck's "shared-memory hazard".
+    Shared,
+    /// Host memory mapped into the device's address space (pinned, or a peer's).
+    Host,
+}
+
+impl Space {
+    /// `global`, `shared` or `host`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Space::Global => "global",
+            Space::Shared => "shared",
+            Space::Host => "host",
+        }
+    }
+}
+
+/// The bytes an access touches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Bytes {
+    /// The first byte's address.
+    pub addr: usize,
+    /// How many bytes (any width: 1 to 16 for one instruction, more for a bulk copy).
+    pub width: u32,
+    /// Where they are.
+    pub space: Space,
+}
+
+impl Bytes {
+    /// `width` bytes of global memory at `addr`.
+    pub const fn global(addr: usize, width: u32) -> Bytes {
+        Bytes {
+            addr,
+            width,
+            space: Space::Global,
+        }
+    }
+
+    /// `width` bytes of shared memory at `addr`.
+    pub const fn shared(addr: usize, width: u32) -> Bytes {
+        Bytes {
+            addr,
+            width,
+            space: Space::Shared,
+        }
+    }
+
+    /// The bytes of the `T` that `p` points to, in `space`.
+    pub fn of<T>(p: *const T, space: Space) -> Bytes {
+        Bytes {
+            addr: p as usize,
+            width: size_of::<T>() as u32,
+            space,
+        }
+    }
+}
+
+/// Whether an access reads, writes, or both in one indivisible step.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AccessKind {
+    /// A load.
+    Load,
+    /// A store.
+    Store,
+    /// A read-modify-write (`atom`, `red`): one access that reads and writes.
+    Rmw,
+}
+
+impl AccessKind {
+    /// Whether it writes (a store or a read-modify-write): what makes two accesses conflict.
+    pub const fn writes(self) -> bool {
+        !matches!(self, AccessKind::Load)
+    }
+
+    /// `load`, `store` or `read-modify-write`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            AccessKind::Load => "load",
+            AccessKind::Store => "store",
+            AccessKind::Rmw => "read-modify-write",
+        }
+    }
+}
+
+/// How an access is made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// An ordinary access (`ld`, `st`): weak, no scope, orders nothing.
+    Plain,
+    /// `ld.volatile` / `st.volatile`: PTX treats it as relaxed at system scope (see
+    /// [`VolatileAs`] for how the checker counts it).
+    Volatile,
+    /// An atomic access (`ld.<order>.<scope>`, `st.<order>.<scope>`, `atom`, `red`).
+    Atomic {
+        /// Its ordering. A load's release half and a store's acquire half mean nothing (PTX has
+        /// neither) and are ignored.
+        order: Order,
+        /// Its scope.
+        scope: ThreadScope,
+    },
+    /// A write of an asynchronous bulk copy (`cp.async.bulk`), made by the copy on behalf of
+    /// the thread that issued it: weak, like a plain store.
+    BulkCopy,
+}
+
+impl Mode {
+    /// An atomic load's mode.
+    pub fn load(order: LoadOrder, scope: impl Into<ThreadScope>) -> Mode {
+        let order = match order {
+            LoadOrder::Relaxed => Order::Relaxed,
+            LoadOrder::Acquire => Order::Acquire,
+        };
+        Mode::Atomic {
+            order,
+            scope: scope.into(),
+        }
+    }
+
+    /// An atomic store's mode.
+    pub fn store(order: StoreOrder, scope: impl Into<ThreadScope>) -> Mode {
+        let order = match order {
+            StoreOrder::Relaxed => Order::Relaxed,
+            StoreOrder::Release => Order::Release,
+        };
+        Mode::Atomic {
+            order,
+            scope: scope.into(),
+        }
+    }
+
+    /// A read-modify-write's mode.
+    pub fn rmw(order: Order, scope: impl Into<ThreadScope>) -> Mode {
+        Mode::Atomic {
+            order,
+            scope: scope.into(),
+        }
+    }
+
+    /// The scope it is strong at, if it is strong.
+    fn strong_at(self, volatile: VolatileAs) -> Option<ThreadScope> {
+        match (self, volatile) {
+            (Mode::Atomic { scope, .. }, _) => Some(scope),
+            (Mode::Volatile, VolatileAs::RelaxedSystem) => Some(ThreadScope::System),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Mode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Mode::Plain => write!(f, "plain"),
+            Mode::Volatile => write!(f, "volatile"),
+            Mode::Atomic { order, scope } => write!(f, "{}.{}", order.ptx(), scope.ptx()),
+            Mode::BulkCopy => write!(f, "bulk copy"),
+        }
+    }
+}
+
+/// How the checker counts a volatile access.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum VolatileAs {
+    /// As PTX does: relaxed at system scope, so two volatile accesses, or a volatile access and
+    /// an atomic whose scope includes its thread, do not race (the sources' `volatile` spin on a
+    /// counter other threads add to atomically).
+    RelaxedSystem,
+    /// As a plain access: any unordered conflict with it is a data race (stricter than PTX).
+    Plain,
+}
+
+/// One access, as a finding shows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Access {
+    /// The thread that made it.
+    pub thread: ThreadId,
+    /// Where in the source.
+    pub site: &'static Location<'static>,
+    /// Load, store or read-modify-write.
+    pub kind: AccessKind,
+    /// Its bytes.
+    pub bytes: Bytes,
+    /// How it was made.
+    pub mode: Mode,
+}
+
+impl std::fmt::Display for Access {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} {} of {} bytes at {} {:#x} by {} at {}",
+            self.mode,
+            self.kind.name(),
+            self.bytes.width,
+            self.bytes.space.name(),
+            self.bytes.addr,
+            self.thread,
+            self.site
+        )
+    }
+}
+
+/// What two conflicting accesses not ordered by happens-before are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FindingKind {
+    /// At least one is weak (plain, a bulk copy's write, or volatile under
+    /// [`VolatileAs::Plain`]), or both are strong but overlap only in part: PTX's data race.
+    DataRace,
+    /// Both are strong and cover the same bytes, but the scope of one does not include the
+    /// other's thread: a `.cta` atomic on a counter that threads of another block update too
+    /// (iGUARD's scoped race).
+    ScopeRace,
+}
+
+impl FindingKind {
+    /// `data race` or `scope race`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            FindingKind::DataRace => "data race",
+            FindingKind::ScopeRace => "scope race",
+        }
+    }
+}
+
+/// What two conflicting accesses of different threads, not ordered by happens-before, are:
+/// `None` when they are morally strong (two atomics in each other's scope, covering the same
+/// bytes), which PTX allows.
+pub(super) fn classify(
+    shape: &Shape,
+    volatile: VolatileAs,
+    a: (ThreadId, Mode, Bytes),
+    b: (ThreadId, Mode, Bytes),
+) -> Option<FindingKind> {
+    let (Some(sa), Some(sb)) = (a.1.strong_at(volatile), b.1.strong_at(volatile)) else {
+        return Some(FindingKind::DataRace);
+    };
+    if (a.2.addr, a.2.width) != (b.2.addr, b.2.width) {
+        return Some(FindingKind::DataRace);
+    }
+    if shape.includes(sa, a.0, b.0) && shape.includes(sb, b.0, a.0) {
+        None
+    } else {
+        Some(FindingKind::ScopeRace)
+    }
+}
+
+/// Whether a later access of mode `later` (with bytes `lb`), made after an earlier one
+/// (`earlier`, `eb`) of the same or an ordered-before thread, races with every later access that
+/// the earlier one would race with — so that the earlier one may be forgotten on the bytes they
+/// share. A weak access covers anything; a strong one only a strong one of its own thread with
+/// the same bytes and a scope no wider than the earlier one's (every thread the earlier one's
+/// scope leaves out, the later one's leaves out too).
+pub(super) fn covers(
+    volatile: VolatileAs,
+    later: (u32, Mode, Bytes),
+    earlier: (u32, Mode, Bytes),
+) -> bool {
+    match (later.1.strong_at(volatile), earlier.1.strong_at(volatile)) {
+        (None, _) => true,
+        (Some(_), None) => false,
+        (Some(sl), Some(se)) => {
+            later.0 == earlier.0
+                && sl <= se
+                && (later.2.addr, later.2.width) == (earlier.2.addr, earlier.2.width)
+        }
+    }
+}

@@ -1,0 +1,330 @@
+//! One simulated thread's side of the checker: its clock, and every event it reports.
+//!
+//! The clock and what the thread's fences and relaxed reads have left pending are the thread's
+//! own (`&mut self`): no other thread reads them, so no lock guards them. What threads share —
+//! the shadow memory, the releases kept at locations and barrier phases, the order of
+//! `fence.sc`s — is reached under the lock of its shard, one lock at a time.
+
+use super::LaunchState;
+use super::access::{Access, AccessKind, Bytes, FindingKind, Mode};
+use super::clock::{Meter, StopReason, SyncClock, VectorClock};
+use super::shadow::{Cell, Record, Rules, granules};
+use super::shape::{ThreadId, ThreadScope};
+use super::sync::{Pending, SyncId};
+use crate::atomic::Order;
+use crate::sim::weak::FenceKind;
+use core::panic::Location;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, PoisonError};
+
+/// The checker's view of one thread of a launch: made by
+/// [`LaunchCheck::thread`](super::LaunchCheck::thread), used by that thread alone.
+///
+/// Each method reports one event; a thread's events must be reported in its program order, and
+/// an event that synchronizes must be reported on the right side of what it synchronizes with:
+/// an atomic through [`ThreadCheck::atomic`], which performs it; an arrival before the thread
+/// arrives at the real barrier, a wait after its real wait returns.
+pub struct ThreadCheck {
+    launch: Arc<LaunchState>,
+    me: Me,
+}
+
+/// What is the thread's own.
+struct Me {
+    id: ThreadId,
+    slot: u32,
+    clock: VectorClock,
+    /// For each scope (by its number), the clock at the thread's last release fence of that
+    /// scope or a wider one: what a later relaxed store releases at that scope.
+    fenced: [Option<Arc<SyncClock>>; 4],
+    /// What relaxed reads met, for the next acquire fence.
+    pending: Pending,
+    events: u64,
+    forgotten: u64,
+    unchecked: u64,
+}
+
+impl Me {
+    /// Counts an event; whether to check it (not once checking has stopped).
+    fn begin(&mut self, meter: &Meter) -> bool {
+        self.events += 1;
+        if meter.stopped() {
+            self.unchecked += 1;
+            return false;
+        }
+        true
+    }
+
+    /// Advances the thread's own epoch after a release.
+    fn tick(&mut self, meter: &Meter) {
+        if self.clock.tick(self.slot).is_none() {
+            meter.stop(StopReason::ClockOverflow);
+        }
+    }
+
+    /// The record of an access of this thread, for the granule bytes `check` will give it.
+    fn record(
+        &self,
+        kind: AccessKind,
+        bytes: Bytes,
+        mode: Mode,
+        site: &'static Location<'static>,
+    ) -> Record {
+        Record {
+            slot: self.slot,
+            clock: self.clock.get(self.slot),
+            mask: 0,
+            kind,
+            mode,
+            bytes,
+            site,
+        }
+    }
+}
+
+/// Checks and records `access` of `me` on granule `g` (its bytes `mask` there), then runs
+/// `then` under the same lock.
+fn check<R>(
+    launch: &LaunchState,
+    me: &mut Me,
+    (g, mask): (usize, u8),
+    access: &Record,
+    then: impl FnOnce(&mut Me, &mut Cell) -> R,
+) -> R {
+    let new = Record { mask, ..*access };
+    let rules = Rules {
+        shape: &launch.shape,
+        volatile: launch.options.volatile,
+        cap: launch.options.records_per_granule.max(1),
+    };
+    let shown = |r: &Record| Access {
+        thread: launch.shape.thread_of(r.slot),
+        site: r.site,
+        kind: r.kind,
+        bytes: r.bytes,
+        mode: r.mode,
+    };
+    let second = shown(&new);
+    let mut race = |r: &Record, k: FindingKind| launch.findings.race(k, shown(r), second);
+    launch.shadow.with_cell(g, &launch.meter, |cell| {
+        let (forgotten, grown) = cell.access(&new, &me.clock, &rules, &mut race);
+        me.forgotten += forgotten;
+        launch.meter.shadow(grown);
+        then(me, cell)
+    })
+}
+
+impl ThreadCheck {
+    pub(super) fn new(launch: Arc<LaunchState>, id: ThreadId, slot: u32) -> ThreadCheck {
+        ThreadCheck {
+            launch,
+            me: Me {
+                id,
+                slot,
+                clock: VectorClock::start(slot),
+                fenced: Default::default(),
+                pending: Pending::default(),
+                events: 0,
+                forgotten: 0,
+                unchecked: 0,
+            },
+        }
+    }
+
+    /// The thread.
+    pub fn id(&self) -> ThreadId {
+        self.me.id
+    }
+
+    /// A load, store or read-modify-write of `at` made with `mode`, at `site`.
+    ///
+    /// An atomic reported here synchronizes as [`ThreadCheck::atomic`] does, but the memory
+    /// operation itself is not made under the checker's lock; report real atomics through
+    /// [`ThreadCheck::atomic`].
+    pub fn access(
+        &mut self,
+        kind: AccessKind,
+        at: Bytes,
+        mode: Mode,
+        site: &'static Location<'static>,
+    ) {
+        if let Mode::Atomic { order, scope } = mode {
+            return self.atomic(kind, at, order, scope, site, || ());
+        }
+        let (launch, me) = (&*self.launch, &mut self.me);
+        if me.begin(&launch.meter) && at.width > 0 {
+            let access = me.record(kind, at, mode, site);
+            for g in granules(at) {
+                check(launch, me, g, &access, |_, _| {});
+            }
+        }
+    }
+
+    /// An atomic load, store or read-modify-write of `at`, with `order` at `scope`, at `site`:
+    /// checks it, runs `op` (the memory operation itself) under the lock of `at`'s shadow, and
+    /// synchronizes — acquires from the releases kept at `at` before `op`, releases into them
+    /// after — so that what the checker sees of the location is in the order its memory went
+    /// through. `op` must not block.
+    pub fn atomic<R>(
+        &mut self,
+        kind: AccessKind,
+        at: Bytes,
+        order: Order,
+        scope: ThreadScope,
+        site: &'static Location<'static>,
+        op: impl FnOnce() -> R,
+    ) -> R {
+        let (launch, me) = (&*self.launch, &mut self.me);
+        if !me.begin(&launch.meter) || at.width == 0 {
+            return op();
+        }
+        let access = me.record(kind, at, Mode::Atomic { order, scope }, site);
+        let mut rest = granules(at);
+        let first = rest.next().expect("a non-empty access has a granule");
+        // A misaligned atomic (undefined on the GPU) crossing granules: the others are only
+        // checked.
+        for g in rest {
+            check(launch, me, g, &access, |_, _| {});
+        }
+        let acquires = kind != AccessKind::Store && matches!(order, Order::Acquire | Order::AcqRel);
+        let releases = kind != AccessKind::Load && matches!(order, Order::Release | Order::AcqRel);
+        let shape = &launch.shape;
+        let result = check(launch, me, first, &access, |me, cell| {
+            let (kept, grown) = cell.location(at);
+            launch.meter.shadow(grown);
+            if kind != AccessKind::Store {
+                if acquires {
+                    kept.acquire(shape, me.id, scope, &mut me.clock);
+                } else {
+                    for r in kept.reaching(shape, me.id) {
+                        me.pending.add(scope, r);
+                    }
+                }
+            }
+            let result = op();
+            if kind == AccessKind::Store {
+                kept.clear();
+            }
+            if kind != AccessKind::Load {
+                let from = shape.block_instance(me.id);
+                if releases {
+                    kept.add_clock(shape.instance(me.id, scope), from, &me.clock, &launch.meter);
+                } else {
+                    for (level, fence) in me.fenced.iter().enumerate() {
+                        if let Some(c) = fence {
+                            let wide = scope.min(ThreadScope::ALL[level]);
+                            kept.add(shape.instance(me.id, wide), from, c);
+                        }
+                    }
+                }
+            }
+            result
+        });
+        if releases {
+            me.tick(&launch.meter);
+        }
+        result
+    }
+
+    /// A fence of `kind` at `scope` (`fence.acq_rel`, `fence.sc`, `membar`; the acquire and
+    /// release halves apart where a model needs them).
+    ///
+    /// The release half makes this thread's later relaxed stores and read-modify-writes release
+    /// what preceded the fence, to threads in both the fence's and the store's scope; the
+    /// acquire half makes the thread acquire what its earlier relaxed reads met, from threads in
+    /// both the read's and the fence's scope. A `fence.sc` also synchronizes with every earlier
+    /// `fence.sc` whose scope and its own include each other's thread (PTX's Fence-SC order).
+    pub fn fence(&mut self, kind: FenceKind, scope: ThreadScope) {
+        let (launch, me) = (&*self.launch, &mut self.me);
+        if !me.begin(&launch.meter) {
+            return;
+        }
+        let shape = &launch.shape;
+        if kind != FenceKind::Release {
+            me.pending.fence(shape, me.id, scope, &mut me.clock);
+        }
+        if kind == FenceKind::Sc {
+            let mut sc = launch.sc.lock().unwrap_or_else(PoisonError::into_inner);
+            sc.acquire(shape, me.id, scope, &mut me.clock);
+            let from = shape.block_instance(me.id);
+            sc.add_clock(shape.instance(me.id, scope), from, &me.clock, &launch.meter);
+        }
+        if kind != FenceKind::Acquire {
+            let snapshot = SyncClock::new(me.clock.clone(), &launch.meter);
+            for fenced in &mut me.fenced[..=scope as usize] {
+                *fenced = Some(Arc::clone(&snapshot));
+            }
+            me.tick(&launch.meter);
+        }
+    }
+
+    /// Arrives at phase `phase` of `sync`, releasing to the threads of `scope` that wait on
+    /// the phase: a block barrier's arrival (`scope` block), a warp's, a cluster barrier's
+    /// `barrier.cluster.arrive.release` (cluster), an `mbarrier.arrive` (its scope). A relaxed
+    /// arrival releases nothing and is not reported.
+    pub fn arrive(&mut self, sync: SyncId, phase: u64, scope: ThreadScope) {
+        let (launch, me) = (&*self.launch, &mut self.me);
+        if !me.begin(&launch.meter) {
+            return;
+        }
+        let shape = &launch.shape;
+        launch.syncs.arrive(sync, phase, |kept| {
+            let from = shape.block_instance(me.id);
+            kept.add_clock(shape.instance(me.id, scope), from, &me.clock, &launch.meter);
+        });
+        me.tick(&launch.meter);
+    }
+
+    /// Waits for phase `phase` of `sync` to complete, acquiring at `scope` what every arrival
+    /// at it released: a block barrier's or warp's threads leaving it, a cluster barrier's
+    /// `wait.acquire`, an `mbarrier` wait that saw the phase complete.
+    pub fn wait(&mut self, sync: SyncId, phase: u64, scope: ThreadScope) {
+        let (launch, me) = (&*self.launch, &mut self.me);
+        if !me.begin(&launch.meter) {
+            return;
+        }
+        let shape = &launch.shape;
+        launch.syncs.wait(sync, phase, |kept| {
+            kept.acquire(shape, me.id, scope, &mut me.clock)
+        });
+    }
+
+    /// A write of `at` by a bulk copy this thread issued (at `site`), which completes its bytes
+    /// on phase `phase` of the `mbarrier` `completes`: a thread that waits on that phase sees the
+    /// copy's writes. The transaction bytes release nothing else of this thread's — only the
+    /// copy's writes, and what this thread did before issuing the copy.
+    pub fn bulk_write(
+        &mut self,
+        at: Bytes,
+        site: &'static Location<'static>,
+        completes: SyncId,
+        phase: u64,
+        scope: ThreadScope,
+    ) {
+        let (launch, me) = (&*self.launch, &mut self.me);
+        if !me.begin(&launch.meter) || at.width == 0 {
+            return;
+        }
+        let access = me.record(AccessKind::Store, at, Mode::BulkCopy, site);
+        for g in granules(at) {
+            check(launch, me, g, &access, |_, _| {});
+        }
+        let shape = &launch.shape;
+        let mut copy = VectorClock::default();
+        copy.join_entry(me.slot, me.clock.get(me.slot));
+        launch.syncs.arrive(completes, phase, |kept| {
+            let from = shape.block_instance(me.id);
+            kept.add_clock(shape.instance(me.id, scope), from, &copy, &launch.meter);
+        });
+        me.tick(&launch.meter);
+    }
+}
+
+impl Drop for ThreadCheck {
+    fn drop(&mut self) {
+        let (l, me) = (&self.launch, &self.me);
+        l.events.fetch_add(me.events, Ordering::Relaxed);
+        l.forgotten.fetch_add(me.forgotten, Ordering::Relaxed);
+        l.unchecked.fetch_add(me.unchecked, Ordering::Relaxed);
+    }
+}
