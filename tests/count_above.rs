@@ -260,7 +260,11 @@ fn cli_rejects_bad_input_files_without_panicking() {
         );
     }
     let out = cli(&["bench", "count-above", "--simulate"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "benchmarks need a GPU: a usage error"
+    );
 }
 
 #[test]

@@ -181,7 +181,7 @@ fn cli_dot_on_the_simulator() {
     let out = cli(&["dot", "--simulate", "--random", "--len", "100"]);
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("dot_mutex"));
-    assert_eq!(cli(&["bench", "dot", "--simulate"]).status.code(), Some(1));
+    assert_eq!(cli(&["bench", "dot", "--simulate"]).status.code(), Some(2));
 }
 
 #[test]

@@ -717,7 +717,6 @@ fn cli_rejects_bad_input_without_panicking() {
             "--plot",
             "/tmp/letters.png",
         ],
-        &["bench", "histogram", "--simulate"],
     ] {
         let out = common::cli(args);
         assert_eq!(out.status.code(), Some(1), "{args:?}");

@@ -208,7 +208,11 @@ fn cli_mutex_runs_on_the_simulator() {
     let bad = common::cli(&["--simulate", "mutex", "--shape", "2by3"]);
     assert_eq!(bad.status.code(), Some(2), "clap rejects a malformed shape");
     let bench = common::cli(&["--simulate", "bench", "mutex"]);
-    assert_eq!(bench.status.code(), Some(1));
+    assert_eq!(
+        bench.status.code(),
+        Some(2),
+        "benchmarks need a GPU: a usage error"
+    );
 }
 
 #[test]

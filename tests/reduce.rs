@@ -450,7 +450,11 @@ fn unreadable_files_are_errors() {
     let out = common::cli(&["reduce", "--simulate", "--accumulate", "f16"]);
     assert_eq!(out.status.code(), Some(2), "clap rejects the value");
     let out = common::cli(&["bench", "reduce", "--simulate"]);
-    assert_eq!(out.status.code(), Some(1), "benchmarks need a GPU");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "benchmarks need a GPU: a usage error"
+    );
 }
 
 #[test]
