@@ -72,6 +72,7 @@ pub const MAX_LOCAL_RANKS: u32 = 1024;
 /// The environment variable that holds the job's secret (`GRIDSYNC_TOKEN`), which every rank
 /// proves at the rendezvous; defined beside the rendezvous that reads it.
 pub use crate::multi::ranks::TOKEN_VAR;
+use crate::multi::ranks::torchrun;
 /// How long stopped ranks get between `SIGTERM` and `SIGKILL` by default (`--grace`): time for
 /// a rank to flush its output and leave a communicator, short enough for Ctrl-C.
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(5);
@@ -220,12 +221,12 @@ pub fn launch(
         let mut spawned = Command::new(&exe);
         spawned
             .args(args)
-            .env("RANK", rank.to_string())
-            .env("WORLD_SIZE", opts.ranks.to_string())
-            .env("LOCAL_RANK", rank.to_string())
-            .env("LOCAL_WORLD_SIZE", opts.ranks.to_string())
-            .env("MASTER_ADDR", "127.0.0.1")
-            .env("MASTER_PORT", port.to_string())
+            .env(torchrun::RANK, rank.to_string())
+            .env(torchrun::WORLD_SIZE, opts.ranks.to_string())
+            .env(torchrun::LOCAL_RANK, rank.to_string())
+            .env(torchrun::LOCAL_WORLD_SIZE, opts.ranks.to_string())
+            .env(torchrun::MASTER_ADDR, "127.0.0.1")
+            .env(torchrun::MASTER_PORT, port.to_string())
             .env(crate::multi::ranks::JOB_VAR, &job)
             .env(TOKEN_VAR, token.expose())
             .stdin(Stdio::null())

@@ -5,6 +5,23 @@ use super::MAX_WORLD;
 use super::secret::{TOKEN_VAR, Token};
 use crate::runtime::error::{Error, Result};
 
+/// The variables torchrun gives each rank, read here and set by `gridsync launch` (written
+/// once, for both).
+pub mod torchrun {
+    /// The rank in the job.
+    pub const RANK: &str = "RANK";
+    /// Ranks in the job.
+    pub const WORLD_SIZE: &str = "WORLD_SIZE";
+    /// The rank's place among its node's ranks.
+    pub const LOCAL_RANK: &str = "LOCAL_RANK";
+    /// Ranks on this node.
+    pub const LOCAL_WORLD_SIZE: &str = "LOCAL_WORLD_SIZE";
+    /// Rank 0's host.
+    pub const MASTER_ADDR: &str = "MASTER_ADDR";
+    /// Rank 0's port.
+    pub const MASTER_PORT: &str = "MASTER_PORT";
+}
+
 /// The variable naming where rank 0 listens (`HOST:PORT`), before `MASTER_ADDR`/`MASTER_PORT`.
 pub const RENDEZVOUS_VAR: &str = "GRIDSYNC_RENDEZVOUS";
 /// The variable naming the address rank 0 binds (`0.0.0.0` for every interface), where it is not
@@ -71,7 +88,12 @@ pub fn discover_from(opts: &RankOptions, env: impl Fn(&str) -> Option<String>) -
     };
     // (source, rank variable, world variable, local-rank variable)
     let conventions: [(&'static str, &str, &str, &str); 3] = [
-        ("torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK"),
+        (
+            "torchrun",
+            torchrun::RANK,
+            torchrun::WORLD_SIZE,
+            torchrun::LOCAL_RANK,
+        ),
         ("slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"),
         (
             "openmpi",
@@ -136,7 +158,7 @@ pub fn discover_from(opts: &RankOptions, env: impl Fn(&str) -> Option<String>) -
         .unwrap_or(if world == 1 { 0 } else { rank });
     let address = match opts.address.clone().or_else(|| env(RENDEZVOUS_VAR)) {
         Some(a) => a,
-        None => match (env("MASTER_ADDR"), env("MASTER_PORT")) {
+        None => match (env(torchrun::MASTER_ADDR), env(torchrun::MASTER_PORT)) {
             // torchrun's agent serves its own store at MASTER_PORT (and says so): the next port.
             (Some(host), Some(port))
                 if env("TORCHELASTIC_USE_AGENT_STORE").as_deref() == Some("True") =>

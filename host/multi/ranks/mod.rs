@@ -37,7 +37,7 @@ pub mod wire;
 
 pub use census::Census;
 pub use discovery::{
-    BIND_VAR, JOB_VAR, RENDEZVOUS_VAR, Rank, RankOptions, discover, discover_from,
+    BIND_VAR, JOB_VAR, RENDEZVOUS_VAR, Rank, RankOptions, discover, discover_from, torchrun,
 };
 pub use links::Links;
 pub use rendezvous::{HELLO_TIMEOUT, MAX_PENDING, Refusals, rendezvous};
