@@ -161,7 +161,8 @@ pub fn run(opts: &MultiBenchOptions, mut progress: impl FnMut(u32, u32)) -> Resu
     // The device's f64 accumulation over a tree of depth < 64, then N partials: far inside
     // 64·2⁻⁵³·Σ|x| (CPU: compensated, exact to the last bits).
     let sum_bound = 64.0 * f64::EPSILON * crate::reduce::sum_abs_cpu(floats);
-    let want_count = floats.iter().filter(|&&v| v > 0.5).count() as u64;
+    let threshold = crate::count_above::DEFAULT_THRESHOLD;
+    let want_count = crate::count_above::count_above_cpu(floats, threshold);
     for (set, combiner) in sets.iter().zip(&combiners) {
         let x = Scattered::<f32>::zeros(set, floats.len())?;
         x.copy_from(set, floats)?;
@@ -185,7 +186,7 @@ pub fn run(opts: &MultiBenchOptions, mut progress: impl FnMut(u32, u32)) -> Resu
         )?);
         done += 1;
         progress(done, cells);
-        let plan = CountPlan::new(set, &x, 0.5)?;
+        let plan = CountPlan::new(set, &x, threshold)?;
         let check = |c: u64| {
             if c != want_count {
                 return Err(Error::Mismatch(format!("count {c}, CPU {want_count}")));

@@ -257,7 +257,8 @@ fn rank_command(device: Option<u32>, simulate: bool, args: &MultiArgs, json: boo
             refused.reasons.join("; ")
         );
     }
-    let r = world::run(&world, op, &input, args.bins, 0.5, args.repeats)?;
+    let threshold = gridsync::count_above::DEFAULT_THRESHOLD;
+    let r = world::run(&world, op, &input, args.bins, threshold, args.repeats)?;
     // Every rank checked its result; rank 0 speaks for the job.
     if world.rank().rank == 0 {
         if let (Some(path), Some(bins)) = (&args.output, &r.bins) {

@@ -26,6 +26,9 @@ pub enum MultiOp {
     CountAbove,
 }
 
+/// The threshold of the count: the count-above topic's.
+const THRESHOLD: f32 = crate::count_above::DEFAULT_THRESHOLD;
+
 /// The seed of the generated inputs.
 pub const SEED: u64 = 0x6d75_6c74_6967_7075;
 
@@ -212,7 +215,7 @@ pub fn run(set: &DeviceSet, op: MultiOp, len: usize, repeats: u32) -> Result<Mul
         }
         MultiOp::CountAbove => {
             let x = uniform_f32(len, SEED, 0.0, 1.0);
-            let cpu = crate::count_above::count_above_cpu(&x, 0.5);
+            let cpu = crate::count_above::count_above_cpu(&x, THRESHOLD);
             let check = |c: &u64| {
                 if *c != cpu {
                     return Err(Error::Mismatch(format!(
@@ -224,20 +227,20 @@ pub fn run(set: &DeviceSet, op: MultiOp, len: usize, repeats: u32) -> Result<Mul
             let go = |s: &DeviceSet| {
                 let (upload_ms, on) = time(repeats, || scatter(s, &x))?;
                 let c = Combiner::open(s)?;
-                let plan = CountPlan::new(s, &on, 0.5)?;
+                let plan = CountPlan::new(s, &on, THRESHOLD)?;
                 timed(
                     repeats,
                     upload_ms,
                     &c,
                     || plan.run(&c),
-                    || super::count_above(s, &x, 0.5),
+                    || super::count_above(s, &x, THRESHOLD),
                     check,
                 )
             };
             let (one, all) = (go(&first)?, go(set)?);
             let c = all.result;
             (
-                format!("{c} above 0.5"),
+                format!("{c} above {THRESHOLD}"),
                 format!("{cpu}"),
                 one.without_result(),
                 all.without_result(),
