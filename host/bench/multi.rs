@@ -158,9 +158,7 @@ pub fn run(opts: &MultiBenchOptions, mut progress: impl FnMut(u32, u32)) -> Resu
     let floats = as_floats(&mut pinned, opts.floats)?;
     fill_floats(floats);
     let want_sum = crate::reduce::sum_cpu(floats);
-    // The device's f64 accumulation over a tree of depth < 64, then N partials: far inside
-    // 64·2⁻⁵³·Σ|x| (CPU: compensated, exact to the last bits).
-    let sum_bound = 64.0 * f64::EPSILON * crate::reduce::sum_abs_cpu(floats);
+    let sum_bound = crate::multi::sum_bound(crate::reduce::sum_abs_cpu(floats), all.len());
     let threshold = crate::count_above::DEFAULT_THRESHOLD;
     let want_count = crate::count_above::count_above_cpu(floats, threshold);
     for (set, combiner) in sets.iter().zip(&combiners) {

@@ -276,6 +276,14 @@ impl<'a> OneThread<'a> {
 // buffers dropped at the end of the thread are freed there, under the same context.
 unsafe impl Send for OneThread<'_> {}
 
+/// How far a Σ of `f32` data accumulated in `f64` over `parts` devices or ranks may be from the
+/// CPU's compensated Σ (`reduce::sum_cpu`), for data whose Σ|x| is `sum_abs`: each device's
+/// `f64` accumulation over a tree of depth below 64, then the partials added in `f64`, one
+/// rounding of at most 2⁻⁵³·Σ|x| per part on each side. The one bound of every multi-GPU sum.
+pub fn sum_bound(sum_abs: f64, parts: usize) -> f64 {
+    (64.0 + 2.0 * parts as f64) * f64::EPSILON * sum_abs
+}
+
 /// `0..len` cut into `parts` contiguous slices, in order, whose lengths differ by at most one
 /// (some empty when `parts > len`).
 pub fn split(len: usize, parts: usize) -> Vec<Range<usize>> {

@@ -136,12 +136,11 @@ pub fn run(set: &DeviceSet, op: MultiOp, len: usize, repeats: u32) -> Result<Mul
     let (result, expected, one, all) = match op {
         MultiOp::Reduce => {
             let x = uniform_f32(len, SEED, -1.0, 1.0);
-            let cpu: f64 = x.iter().map(|&v| v as f64).sum();
-            let abs: f64 = x.iter().map(|&v| v.abs() as f64).sum();
+            let cpu = crate::reduce::sum_cpu(&x);
+            let abs = crate::reduce::sum_abs_cpu(&x);
             let cmin = x.iter().copied().fold(f32::NAN, f32::min);
             let cmax = x.iter().copied().fold(f32::NAN, f32::max);
-            // The f64 accumulation's bound (reduce docs) is far below 1e-9 of Σ|x|.
-            let bound = 1e-9 * abs;
+            let bound = super::sum_bound(abs, set.len());
             let check = |got: &(f64, f32, f32)| {
                 if (got.0 - cpu).abs() > bound {
                     return Err(Error::Mismatch(format!(

@@ -466,10 +466,7 @@ pub fn run(
                 let (want_sum, abs) = (sums[0], sums[1]);
                 let want_min = world.links.all_reduce(&[lo], Op::Min)?[0];
                 let want_max = world.links.all_reduce(&[hi], Op::Max)?[0];
-                // The device's f64 accumulation over a tree of depth < 64, then the ranks'
-                // partials added in f64, on the device side and on the CPU side: one rounding
-                // of at most 2⁻⁵³·Σ|x| per rank on each.
-                let bound = (64.0 + 2.0 * f64::from(world.rank.world)) * f64::EPSILON * abs;
+                let bound = super::sum_bound(abs, world.rank.world as usize);
                 let who = world.rank.rank;
                 let plan = ReducePlan::<SumF32InF64>::new(&world.set, &x, Op::Sum)?;
                 let (row, s) = timed(world, "sum", bytes_total, repeats, || {
