@@ -1,6 +1,8 @@
 //! Warp, shared-memory, fence and clock primitives against CPU models, on the simulator and on
 //! the GPU.
 
+#[path = "primitives/checker.rs"]
+mod checker;
 mod common;
 
 use gpu::checks::primitives::WARP_CHECK_FIELDS;

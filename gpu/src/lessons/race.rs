@@ -9,6 +9,7 @@
 //! three steps one indivisible read-modify-write, so no update is lost: exactly 160.
 
 use crate::atomic::atomic_add_device;
+use crate::mem::Ptr;
 
 // ANCHOR: add_one
 kernel! {
@@ -16,12 +17,14 @@ kernel! {
     ///
     /// Source: Numba tutorial, example 4.1, `add_one`.
     pub unsafe fn add_one(x: *mut u32) {
+        let x = Ptr::new(x);
         // SAFETY: `x` points to one `u32` the host allocated. The threads race on it — that is
         // the lesson — so the accesses are volatile: each thread really loads and stores once,
-        // as the source's compiled code does, instead of the compiler folding them.
+        // as the source's compiled code does, instead of the compiler folding them. (Through a
+        // `Ptr`, so that the checker sees both.)
         unsafe {
-            let old = x.read_volatile();
-            x.write_volatile(old + 1);
+            let old = x.load_volatile();
+            x.store_volatile(old + 1);
         }
     }
 }

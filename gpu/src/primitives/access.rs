@@ -15,7 +15,9 @@
 //! For ordered accesses use [`atomic::load`](crate::atomic::load) and
 //! [`atomic::store`](crate::atomic::store), which take a scope and an ordering.
 //!
-//! In the simulator all are host accesses — except in a weak launch
+//! In the simulator all are host accesses, reported to the checker in a checked launch
+//! ([`sim::check::checked`](crate::sim::check::checked); `#[track_caller]`, so a finding names
+//! the kernel's line) — except in a weak launch
 //! ([`sim::weak::scoped`](crate::sim::weak::scoped)), where they go to the weak memory: volatile
 //! ones as relaxed, weak and plain ones as plain (a plain load keeps returning the value it last
 //! read until a fence or an acquire lets it see more, as a hoisted load or an L1 line does).
@@ -26,10 +28,14 @@
 //! `p` is non-null, aligned to 4 bytes, and points to global or shared memory the calling
 //! thread may access.
 
-/// The simulator's side of every load here.
+/// The simulator's side of every load here: reported to the checker in a checked launch
+/// (volatile as volatile, the rest as plain), then made.
 #[cfg(not(target_arch = "nvptx64"))]
+#[track_caller]
 unsafe fn sim_load(p: *const u32, kind: crate::sim::weak::LoadKind) -> u32 {
     use crate::sim::weak::sched::Width;
+    let volatile = kind == crate::sim::weak::LoadKind::Relaxed;
+    crate::sim::check::report_access(crate::sim::check::AccessKind::Load, p as usize, 4, volatile);
     match crate::sim::weak_op(|w, me| w.load(me, p as usize, Width::W32, kind)) {
         Some(v) => v as u32,
         // SAFETY: the caller's contract.
@@ -37,10 +43,18 @@ unsafe fn sim_load(p: *const u32, kind: crate::sim::weak::LoadKind) -> u32 {
     }
 }
 
-/// The simulator's side of every store here.
+/// The simulator's side of every store here, as [`sim_load`].
 #[cfg(not(target_arch = "nvptx64"))]
+#[track_caller]
 unsafe fn sim_store(p: *mut u32, v: u32, kind: crate::sim::weak::StoreKind) {
     use crate::sim::weak::sched::Width;
+    let volatile = kind == crate::sim::weak::StoreKind::Relaxed;
+    crate::sim::check::report_access(
+        crate::sim::check::AccessKind::Store,
+        p as usize,
+        4,
+        volatile,
+    );
     if crate::sim::weak_op(|w, me| w.store(me, p as usize, Width::W32, v.into(), kind)).is_none() {
         // SAFETY: the caller's contract.
         unsafe { p.write_volatile(v) }
@@ -56,6 +70,7 @@ unsafe fn sim_store(p: *mut u32, v: u32, kind: crate::sim::weak::StoreKind) {
 /// # Safety
 /// See the [module docs](self#safety); a racing write makes the value unspecified.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn load_plain(p: *const u32) -> u32 {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: the caller's contract.
@@ -76,6 +91,7 @@ pub unsafe fn load_plain(p: *const u32) -> u32 {
 /// # Safety
 /// See the [module docs](self#safety).
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn store_plain(p: *mut u32, v: u32) {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: the caller's contract.
@@ -98,6 +114,7 @@ pub unsafe fn store_plain(p: *mut u32, v: u32) {
 /// # Safety
 /// See the [module docs](self#safety).
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn load_weak(p: *const u32) -> u32 {
     #[cfg(target_arch = "nvptx64")]
     {
@@ -122,6 +139,7 @@ pub unsafe fn load_weak(p: *const u32) -> u32 {
 /// # Safety
 /// See the [module docs](self#safety).
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn store_weak(p: *mut u32, v: u32) {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: the caller's contract; the asm writes 4 bytes at `p`.
@@ -146,6 +164,7 @@ pub unsafe fn store_weak(p: *mut u32, v: u32) {
 /// # Safety
 /// See the [module docs](self#safety).
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn load_volatile(p: *const u32) -> u32 {
     #[cfg(target_arch = "nvptx64")]
     {
@@ -173,6 +192,7 @@ pub unsafe fn load_volatile(p: *const u32) -> u32 {
 /// # Safety
 /// See the [module docs](self#safety).
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn store_volatile(p: *mut u32, v: u32) {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: the caller's contract; the asm writes 4 bytes at `p`.

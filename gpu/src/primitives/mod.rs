@@ -8,6 +8,7 @@
 //! | thread | [`vector`] | 16-byte loads with an aligned head, body and tail |
 //! | thread | [`readonly`] | loads through the read-only data cache (`__ldg`) |
 //! | thread | [`access`] | plain and volatile loads and stores, one instruction each, where written |
+//! | thread | [`mem`] | [`mem::Ptr`]: a typed pointer whose plain and volatile accesses the checker sees |
 //! | memory model | [`atomic`] | every CUDA atomic, scope and ordering in the name or the type |
 //! | memory model | [`sync`] | fences per scope, and `sync_threads`, the block barrier |
 //! | warp | [`warp`] | lane id, active mask, vote, shuffles, warp barrier |
@@ -41,6 +42,7 @@ pub mod index;
 pub mod lock;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]
 pub mod mbarrier;
+pub mod mem;
 pub mod multi_grid;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]
 pub mod pipeline;

@@ -10,7 +10,8 @@
 //! `red.relaxed.cta.shared.add.u32`.
 //!
 //! In the simulator a [`SharedU32`] is a host pointer and the add is a relaxed
-//! `AtomicU32::fetch_add`.
+//! `AtomicU32::fetch_add`, reported to the checker in a checked launch as a block-scope
+//! read-modify-write.
 
 #[cfg(not(target_arch = "nvptx64"))]
 use core::sync::atomic::{AtomicU32, Ordering};
@@ -93,6 +94,7 @@ impl SharedU32 {
     /// `self` is a word of this block's shared memory (inside what the launch gave), and every
     /// access to it racing with this one is atomic too.
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn red_add_block(self, val: u32) {
         #[cfg(target_arch = "nvptx64")]
         // SAFETY: the caller upholds the contract above.
@@ -106,7 +108,14 @@ impl SharedU32 {
         {
             // SAFETY: the caller upholds the contract above: a valid, aligned, shared word.
             let a = unsafe { AtomicU32::from_ptr(self.addr) };
-            a.fetch_add(val, Ordering::Relaxed);
+            crate::sim::check::report_atomic(
+                crate::sim::check::AccessKind::Rmw,
+                self.addr as usize,
+                4,
+                crate::atomic::Order::Relaxed,
+                crate::atomic::Scope::Block,
+                || a.fetch_add(val, Ordering::Relaxed),
+            );
         }
     }
 }

@@ -67,7 +67,7 @@ pub fn sync_threads_or(predicate: bool) -> bool {
 }
 
 macro_rules! fence_fn {
-    ($(#[$doc:meta])* $name:ident, $ptx:literal, $host:ident) => {
+    ($(#[$doc:meta])* $name:ident, $ptx:literal, $host:ident, $scope:ident) => {
         $(#[$doc])*
         #[inline(always)]
         pub fn $name() {
@@ -83,6 +83,7 @@ macro_rules! fence_fn {
                     Ordering::SeqCst => crate::sim::weak::FenceKind::Sc,
                     _ => crate::sim::weak::FenceKind::AcqRel,
                 };
+                crate::sim::check::report_fence(kind, Scope::$scope);
                 if crate::sim::weak_op(|w, me| w.fence(me, kind)).is_none() {
                     core::sync::atomic::fence(Ordering::$host);
                 }
@@ -98,7 +99,7 @@ fence_fn!(
     /// PTX: `membar.cta` (the same as `fence.sc.cta` on sm_70+).
     ///
     /// A fence, not a barrier: no thread waits.
-    threadfence_block, "membar.cta;", SeqCst
+    threadfence_block, "membar.cta;", SeqCst, Block
 );
 fence_fn!(
     /// Orders this thread's memory accesses as seen by every thread of the GPU.
@@ -109,7 +110,7 @@ fence_fn!(
     /// A fence, not a barrier: no thread waits. Without it, a block that writes a partial sum
     /// and then raises a flag (or releases a lock) can have the flag seen first, and the reader
     /// sums a stale value.
-    threadfence, "membar.gl;", SeqCst
+    threadfence, "membar.gl;", SeqCst, Device
 );
 fence_fn!(
     /// Orders this thread's memory accesses as seen by the GPU, other GPUs and the host.
@@ -117,33 +118,33 @@ fence_fn!(
     /// Scope: system. Ordering: sequentially consistent fence. CUDA: `__threadfence_system()`.
     /// PTX: `membar.sys` (the same as `fence.sc.sys` on sm_70+). The most expensive fence; use it
     /// only when the host or a peer GPU reads the data while the kernel runs.
-    threadfence_system, "membar.sys;", SeqCst
+    threadfence_system, "membar.sys;", SeqCst, System
 );
 fence_fn!(
     /// Acquire-release fence at block scope. PTX: `fence.acq_rel.cta`. Cheaper than
     /// [`threadfence_block`]; enough to pair with a relaxed flag in the release/acquire pattern.
-    fence_acq_rel_block, "fence.acq_rel.cta;", AcqRel
+    fence_acq_rel_block, "fence.acq_rel.cta;", AcqRel, Block
 );
 fence_fn!(
     /// Acquire-release fence at device scope. PTX: `fence.acq_rel.gpu`. The fence to pair with a
     /// relaxed flag or lock word shared between blocks.
-    fence_acq_rel_device, "fence.acq_rel.gpu;", AcqRel
+    fence_acq_rel_device, "fence.acq_rel.gpu;", AcqRel, Device
 );
 fence_fn!(
     /// Acquire-release fence at system scope. PTX: `fence.acq_rel.sys`.
-    fence_acq_rel_system, "fence.acq_rel.sys;", AcqRel
+    fence_acq_rel_system, "fence.acq_rel.sys;", AcqRel, System
 );
 fence_fn!(
     /// Sequentially consistent fence at block scope. PTX: `fence.sc.cta`.
-    fence_sc_block, "fence.sc.cta;", SeqCst
+    fence_sc_block, "fence.sc.cta;", SeqCst, Block
 );
 fence_fn!(
     /// Sequentially consistent fence at device scope. PTX: `fence.sc.gpu`.
-    fence_sc_device, "fence.sc.gpu;", SeqCst
+    fence_sc_device, "fence.sc.gpu;", SeqCst, Device
 );
 fence_fn!(
     /// Sequentially consistent fence at system scope. PTX: `fence.sc.sys`.
-    fence_sc_system, "fence.sc.sys;", SeqCst
+    fence_sc_system, "fence.sc.sys;", SeqCst, System
 );
 
 /// Acquire-release fence at `scope`: [`fence_acq_rel_block`], [`fence_acq_rel_device`] or

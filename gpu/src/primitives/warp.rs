@@ -65,7 +65,7 @@ pub fn sync_warp(mask: u32) {
     #[cfg(not(target_arch = "nvptx64"))]
     {
         let _ = mask;
-        crate::sim::warp_exchange(0);
+        crate::sim::warp_sync();
     }
 }
 

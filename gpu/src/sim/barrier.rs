@@ -173,7 +173,7 @@ mod tests {
     /// Threads arrive `gaps` apart at a barrier whose deadlock limit is `limit`: whether every
     /// one got through, and the launch's error.
     fn arrive_apart(gaps: &[Duration], limit: Duration) -> (bool, Option<SimError>) {
-        let launch = Launch::new(&LaunchConfig::linear(1, gaps.len() as u32 + 1), None);
+        let launch = Launch::new(&LaunchConfig::linear(1, gaps.len() as u32 + 1), None, None);
         let barrier = SimBarrier::new(gaps.len() as u32 + 1);
         let after: Vec<Duration> = std::iter::once(Duration::ZERO)
             .chain(gaps.iter().scan(Duration::ZERO, |t, g| {
@@ -228,7 +228,7 @@ mod tests {
     fn a_failing_launch_wakes_its_waiters_at_once() {
         // A thread waits at its block's barrier (the deadlock limit is 20 s); another fails the
         // launch. The waiter must unwind at once, not when its limit ends.
-        let launch = Launch::new(&LaunchConfig::linear(1, 2), None);
+        let launch = Launch::new(&LaunchConfig::linear(1, 2), None, None);
         let waited = std::thread::scope(|scope| {
             let waiter = scope.spawn(|| {
                 let start = Instant::now();

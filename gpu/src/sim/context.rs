@@ -233,7 +233,9 @@ pub fn in_weak_launch() -> bool {
 }
 
 pub(crate) fn block_barrier(predicate: bool) -> bool {
-    with_launch(|c, launch, block| match &launch.weak {
+    // The checker: an arrival releases before the real barrier, the wait acquires after it.
+    super::check::barrier_arrive();
+    let any = with_launch(|c, launch, block| match &launch.weak {
         // `bar.sync` synchronizes the block's threads (acquire-release among them): each
         // leaves with what every one of them had seen when it arrived.
         Some(w) => {
@@ -246,6 +248,19 @@ pub(crate) fn block_barrier(predicate: bool) -> bool {
             any
         }
         None => block.barrier.wait(launch, "sync_threads", predicate),
+    });
+    super::check::barrier_leave();
+    any
+}
+
+/// Whether `addr` lies in the shared memory of a block of the calling thread's launch (the
+/// checker's way to tell a shared address from a global one).
+pub(crate) fn in_shared(addr: usize) -> bool {
+    with_launch(|_, launch, _| {
+        launch.blocks.iter().any(|b| {
+            let base = UnsafeCell::raw_get(b.shared.as_ptr()) as usize;
+            (base..base + b.shared_bytes as usize).contains(&addr)
+        })
     })
 }
 
@@ -303,6 +318,17 @@ pub(crate) fn map_shared(p: *const u8, rank: u32) -> *mut u8 {
 /// The rendezvous behind every warp operation: each running lane of the warp deposits `value`,
 /// and all see every lane's.
 pub fn warp_exchange(value: u64) -> WarpView {
+    exchange(value, false)
+}
+
+/// `__syncwarp`: a [`warp_exchange`] that also orders memory among the lanes (the checker
+/// sees the lanes' arrivals released to each other).
+pub(crate) fn warp_sync() {
+    super::check::warp_arrive();
+    exchange(0, true);
+}
+
+fn exchange(value: u64, synchronizes: bool) -> WarpView {
     with_launch(|c, launch, block| {
         let warp = &block.warps[c.warp as usize];
         // In a weak launch the warp's lanes meet through the scheduler and synchronize as
@@ -328,6 +354,7 @@ pub fn warp_exchange(value: u64) -> WarpView {
         };
         // Nobody may overwrite a slot until every lane has read them all.
         meet();
+        super::check::warp_met(synchronizes);
         view
     })
 }
@@ -355,11 +382,17 @@ pub(super) fn run_thread<F: Fn() + Sync>(launch: &Launch, ctx: ThreadCtx, kernel
     struct Clear;
     impl Drop for Clear {
         fn drop(&mut self) {
+            super::check::leave();
             CTX.set(None);
         }
     }
     let _clear = Clear;
     CTX.set(Some(ctx));
+    if let Some(check) = &launch.check {
+        let per_block = launch.cfg.block.count() as u32;
+        let thread = ctx.rank - ctx.block * per_block;
+        super::check::enter(check, super::check::ThreadId::new(ctx.block, thread));
+    }
     let block = &launch.blocks[ctx.block as usize];
     let warp = &block.warps[ctx.warp as usize];
     if let Some(w) = &launch.weak {

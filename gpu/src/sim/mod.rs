@@ -17,7 +17,8 @@
 //!
 //! The same kernel source runs here and on the GPU. What the simulator cannot show: the
 //! lockstep execution of a warp (a naive spinlock that deadlocks a pre-Volta warp runs fine
-//! here), scope bugs (CPU atomics are all coherent), and performance. Grids are limited to
+//! here), scope bugs (CPU atomics are all coherent: [`check::checked`] reports them instead),
+//! and performance. Grids are limited to
 //! [`MAX_THREADS`] threads: enough for every test shape, and every source's demo shape.
 
 mod barrier;
@@ -31,7 +32,7 @@ pub mod weak;
 pub use context::{Ids, WarpView, ids, in_weak_launch, lane, warp_exchange};
 pub(crate) use context::{
     block_barrier, cluster_arrive, cluster_wait, host_clock_ns, map_shared, shared_base,
-    shared_len, weak as weak_op,
+    shared_len, warp_sync, weak as weak_op,
 };
 
 use crate::LaunchConfig;
@@ -130,10 +131,16 @@ pub(crate) struct Launch {
     error: Mutex<Option<SimError>>,
     /// The scheduler and memory of a weak launch ([`weak::scoped`]).
     weak: Option<weak::sched::WeakLaunch>,
+    /// The checker's side of a checked launch ([`check::checked`]).
+    check: Option<check::LaunchCheck>,
 }
 
 impl Launch {
-    fn new(cfg: &LaunchConfig, weak: Option<weak::sched::WeakLaunch>) -> Launch {
+    fn new(
+        cfg: &LaunchConfig,
+        weak: Option<weak::sched::WeakLaunch>,
+        check: Option<check::LaunchCheck>,
+    ) -> Launch {
         Launch {
             cfg: *cfg,
             blocks: (0..cfg.grid.count())
@@ -145,6 +152,7 @@ impl Launch {
             aborted: AtomicBool::new(false),
             error: Mutex::new(None),
             weak,
+            check,
         }
     }
 
@@ -246,8 +254,15 @@ pub fn launch<F: Fn() + Sync>(cfg: &LaunchConfig, kernel: F) -> Result<(), SimEr
             "the weak memory does not simulate thread block clusters".into(),
         ));
     }
+    let check = check::next_launch(cfg)?;
+    if weak.is_some() && check.is_some() {
+        return Err(SimError::Config(
+            "a launch is not checked and weak at once yet (check::checked inside weak::scoped)"
+                .into(),
+        ));
+    }
     let per_block = cfg.block.count() as u32;
-    let launch = &Launch::new(cfg, weak);
+    let launch = &Launch::new(cfg, weak, check);
     let kernel = &kernel;
     // Every thread of the grid is there before any runs: a partial grid never runs.
     let mut threads =

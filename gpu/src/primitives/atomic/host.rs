@@ -1,10 +1,17 @@
 //! The simulator backend: each operation is the `core::sync::atomic` operation with the same
-//! ordering. The scope is accepted and ignored — a CPU's caches are coherent, every atomic here
-//! is as strong as a system-scoped one — so the simulator checks a kernel's logic, never whether
-//! its scopes are wide enough. In a weak launch (`sim::weak::scoped`) each operation goes to
-//! the weak memory instead, which may show what the PTX model allows its ordering.
+//! ordering. The scope does not change what the operation does — a CPU's caches are coherent,
+//! every atomic here is as strong as a system-scoped one — so a plain launch checks a kernel's
+//! logic, never whether its scopes are wide enough. In a checked launch (`sim::check::checked`)
+//! each operation is reported with its kind, ordering and scope, and performed under the
+//! checker's lock of its location: the checker sees a scope too narrow for the threads that
+//! share the location. In a weak launch (`sim::weak::scoped`) each operation goes to the weak
+//! memory instead, which may show what the PTX model allows its ordering.
+//!
+//! Every function is `#[track_caller]`, as is every function of the atomic API above it, so a
+//! finding names the kernel's line.
 
 use super::{LoadOrder, Order, Scope, StoreOrder};
+use crate::sim::check::{AccessKind, report_atomic, report_compare_and_swap};
 use crate::sim::weak::sched::Width;
 use crate::sim::weak::{LoadKind, StoreKind};
 use crate::sim::weak_op;
@@ -44,7 +51,8 @@ fn store_order(order: StoreOrder) -> Ordering {
 macro_rules! native_fns {
     ($($name:ident: $atomic:ident . $method:ident, $bits:ty as $val:ty, $w:ident, |$o:ident, $v:ident| $weak:expr;)*) => {$(
         #[inline]
-        pub(super) unsafe fn $name(addr: *mut $bits, val: $bits, _scope: Scope, order: Order) -> $bits {
+        #[track_caller]
+        pub(super) unsafe fn $name(addr: *mut $bits, val: $bits, scope: Scope, order: Order) -> $bits {
             let weak = weak_op(|w, me| {
                 w.rmw(me, addr as usize, Width::$w, order, |old| {
                     let ($o, $v) = (old as $bits, val);
@@ -57,7 +65,9 @@ macro_rules! native_fns {
             // SAFETY: the caller upholds the atomic module's contract: `addr` is valid, aligned
             // and only accessed atomically while the kernel runs.
             let a = unsafe { $atomic::from_ptr(addr.cast()) };
-            a.$method(val as $val, rmw(order)) as $bits
+            report_atomic(AccessKind::Rmw, addr as usize, size_of::<$bits>() as u32, order, scope, || {
+                a.$method(val as $val, rmw(order)) as $bits
+            })
         }
     )*};
 }
@@ -87,7 +97,8 @@ native_fns! {
 macro_rules! cas_loop_fns {
     ($($name:ident: $atomic:ident, $bits:ty, $w:ident, |$old:ident, $val:ident| $new:expr;)*) => {$(
         #[inline]
-        pub(super) unsafe fn $name(addr: *mut $bits, $val: $bits, _scope: Scope, order: Order) -> $bits {
+        #[track_caller]
+        pub(super) unsafe fn $name(addr: *mut $bits, $val: $bits, scope: Scope, order: Order) -> $bits {
             let weak = weak_op(|w, me| {
                 w.rmw(me, addr as usize, Width::$w, order, |old| {
                     let $old = old as $bits;
@@ -99,9 +110,11 @@ macro_rules! cas_loop_fns {
             }
             // SAFETY: as in `native_fns`.
             let a = unsafe { $atomic::from_ptr(addr) };
-            match a.fetch_update(rmw(order), failure(order), |$old| Some($new)) {
-                Ok(old) | Err(old) => old,
-            }
+            report_atomic(AccessKind::Rmw, addr as usize, size_of::<$bits>() as u32, order, scope, || {
+                match a.fetch_update(rmw(order), failure(order), |$old| Some($new)) {
+                    Ok(old) | Err(old) => old,
+                }
+            })
         }
     )*};
 }
@@ -116,7 +129,8 @@ cas_loop_fns! {
 macro_rules! width_fns {
     ($($cas:ident, $ld:ident, $st:ident: $atomic:ident, $bits:ty, $w:ident;)*) => {$(
         #[inline]
-        pub(super) unsafe fn $cas(addr: *mut $bits, cmp: $bits, val: $bits, _scope: Scope, order: Order) -> $bits {
+        #[track_caller]
+        pub(super) unsafe fn $cas(addr: *mut $bits, cmp: $bits, val: $bits, scope: Scope, order: Order) -> $bits {
             let weak = weak_op(|w, me| {
                 w.rmw(me, addr as usize, Width::$w, order, |old| {
                     (old as $bits == cmp).then_some(val as u64)
@@ -127,20 +141,25 @@ macro_rules! width_fns {
             }
             // SAFETY: as in `native_fns`.
             let a = unsafe { $atomic::from_ptr(addr) };
-            match a.compare_exchange(cmp, val, rmw(order), failure(order)) {
-                Ok(old) => old,
-                Err(old) => {
-                    // A failed swap is usually one turn of a spin loop: give the core to the
-                    // thread being waited for (a lock holder), as a GPU scheduler would issue
-                    // another warp. Without it a few cores full of spinners starve the holder.
-                    std::thread::yield_now();
-                    old
+            // A failed swap wrote nothing: the checker takes it as a load.
+            let (old, swapped) = report_compare_and_swap(addr as usize, size_of::<$bits>() as u32, order, scope, || {
+                match a.compare_exchange(cmp, val, rmw(order), failure(order)) {
+                    Ok(old) => ((old, true), true),
+                    Err(old) => ((old, false), false),
                 }
+            });
+            if !swapped {
+                // A failed swap is usually one turn of a spin loop: give the core to the
+                // thread being waited for (a lock holder), as a GPU scheduler would issue
+                // another warp. Without it a few cores full of spinners starve the holder.
+                std::thread::yield_now();
             }
+            old
         }
 
         #[inline]
-        pub(super) unsafe fn $ld(addr: *const $bits, _scope: Scope, order: LoadOrder) -> $bits {
+        #[track_caller]
+        pub(super) unsafe fn $ld(addr: *const $bits, scope: Scope, order: LoadOrder) -> $bits {
             let kind = match order {
                 LoadOrder::Relaxed => LoadKind::Relaxed,
                 LoadOrder::Acquire => LoadKind::Acquire,
@@ -150,11 +169,18 @@ macro_rules! width_fns {
             }
             // SAFETY: as in `native_fns`; the load does not write through the pointer.
             let a = unsafe { $atomic::from_ptr(addr.cast_mut()) };
-            a.load(load_order(order))
+            let checked = match order {
+                LoadOrder::Relaxed => Order::Relaxed,
+                LoadOrder::Acquire => Order::Acquire,
+            };
+            report_atomic(AccessKind::Load, addr as usize, size_of::<$bits>() as u32, checked, scope, || {
+                a.load(load_order(order))
+            })
         }
 
         #[inline]
-        pub(super) unsafe fn $st(addr: *mut $bits, val: $bits, _scope: Scope, order: StoreOrder) {
+        #[track_caller]
+        pub(super) unsafe fn $st(addr: *mut $bits, val: $bits, scope: Scope, order: StoreOrder) {
             let kind = match order {
                 StoreOrder::Relaxed => StoreKind::Relaxed,
                 StoreOrder::Release => StoreKind::Release,
@@ -164,7 +190,13 @@ macro_rules! width_fns {
             }
             // SAFETY: as in `native_fns`.
             let a = unsafe { $atomic::from_ptr(addr) };
-            a.store(val, store_order(order))
+            let checked = match order {
+                StoreOrder::Relaxed => Order::Relaxed,
+                StoreOrder::Release => Order::Release,
+            };
+            report_atomic(AccessKind::Store, addr as usize, size_of::<$bits>() as u32, checked, scope, || {
+                a.store(val, store_order(order))
+            })
         }
     )*};
 }
@@ -177,11 +209,13 @@ width_fns! {
 macro_rules! red_fns {
     ($($name:ident => $rmw:ident, $bits:ty;)*) => {$(
         #[inline]
+        #[track_caller]
         pub(super) unsafe fn $name(addr: *mut $bits, val: $bits, scope: Scope, order: StoreOrder) {
             let order = match order {
                 StoreOrder::Relaxed => Order::Relaxed,
                 StoreOrder::Release => Order::Release,
             };
+            // The checker sees `red` as the read-modify-write it is.
             // SAFETY: the caller upholds the contract `$rmw` needs.
             unsafe { $rmw(addr, val, scope, order) };
         }

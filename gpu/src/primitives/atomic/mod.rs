@@ -45,8 +45,10 @@
 //!
 //! Every instruction is emitted as `atom.<sem>.<scope>.<op>.<type>` with generic addressing, so
 //! the same function works on global and shared memory. In the simulator each operation is the
-//! `core::sync::atomic` operation with the same ordering; CPU caches are coherent, so the
-//! simulator cannot show a bug of too narrow a *scope* — only the GPU can.
+//! `core::sync::atomic` operation with the same ordering; CPU caches are coherent, so a bug of
+//! too narrow a *scope* computes the right answer there — but the checker
+//! ([`sim::check::checked`](crate::sim::check::checked)) reports it, with the kernel's line:
+//! every function here is `#[track_caller]` on the host.
 //!
 //! # Safety
 //!
@@ -175,18 +177,22 @@ pub trait Atomic: Copy + sealed::Sealed {
     /// # Safety
     /// See the [module docs](self#safety).
     #[doc(hidden)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn exch(addr: *mut Self, val: Self, scope: Scope, order: Order) -> Self;
     /// # Safety
     /// See the [module docs](self#safety).
     #[doc(hidden)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn cas(addr: *mut Self, compare: Self, val: Self, scope: Scope, order: Order) -> Self;
     /// # Safety
     /// See the [module docs](self#safety).
     #[doc(hidden)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn load(addr: *const Self, scope: Scope, order: LoadOrder) -> Self;
     /// # Safety
     /// See the [module docs](self#safety).
     #[doc(hidden)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn store(addr: *mut Self, val: Self, scope: Scope, order: StoreOrder);
 }
 
@@ -198,10 +204,12 @@ pub trait AtomicAdd: Atomic {
     /// # Safety
     /// See the [module docs](self#safety).
     #[doc(hidden)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn add(addr: *mut Self, val: Self, scope: Scope, order: Order) -> Self;
     /// # Safety
     /// See the [module docs](self#safety).
     #[doc(hidden)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn red_add(addr: *mut Self, val: Self, scope: Scope, order: StoreOrder);
 }
 
@@ -210,22 +218,27 @@ pub trait AtomicInt: AtomicAdd {
     /// # Safety
     /// See the [module docs](self#safety).
     #[doc(hidden)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn min(addr: *mut Self, val: Self, scope: Scope, order: Order) -> Self;
     /// # Safety
     /// See the [module docs](self#safety).
     #[doc(hidden)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn max(addr: *mut Self, val: Self, scope: Scope, order: Order) -> Self;
     /// # Safety
     /// See the [module docs](self#safety).
     #[doc(hidden)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn and(addr: *mut Self, val: Self, scope: Scope, order: Order) -> Self;
     /// # Safety
     /// See the [module docs](self#safety).
     #[doc(hidden)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn or(addr: *mut Self, val: Self, scope: Scope, order: Order) -> Self;
     /// # Safety
     /// See the [module docs](self#safety).
     #[doc(hidden)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn xor(addr: *mut Self, val: Self, scope: Scope, order: Order) -> Self;
 }
 
@@ -238,6 +251,7 @@ macro_rules! generic_op {
         /// # Safety
         /// See the [module docs](self#safety).
         #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
         pub unsafe fn $name<T: $bound>(addr: *mut T, val: T, scope: Scope, order: Order) -> T {
             // SAFETY: the caller upholds the module's contract.
             unsafe { T::$method(addr, val, scope, order) }
@@ -280,6 +294,7 @@ generic_op!(
 /// # Safety
 /// See the [module docs](self#safety).
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn fetch_sub<T: AtomicAdd>(addr: *mut T, val: T, scope: Scope, order: Order) -> T {
     // SAFETY: the caller upholds the module's contract.
     unsafe { T::add(addr, val.negate(), scope, order) }
@@ -293,6 +308,7 @@ pub unsafe fn fetch_sub<T: AtomicAdd>(addr: *mut T, val: T, scope: Scope, order:
 /// # Safety
 /// See the [module docs](self#safety).
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn compare_and_swap<T: Atomic>(
     addr: *mut T,
     compare: T,
@@ -311,6 +327,7 @@ pub unsafe fn compare_and_swap<T: Atomic>(
 /// # Safety
 /// See the [module docs](self#safety).
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn fetch_inc(addr: *mut u32, limit: u32, scope: Scope, order: Order) -> u32 {
     // SAFETY: the caller upholds the module's contract.
     unsafe { imp::inc(addr, limit, scope, order) }
@@ -323,6 +340,7 @@ pub unsafe fn fetch_inc(addr: *mut u32, limit: u32, scope: Scope, order: Order) 
 /// # Safety
 /// See the [module docs](self#safety).
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn fetch_dec(addr: *mut u32, limit: u32, scope: Scope, order: Order) -> u32 {
     // SAFETY: the caller upholds the module's contract.
     unsafe { imp::dec(addr, limit, scope, order) }
@@ -334,6 +352,7 @@ pub unsafe fn fetch_dec(addr: *mut u32, limit: u32, scope: Scope, order: Order) 
 /// # Safety
 /// See the [module docs](self#safety).
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn load<T: Atomic>(addr: *const T, scope: Scope, order: LoadOrder) -> T {
     // SAFETY: the caller upholds the module's contract.
     unsafe { T::load(addr, scope, order) }
@@ -344,6 +363,7 @@ pub unsafe fn load<T: Atomic>(addr: *const T, scope: Scope, order: LoadOrder) ->
 /// # Safety
 /// See the [module docs](self#safety).
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn store<T: Atomic>(addr: *mut T, val: T, scope: Scope, order: StoreOrder) {
     // SAFETY: the caller upholds the module's contract.
     unsafe { T::store(addr, val, scope, order) }
@@ -355,6 +375,7 @@ pub unsafe fn store<T: Atomic>(addr: *mut T, val: T, scope: Scope, order: StoreO
 /// # Safety
 /// See the [module docs](self#safety).
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn red_add<T: AtomicAdd>(addr: *mut T, val: T, scope: Scope, order: StoreOrder) {
     // SAFETY: the caller upholds the module's contract.
     unsafe { T::red_add(addr, val, scope, order) }
@@ -375,6 +396,7 @@ pub unsafe fn red_add<T: AtomicAdd>(addr: *mut T, val: T, scope: Scope, order: S
 /// See the [module docs](self#safety).
 // ANCHOR: fetch_update
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn fetch_update<T: Atomic>(
     addr: *mut T,
     scope: Scope,

@@ -13,6 +13,7 @@ macro_rules! shorthand {
         /// # Safety
         /// See the [atomic module docs](super#safety).
         #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
         pub unsafe fn $block<T: $bound>(addr: *mut T, val: T) -> T {
             // SAFETY: forwarded contract.
             unsafe { super::$generic(addr, val, Scope::Block, Order::Relaxed) }
@@ -22,6 +23,7 @@ macro_rules! shorthand {
         /// # Safety
         /// See the [atomic module docs](super#safety).
         #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
         pub unsafe fn $device<T: $bound>(addr: *mut T, val: T) -> T {
             // SAFETY: forwarded contract.
             unsafe { super::$generic(addr, val, Scope::Device, Order::Relaxed) }
@@ -31,6 +33,7 @@ macro_rules! shorthand {
         /// # Safety
         /// See the [atomic module docs](super#safety).
         #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
         pub unsafe fn $system<T: $bound>(addr: *mut T, val: T) -> T {
             // SAFETY: forwarded contract.
             unsafe { super::$generic(addr, val, Scope::System, Order::Relaxed) }
@@ -56,6 +59,7 @@ macro_rules! shorthand_u32 {
         /// # Safety
         /// See the [atomic module docs](super#safety).
         #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
         pub unsafe fn $block(addr: *mut u32, limit: u32) -> u32 {
             // SAFETY: forwarded contract.
             unsafe { super::$generic(addr, limit, Scope::Block, Order::Relaxed) }
@@ -65,6 +69,7 @@ macro_rules! shorthand_u32 {
         /// # Safety
         /// See the [atomic module docs](super#safety).
         #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
         pub unsafe fn $device(addr: *mut u32, limit: u32) -> u32 {
             // SAFETY: forwarded contract.
             unsafe { super::$generic(addr, limit, Scope::Device, Order::Relaxed) }
@@ -74,6 +79,7 @@ macro_rules! shorthand_u32 {
         /// # Safety
         /// See the [atomic module docs](super#safety).
         #[inline(always)]
+        #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
         pub unsafe fn $system(addr: *mut u32, limit: u32) -> u32 {
             // SAFETY: forwarded contract.
             unsafe { super::$generic(addr, limit, Scope::System, Order::Relaxed) }
@@ -91,6 +97,7 @@ shorthand_u32! {
 /// # Safety
 /// See the [atomic module docs](super#safety).
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn atomic_cas_device<T: Atomic>(addr: *mut T, compare: T, val: T) -> T {
     // SAFETY: forwarded contract.
     unsafe { super::compare_and_swap(addr, compare, val, Scope::Device, Order::Relaxed) }
@@ -101,6 +108,7 @@ pub unsafe fn atomic_cas_device<T: Atomic>(addr: *mut T, compare: T, val: T) -> 
 /// # Safety
 /// See the [atomic module docs](super#safety).
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn atomic_cas_block<T: Atomic>(addr: *mut T, compare: T, val: T) -> T {
     // SAFETY: forwarded contract.
     unsafe { super::compare_and_swap(addr, compare, val, Scope::Block, Order::Relaxed) }
@@ -112,6 +120,7 @@ pub unsafe fn atomic_cas_block<T: Atomic>(addr: *mut T, compare: T, val: T) -> T
 /// # Safety
 /// See the [atomic module docs](super#safety).
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn atomic_cas_system<T: Atomic>(addr: *mut T, compare: T, val: T) -> T {
     // SAFETY: forwarded contract.
     unsafe { super::compare_and_swap(addr, compare, val, Scope::System, Order::Relaxed) }

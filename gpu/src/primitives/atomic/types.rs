@@ -14,17 +14,20 @@ macro_rules! impl_atomic {
         impl Atomic for $t {
             type Bits = $bits;
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             fn to_bits(self) -> $bits {
                 let $x = self;
                 $to
             }
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn exch(addr: *mut Self, val: Self, scope: Scope, order: Order) -> Self {
                 // SAFETY: forwarded contract; `$t` and `$bits` have the same size and alignment.
                 let $b = unsafe { imp::$exch(addr.cast(), val.to_bits(), scope, order) };
                 $from
             }
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn cas(
                 addr: *mut Self,
                 compare: Self,
@@ -39,12 +42,14 @@ macro_rules! impl_atomic {
                 $from
             }
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn load(addr: *const Self, scope: Scope, order: LoadOrder) -> Self {
                 // SAFETY: as in `exch`.
                 let $b = unsafe { imp::$ld(addr.cast(), scope, order) };
                 $from
             }
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn store(addr: *mut Self, val: Self, scope: Scope, order: StoreOrder) {
                 // SAFETY: as in `exch`.
                 unsafe { imp::$st(addr.cast(), val.to_bits(), scope, order) }
@@ -57,17 +62,20 @@ macro_rules! impl_add {
     ($t:ty, |$v:ident| $neg:expr, |$b:ident| $from:expr, $add:ident, $red:ident) => {
         impl AtomicAdd for $t {
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             fn negate(self) -> Self {
                 let $v = self;
                 $neg
             }
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn add(addr: *mut Self, val: Self, scope: Scope, order: Order) -> Self {
                 // SAFETY: forwarded contract; same size and alignment.
                 let $b = unsafe { imp::$add(addr.cast(), val.to_bits(), scope, order) };
                 $from
             }
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn red_add(addr: *mut Self, val: Self, scope: Scope, order: StoreOrder) {
                 // SAFETY: forwarded contract; same size and alignment.
                 unsafe { imp::$red(addr.cast(), val.to_bits(), scope, order) }
@@ -80,30 +88,35 @@ macro_rules! impl_int {
     ($t:ty, |$b:ident| $from:expr, $min:ident, $max:ident, $and:ident, $or:ident, $xor:ident) => {
         impl AtomicInt for $t {
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn min(addr: *mut Self, val: Self, scope: Scope, order: Order) -> Self {
                 // SAFETY: forwarded contract; same size and alignment.
                 let $b = unsafe { imp::$min(addr.cast(), val.to_bits(), scope, order) };
                 $from
             }
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn max(addr: *mut Self, val: Self, scope: Scope, order: Order) -> Self {
                 // SAFETY: as in `min`.
                 let $b = unsafe { imp::$max(addr.cast(), val.to_bits(), scope, order) };
                 $from
             }
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn and(addr: *mut Self, val: Self, scope: Scope, order: Order) -> Self {
                 // SAFETY: as in `min`.
                 let $b = unsafe { imp::$and(addr.cast(), val.to_bits(), scope, order) };
                 $from
             }
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn or(addr: *mut Self, val: Self, scope: Scope, order: Order) -> Self {
                 // SAFETY: as in `min`.
                 let $b = unsafe { imp::$or(addr.cast(), val.to_bits(), scope, order) };
                 $from
             }
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn xor(addr: *mut Self, val: Self, scope: Scope, order: Order) -> Self {
                 // SAFETY: as in `min`.
                 let $b = unsafe { imp::$xor(addr.cast(), val.to_bits(), scope, order) };

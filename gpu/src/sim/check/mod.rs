@@ -22,10 +22,13 @@
 //! ([`FindingKind`]). `docs/checker.md` tells the design: the events, the clocks, the rules
 //! with their PTX sections, the memory bounds and the locking.
 //!
-//! Host only, like the rest of the simulator; not yet called by the primitives.
+//! [`checked`] runs the simulator's launches under a checker: the primitives' simulator side
+//! reports to it (see `docs/checker.md`, "Wiring", for what reports and what does not yet).
+//! Host only, like the rest of the simulator.
 
 mod access;
 mod clock;
+mod mode;
 mod report;
 mod shadow;
 mod shape;
@@ -37,6 +40,12 @@ mod tests;
 
 pub use access::{Access, AccessKind, Bytes, FindingKind, Mode, Space, VolatileAs};
 pub use clock::StopReason;
+pub use mode::checked;
+pub(crate) use mode::{
+    access as report_access, atomic as report_atomic, barrier_arrive, barrier_leave,
+    compare_and_swap as report_compare_and_swap, enter, fence as report_fence, leave, next_launch,
+    warp_arrive, warp_met,
+};
 pub use report::{Finding, Report};
 pub use shape::{Instance, Shape, ThreadId, ThreadScope};
 pub use sync::{SyncId, SyncKind};

@@ -87,11 +87,24 @@ impl Me {
 fn check<R>(
     launch: &LaunchState,
     me: &mut Me,
-    (g, mask): (usize, u8),
+    g: (usize, u8),
     access: &Record,
     then: impl FnOnce(&mut Me, &mut Cell) -> R,
 ) -> R {
-    let new = Record { mask, ..*access };
+    check_after(launch, me, g, access, |_| (), |me, cell, ()| then(me, cell))
+}
+
+/// [`check`], with `first` run under the granule's lock before the access is checked: it may
+/// settle what the access was (a compare-and-swap that failed read and wrote nothing).
+fn check_after<X, R>(
+    launch: &LaunchState,
+    me: &mut Me,
+    (g, mask): (usize, u8),
+    access: &Record,
+    first: impl FnOnce(&mut Record) -> X,
+    then: impl FnOnce(&mut Me, &mut Cell, X) -> R,
+) -> R {
+    let mut new = Record { mask, ..*access };
     let rules = Rules {
         shape: &launch.shape,
         volatile: launch.options.volatile,
@@ -104,13 +117,14 @@ fn check<R>(
         bytes: r.bytes,
         mode: r.mode,
     };
-    let second = shown(&new);
-    let mut race = |r: &Record, k: FindingKind| launch.findings.race(k, shown(r), second);
     launch.shadow.with_cell(g, &launch.meter, |cell| {
+        let x = first(&mut new);
+        let second = shown(&new);
+        let mut race = |r: &Record, k: FindingKind| launch.findings.race(k, shown(r), second);
         let (forgotten, grown) = cell.access(&new, &me.clock, &rules, &mut race);
         me.forgotten += forgotten;
         launch.meter.shadow(grown);
-        then(me, cell)
+        then(me, cell, x)
     })
 }
 
@@ -162,9 +176,9 @@ impl ThreadCheck {
 
     /// An atomic load, store or read-modify-write of `at`, with `order` at `scope`, at `site`:
     /// checks it, runs `op` (the memory operation itself) under the lock of `at`'s shadow, and
-    /// synchronizes — acquires from the releases kept at `at` before `op`, releases into them
-    /// after — so that what the checker sees of the location is in the order its memory went
-    /// through. `op` must not block.
+    /// synchronizes — acquires from the releases kept at `at`, releases into them — so that what
+    /// the checker sees of the location is in the order its memory went through. `op` must not
+    /// block.
     pub fn atomic<R>(
         &mut self,
         kind: AccessKind,
@@ -174,9 +188,47 @@ impl ThreadCheck {
         site: &'static Location<'static>,
         op: impl FnOnce() -> R,
     ) -> R {
+        self.atomic_as(kind, at, order, scope, site, || (op(), kind))
+    }
+
+    /// A compare-and-swap of `at`, as [`ThreadCheck::atomic`]: `op` performs it and says
+    /// whether it swapped. One that did is a read-modify-write; one that did not wrote nothing
+    /// and is a load, with the load half of `order`.
+    pub fn compare_and_swap<R>(
+        &mut self,
+        at: Bytes,
+        order: Order,
+        scope: ThreadScope,
+        site: &'static Location<'static>,
+        op: impl FnOnce() -> (R, bool),
+    ) -> R {
+        self.atomic_as(AccessKind::Rmw, at, order, scope, site, || {
+            let (r, swapped) = op();
+            (
+                r,
+                if swapped {
+                    AccessKind::Rmw
+                } else {
+                    AccessKind::Load
+                },
+            )
+        })
+    }
+
+    /// [`ThreadCheck::atomic`], with `op` also saying what the access turned out to be (`kind`
+    /// is what it is reported as until then, on the other granules of a misaligned one).
+    fn atomic_as<R>(
+        &mut self,
+        kind: AccessKind,
+        at: Bytes,
+        order: Order,
+        scope: ThreadScope,
+        site: &'static Location<'static>,
+        op: impl FnOnce() -> (R, AccessKind),
+    ) -> R {
         let (launch, me) = (&*self.launch, &mut self.me);
         if !me.begin(&launch.meter) || at.width == 0 {
-            return op();
+            return op().0;
         }
         let access = me.record(kind, at, Mode::Atomic { order, scope }, site);
         let mut rest = granules(at);
@@ -186,12 +238,22 @@ impl ThreadCheck {
         for g in rest {
             check(launch, me, g, &access, |_, _| {});
         }
-        let acquires = kind != AccessKind::Store && matches!(order, Order::Acquire | Order::AcqRel);
-        let releases = kind != AccessKind::Load && matches!(order, Order::Release | Order::AcqRel);
         let shape = &launch.shape;
-        let result = check(launch, me, first, &access, |me, cell| {
+        // The operation runs first, under the location's lock: every atomic of the location
+        // takes that lock, so acquiring after it sees exactly the releases it read.
+        let perform = |record: &mut Record| {
+            let (result, kind) = op();
+            record.kind = kind;
+            (result, kind)
+        };
+        let (result, kind) = check_after(launch, me, first, &access, perform, |me, cell, done| {
+            let kind = done.1;
             let (kept, grown) = cell.location(at);
             launch.meter.shadow(grown);
+            let acquires =
+                kind != AccessKind::Store && matches!(order, Order::Acquire | Order::AcqRel);
+            let releases =
+                kind != AccessKind::Load && matches!(order, Order::Release | Order::AcqRel);
             if kind != AccessKind::Store {
                 if acquires {
                     kept.acquire(shape, me.id, scope, &mut me.clock);
@@ -201,7 +263,6 @@ impl ThreadCheck {
                     }
                 }
             }
-            let result = op();
             if kind == AccessKind::Store {
                 kept.clear();
             }
@@ -218,9 +279,9 @@ impl ThreadCheck {
                     }
                 }
             }
-            result
+            done
         });
-        if releases {
+        if kind != AccessKind::Load && matches!(order, Order::Release | Order::AcqRel) {
             me.tick(&launch.meter);
         }
         result

@@ -1,0 +1,223 @@
+//! Check mode: the simulator's launches followed by a [`Checker`], and the primitives' side of
+//! it — where each simulated thread reports what it does.
+//!
+//! [`checked`] switches it on for the launches the calling host thread makes, as
+//! [`weak::scoped`](crate::sim::weak::scoped) switches on the weak memory. Each such launch
+//! gets one [`LaunchCheck`](super::LaunchCheck), each of its threads one
+//! [`ThreadCheck`], kept in a thread-local of the simulated thread from its start to its end.
+//! The primitives' simulator side reports through the functions here; outside a checked launch
+//! each is one test of that thread-local.
+
+use super::{
+    AccessKind, Bytes, Checker, LaunchCheck, Options, Report, Space, SyncId, SyncKind, ThreadCheck,
+    ThreadId, ThreadScope,
+};
+use crate::LaunchConfig;
+use crate::atomic::{Order, Scope};
+use crate::sim::SimError;
+use crate::sim::weak::FenceKind;
+use core::panic::Location;
+use std::cell::RefCell;
+
+/// What a simulated thread of a checked launch holds.
+struct Current {
+    check: ThreadCheck,
+    /// Block barriers passed: the phase of the next one.
+    barriers: u64,
+    /// Meetings of the warp's lanes (every warp operation is one): the phase of the next.
+    warp_meetings: u64,
+}
+
+thread_local! {
+    /// The checker of the launches this host thread makes, inside [`checked`].
+    static SCOPE: RefCell<Option<Checker>> = const { RefCell::new(None) };
+    /// This simulated thread's side of the checker, in a checked launch.
+    static THREAD: RefCell<Option<Current>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` with every simulator launch it makes on this thread followed by a checker with
+/// `options`; returns `f`'s result and the checker's report of those launches. Launches from
+/// other threads, and GPU launches, are not affected; a weak launch
+/// ([`weak::scoped`](crate::sim::weak::scoped)) inside it is refused for now.
+///
+/// ```
+/// use gpu::sim::check::{Options, checked};
+/// let ((), report) = checked(Options::default(), || { /* gridsync calls on Target::Sim */ });
+/// assert!(report.is_clean());
+/// ```
+pub fn checked<R>(options: Options, f: impl FnOnce() -> R) -> (R, Report) {
+    /// Puts the thread's previous checker back, also if `f` panics.
+    struct Restore(Option<Checker>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            SCOPE.set(self.0.take());
+        }
+    }
+    let checker = Checker::new(options);
+    let restore = Restore(SCOPE.replace(Some(checker.clone())));
+    let r = f();
+    drop(restore);
+    (r, checker.report())
+}
+
+/// The check of the next launch on this thread, if it is inside [`checked`].
+pub(crate) fn next_launch(cfg: &LaunchConfig) -> Result<Option<LaunchCheck>, SimError> {
+    let Some(checker) = SCOPE.with_borrow(Clone::clone) else {
+        return Ok(None);
+    };
+    checker.launch(super::Shape::from_config(cfg)?).map(Some)
+}
+
+/// Starts the calling simulated thread's side of `launch`, as thread `id`.
+pub(crate) fn enter(launch: &LaunchCheck, id: ThreadId) {
+    if let Ok(check) = launch.thread(id) {
+        THREAD.set(Some(Current {
+            check,
+            barriers: 0,
+            warp_meetings: 0,
+        }));
+    }
+}
+
+/// Ends the calling simulated thread's side (its totals go to the launch's).
+pub(crate) fn leave() {
+    THREAD.set(None);
+}
+
+/// Runs `f` on the calling thread's side, in a checked launch.
+#[inline]
+fn with<R>(f: impl FnOnce(&mut Current) -> R) -> Option<R> {
+    THREAD.with(|t| {
+        let mut t = t.try_borrow_mut().ok()?;
+        t.as_mut().map(f)
+    })
+}
+
+/// The `width` bytes at `addr`, in the space the simulator put them in: a block's shared
+/// memory, or else global memory (host memory the test or the host library allocated).
+fn bytes(addr: usize, width: u32) -> Bytes {
+    let space = if crate::sim::context::in_shared(addr) {
+        Space::Shared
+    } else {
+        Space::Global
+    };
+    Bytes { addr, width, space }
+}
+
+/// A plain (`Plain`) or volatile (`Volatile`) load or store of `width` bytes at `addr`, made
+/// where the caller was called.
+#[track_caller]
+#[inline]
+pub(crate) fn access(kind: AccessKind, addr: usize, width: u32, volatile: bool) {
+    let site = Location::caller();
+    with(|c| {
+        let mode = if volatile {
+            super::Mode::Volatile
+        } else {
+            super::Mode::Plain
+        };
+        c.check.access(kind, bytes(addr, width), mode, site)
+    });
+}
+
+/// An atomic access of `width` bytes at `addr`: `op` performs it, under the checker's lock of
+/// the location in a checked launch.
+#[track_caller]
+#[inline]
+pub(crate) fn atomic<R>(
+    kind: AccessKind,
+    addr: usize,
+    width: u32,
+    order: Order,
+    scope: Scope,
+    op: impl FnOnce() -> R,
+) -> R {
+    let site = Location::caller();
+    THREAD.with(|t| match t.try_borrow_mut().as_deref_mut() {
+        Ok(Some(c)) => c
+            .check
+            .atomic(kind, bytes(addr, width), order, scope.into(), site, op),
+        _ => op(),
+    })
+}
+
+/// A compare-and-swap of `width` bytes at `addr`: `op` performs it and says whether it swapped
+/// (one that did not is reported as a load).
+#[track_caller]
+#[inline]
+pub(crate) fn compare_and_swap<R>(
+    addr: usize,
+    width: u32,
+    order: Order,
+    scope: Scope,
+    op: impl FnOnce() -> (R, bool),
+) -> R {
+    let site = Location::caller();
+    THREAD.with(|t| match t.try_borrow_mut().as_deref_mut() {
+        Ok(Some(c)) => c
+            .check
+            .compare_and_swap(bytes(addr, width), order, scope.into(), site, op),
+        _ => op().0,
+    })
+}
+
+/// A fence of `kind` at `scope`.
+#[inline]
+pub(crate) fn fence(kind: FenceKind, scope: Scope) {
+    with(|c| c.check.fence(kind, scope.into()));
+}
+
+/// Before the block barrier: the thread arrives at its next phase.
+#[inline]
+pub(crate) fn barrier_arrive() {
+    with(|c| {
+        let sync = block_barrier(c.check.id());
+        c.check.arrive(sync, c.barriers, ThreadScope::Block);
+    });
+}
+
+/// After the block barrier: the thread acquires what its phase's arrivals released.
+#[inline]
+pub(crate) fn barrier_leave() {
+    with(|c| {
+        let sync = block_barrier(c.check.id());
+        c.check.wait(sync, c.barriers, ThreadScope::Block);
+        c.barriers += 1;
+    });
+}
+
+fn block_barrier(id: ThreadId) -> SyncId {
+    SyncId {
+        kind: SyncKind::BlockBarrier,
+        index: u64::from(id.device) << 32 | u64::from(id.block),
+    }
+}
+
+fn warp(id: ThreadId) -> SyncId {
+    SyncId {
+        kind: SyncKind::Warp,
+        index: (u64::from(id.device) << 32 | u64::from(id.block)) << 5 | u64::from(id.thread / 32),
+    }
+}
+
+/// Before a warp meeting that synchronizes (`__syncwarp`): the lane arrives at it.
+#[inline]
+pub(crate) fn warp_arrive() {
+    with(|c| {
+        let sync = warp(c.check.id());
+        c.check.arrive(sync, c.warp_meetings, ThreadScope::Block);
+    });
+}
+
+/// After a warp meeting: a synchronizing one (`synchronizes`) acquires what its lanes
+/// released; every one counts, since every running lane of the warp takes part in each.
+#[inline]
+pub(crate) fn warp_met(synchronizes: bool) {
+    with(|c| {
+        if synchronizes {
+            let sync = warp(c.check.id());
+            c.check.wait(sync, c.warp_meetings, ThreadScope::Block);
+        }
+        c.warp_meetings += 1;
+    });
+}

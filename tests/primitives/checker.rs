@@ -1,0 +1,241 @@
+//! The checker on real kernels on the simulator (`gpu::sim::check::checked`): the race lesson's
+//! lost update, a block-scope counter that two blocks share, a shared-memory word read before
+//! the barrier — each found with both lines — and their fixes found clean.
+
+use gpu::atomic::{atomic_add_block, atomic_add_device};
+use gpu::mem::Ptr;
+use gpu::sim::check::{FindingKind, Options, Report, Space, VolatileAs, checked};
+use gridsync::LaunchConfig;
+use std::sync::atomic::AtomicU32;
+
+/// The race lesson's source, to find its lines in.
+const RACE_RS: &str = include_str!("../../gpu/src/lessons/race.rs");
+/// This file's source, for the lines of its own kernels.
+const THIS_RS: &str = include_str!("checker.rs");
+
+/// The last line of `source` that holds `text` (1-based, as `#[track_caller]` counts): in
+/// this file, the kernel's, below the call that looks for it.
+fn line_of(source: &str, text: &str) -> u32 {
+    let i = (source.lines().collect::<Vec<_>>())
+        .iter()
+        .rposition(|l| l.contains(text))
+        .unwrap_or_else(|| panic!("no line with {text}"));
+    i as u32 + 1
+}
+
+/// A word of host memory the simulated threads share, as the kernels take it.
+fn word() -> (Box<AtomicU32>, usize) {
+    let w = Box::new(AtomicU32::new(0));
+    let p = w.as_ptr() as usize;
+    (w, p)
+}
+
+/// Each finding as (kind, the lower line, the higher line, the file of both, the space).
+fn found(report: &Report) -> Vec<(FindingKind, u32, u32, &'static str, Space)> {
+    report
+        .findings
+        .iter()
+        .map(|f| {
+            let (a, b) = (f.first.site.line(), f.second.site.line());
+            assert_eq!(f.first.site.file(), f.second.site.file(), "{f}");
+            (
+                f.kind,
+                a.min(b),
+                a.max(b),
+                f.first.site.file(),
+                f.first.bytes.space,
+            )
+        })
+        .collect()
+}
+
+/// Checking a volatile access as a plain one: `add_one`'s load and store then race (as PTX
+/// counts them, volatile accesses are relaxed at system scope and do not).
+const STRICT: Options = Options {
+    volatile: VolatileAs::Plain,
+    ..gpu_default()
+};
+
+const fn gpu_default() -> Options {
+    Options {
+        max_findings: 100,
+        records_per_granule: 32,
+        shadow_bytes: 1 << 30,
+        clock_bytes: 512 << 20,
+        volatile: VolatileAs::RelaxedSystem,
+    }
+}
+
+#[test]
+fn the_default_options_are_the_checkers() {
+    assert_eq!(gpu_default(), Options::default());
+}
+
+#[test]
+fn add_one_is_a_data_race_between_its_load_and_its_store() {
+    let (x, p) = word();
+    let cfg = LaunchConfig::linear(2, 16);
+    let (r, report) = checked(STRICT, || {
+        // SAFETY: `p` is one live `u32`; the race on it is the lesson.
+        gpu::sim::launch(&cfg, || unsafe {
+            gpu::lessons::race::add_one(p as *mut u32)
+        })
+    });
+    r.unwrap();
+    assert!(x.into_inner() <= 32);
+    let (load, store) = (
+        line_of(RACE_RS, "x.load_volatile()"),
+        line_of(RACE_RS, "x.store_volatile("),
+    );
+    let got = found(&report);
+    assert!(
+        got.iter()
+            .any(|&(k, a, b, file, space)| k == FindingKind::DataRace
+                && (a, b) == (load, store)
+                && file.ends_with("lessons/race.rs")
+                && space == Space::Global),
+        "{report}"
+    );
+    // Every finding is between those two lines (store–store, load–store).
+    assert!(
+        got.iter()
+            .all(|&(_, a, b, ..)| [load, store].contains(&a) && [load, store].contains(&b)),
+        "{report}"
+    );
+    assert_eq!(report.launches, 1);
+}
+
+#[test]
+fn add_one_is_not_a_data_race_as_ptx_counts_volatile() {
+    let (_x, p) = word();
+    let (r, report) = checked(Options::default(), || {
+        // SAFETY: as above.
+        gpu::sim::launch(&LaunchConfig::linear(2, 16), || unsafe {
+            gpu::lessons::race::add_one(p as *mut u32)
+        })
+    });
+    r.unwrap();
+    assert!(report.is_clean(), "{report}");
+    assert!(report.events >= 64, "{report}");
+}
+
+#[test]
+fn add_one_atomic_is_clean() {
+    let (x, p) = word();
+    let (r, report) = checked(STRICT, || {
+        // SAFETY: `p` is one live `u32`, touched only atomically.
+        gpu::sim::launch(&LaunchConfig::linear(2, 16), || unsafe {
+            gpu::lessons::race::add_one_atomic(p as *mut u32)
+        })
+    });
+    r.unwrap();
+    assert_eq!(x.into_inner(), 32);
+    assert!(report.is_clean(), "{report}");
+    assert_eq!((report.launches, report.events), (1, 32), "{report}");
+}
+
+/// Every thread of 2 blocks × 16 adds one to a counter at `device` or block scope; returns the
+/// report and the line of the add.
+fn shared_counter(device: bool) -> (Report, u32) {
+    let (x, p) = word();
+    let line = line_of(THIS_RS, "atomic_add_block(x, 1)");
+    let ((), report) = checked(Options::default(), || {
+        gpu::sim::launch(&LaunchConfig::linear(2, 16), || {
+            let x = p as *mut u32;
+            // SAFETY: one live `u32`, touched only atomically.
+            unsafe {
+                if device {
+                    atomic_add_device(x, 1)
+                } else {
+                    atomic_add_block(x, 1)
+                };
+            }
+        })
+        .unwrap()
+    });
+    assert_eq!(x.into_inner(), 32);
+    (report, line)
+}
+
+#[test]
+fn a_block_scope_counter_shared_by_two_blocks_is_a_scope_race() {
+    let (report, line) = shared_counter(false);
+    let got = found(&report);
+    assert_eq!(got.len(), 1, "{report}");
+    let (kind, a, b, file, _) = got[0];
+    assert_eq!(
+        (kind, a, b),
+        (FindingKind::ScopeRace, line, line),
+        "{report}"
+    );
+    assert!(file.ends_with("checker.rs"), "{file}");
+    // Between blocks only: the threads of one block share the scope.
+    let f = &report.findings[0];
+    assert_ne!(f.first.thread.block, f.second.thread.block, "{f}");
+}
+
+#[test]
+fn a_device_scope_counter_shared_by_two_blocks_is_clean() {
+    let (report, _) = shared_counter(true);
+    assert!(report.is_clean(), "{report}");
+    assert_eq!(report.events, 32);
+}
+
+/// Thread 0 of each block writes a shared word; thread 1 reads it, after `sync_threads` if
+/// `barrier` (every thread passes it). Returns the report, the store's and the load's lines.
+fn shared_handoff(barrier: bool) -> (Report, u32, u32) {
+    let cfg = LaunchConfig::linear(2, 32).with_shared_bytes(4);
+    let (_seen, p) = word();
+    let store = line_of(THIS_RS, "s.store(7)");
+    let load = line_of(THIS_RS, "s.load()");
+    let ((), report) = checked(Options::default(), || {
+        gpu::sim::launch(&cfg, || {
+            // SAFETY: the launch gives each block 4 bytes of shared memory.
+            let s = Ptr::new(unsafe { gpu::shared::dynamic_shared::<u32>() });
+            let t = gpu::index::thread_idx_x();
+            if t == 0 {
+                unsafe { s.store(7) };
+            }
+            if barrier {
+                gpu::sync::sync_threads();
+            }
+            if t == 1 {
+                let v = unsafe { s.load() };
+                // SAFETY: one live `u32`, touched only atomically.
+                unsafe { atomic_add_device(p as *mut u32, v) };
+            }
+        })
+        .unwrap()
+    });
+    (report, store, load)
+}
+
+#[test]
+fn a_shared_word_read_before_the_barrier_is_a_data_race_in_shared_memory() {
+    let (report, store, load) = shared_handoff(false);
+    let got = found(&report);
+    assert_eq!(
+        got.iter()
+            .map(|&(k, a, b, _, space)| (k, a, b, space))
+            .collect::<Vec<_>>(),
+        [(FindingKind::DataRace, store, load, Space::Shared)],
+        "{report}"
+    );
+    assert_eq!(report.findings[0].count, 2, "one race per block: {report}");
+}
+
+#[test]
+fn a_shared_word_read_after_the_barrier_is_clean() {
+    let (report, ..) = shared_handoff(true);
+    assert!(report.is_clean(), "{report}");
+}
+
+#[test]
+fn a_checked_launch_is_not_a_weak_one_yet() {
+    let ((r, _), _) = gpu::sim::weak::scoped(1, || {
+        checked(Options::default(), || {
+            gpu::sim::launch(&LaunchConfig::linear(1, 1), || {})
+        })
+    });
+    assert!(matches!(r, Err(gpu::sim::SimError::Config(_))), "{r:?}");
+}
