@@ -239,3 +239,91 @@ fn a_checked_launch_is_not_a_weak_one_yet() {
     });
     assert!(matches!(r, Err(gpu::sim::SimError::Config(_))), "{r:?}");
 }
+
+/// Thread 0 of block 0 writes a global word, then the cluster's threads meet at the cluster
+/// barrier — arriving with a release (`release`) or relaxed — and thread 0 of block 1, the
+/// other block of the cluster, reads the word. Returns the report, the store's and the load's
+/// lines.
+fn cluster_handoff(release: bool) -> (Report, u32, u32) {
+    use gpu::cluster::{cluster_arrive, cluster_arrive_relaxed, cluster_wait};
+    let store = line_of(THIS_RS, "x.store(7)");
+    let load = line_of(THIS_RS, "x.load()");
+    let cfg = LaunchConfig::linear(2, 32).with_cluster(2.into());
+    let (_x, p) = word();
+    let ((), report) = checked(Options::default(), || {
+        gpu::sim::launch(&cfg, || {
+            let x = Ptr::new(p as *mut u32);
+            let (b, t) = (gpu::index::block_idx_x(), gpu::index::thread_idx_x());
+            if (b, t) == (0, 0) {
+                // SAFETY: one live `u32`.
+                unsafe { x.store(7) };
+            }
+            if release {
+                cluster_arrive();
+            } else {
+                cluster_arrive_relaxed();
+            }
+            cluster_wait();
+            if (b, t) == (1, 0) {
+                // SAFETY: one live `u32`.
+                assert_eq!(unsafe { x.load() }, 7);
+            }
+        })
+        .unwrap()
+    });
+    (report, store, load)
+}
+
+#[test]
+fn a_word_read_after_the_cluster_barrier_is_clean() {
+    let (report, ..) = cluster_handoff(true);
+    assert!(report.is_clean(), "{report}");
+}
+
+#[test]
+fn a_relaxed_arrival_at_the_cluster_barrier_releases_nothing() {
+    let (report, store, load) = cluster_handoff(false);
+    let got = found(&report);
+    assert_eq!(
+        got.iter()
+            .map(|&(k, a, b, ..)| (k, a, b))
+            .collect::<Vec<_>>(),
+        [(FindingKind::DataRace, store, load)],
+        "{report}"
+    );
+}
+
+/// What checking costs on the lessons' own shapes: each library call timed plain and checked
+/// on the simulator, with the checked run's report (docs/checker.md, "Cost").
+#[test]
+#[ignore = "a measurement: cargo test --test primitives checked_cost -- --ignored --nocapture"]
+fn checked_cost_on_the_lessons() {
+    use gridsync::Target;
+    use std::time::Instant;
+    let data: Vec<u8> = (0..1u32 << 16)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
+        .collect();
+    let calls: [(&str, &dyn Fn()); 3] = [
+        ("race::run (10 × 16)", &|| {
+            gridsync::race::run(&Target::Sim).unwrap();
+        }),
+        ("locks::add_one_mutex", &|| {
+            gridsync::locks::add_one_mutex(&Target::Sim).unwrap();
+        }),
+        ("histogram (64 KiB)", &|| {
+            gridsync::histogram::histogram(&Target::Sim, &data).unwrap();
+        }),
+    ];
+    for (name, call) in calls {
+        let t = Instant::now();
+        call();
+        let plain = t.elapsed();
+        let t = Instant::now();
+        let ((), report) = checked(STRICT, call);
+        let with = t.elapsed();
+        println!(
+            "{name}: plain {plain:.2?}, checked {with:.2?} ({:.1}×)\n{report}\n",
+            with.as_secs_f64() / plain.as_secs_f64()
+        );
+    }
+}

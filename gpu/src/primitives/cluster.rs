@@ -115,7 +115,7 @@ pub fn cluster_arrive() {
         core::arch::asm!("barrier.cluster.arrive.release;", options(nostack));
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::sim::cluster_arrive();
+    crate::sim::cluster_arrive(true);
 }
 
 /// [`cluster_arrive`] that orders nothing: the arrival only counts.
@@ -133,7 +133,7 @@ pub fn cluster_arrive_relaxed() {
         core::arch::asm!("barrier.cluster.arrive.relaxed;", options(nostack));
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    crate::sim::cluster_arrive();
+    crate::sim::cluster_arrive(false);
 }
 
 /// Waits until every running thread of the cluster has arrived at the phase this thread
@@ -275,6 +275,7 @@ impl ClusterU32 {
     /// The word is in the shared memory of a running block of this cluster (inside what its
     /// launch gave), and every access racing with this one is atomic at cluster scope or wider.
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn red_add_cluster(self, val: u32) {
         #[cfg(target_arch = "nvptx64")]
         // SAFETY: the caller upholds the contract above.
@@ -285,10 +286,17 @@ impl ClusterU32 {
             )
         };
         #[cfg(not(target_arch = "nvptx64"))]
-        // SAFETY: the caller upholds the contract above.
-        unsafe {
-            core::sync::atomic::AtomicU32::from_ptr(self.addr)
-                .fetch_add(val, core::sync::atomic::Ordering::Relaxed);
+        {
+            // SAFETY: the caller upholds the contract above.
+            let a = unsafe { core::sync::atomic::AtomicU32::from_ptr(self.addr) };
+            crate::sim::check::report_atomic(
+                crate::sim::check::AccessKind::Rmw,
+                self.addr as usize,
+                4,
+                crate::atomic::Order::Relaxed,
+                crate::sim::check::ThreadScope::Cluster,
+                || a.fetch_add(val, core::sync::atomic::Ordering::Relaxed),
+            );
         }
     }
 
@@ -299,6 +307,7 @@ impl ClusterU32 {
     /// # Safety
     /// As [`ClusterU32::red_add_cluster`].
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn fetch_add_cluster(self, val: u32) -> u32 {
         #[cfg(target_arch = "nvptx64")]
         {
@@ -313,10 +322,17 @@ impl ClusterU32 {
             old
         }
         #[cfg(not(target_arch = "nvptx64"))]
-        // SAFETY: the caller upholds the contract above.
-        unsafe {
-            core::sync::atomic::AtomicU32::from_ptr(self.addr)
-                .fetch_add(val, core::sync::atomic::Ordering::Relaxed)
+        {
+            // SAFETY: the caller upholds the contract above.
+            let a = unsafe { core::sync::atomic::AtomicU32::from_ptr(self.addr) };
+            crate::sim::check::report_atomic(
+                crate::sim::check::AccessKind::Rmw,
+                self.addr as usize,
+                4,
+                crate::atomic::Order::Relaxed,
+                crate::sim::check::ThreadScope::Cluster,
+                || a.fetch_add(val, core::sync::atomic::Ordering::Relaxed),
+            )
         }
     }
 
@@ -327,6 +343,7 @@ impl ClusterU32 {
     /// As [`ClusterU32::red_add_cluster`], and nothing writes the word meanwhile (a cluster
     /// barrier separates the writes from this load).
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn read(self) -> u32 {
         #[cfg(target_arch = "nvptx64")]
         {
@@ -341,9 +358,15 @@ impl ClusterU32 {
             v
         }
         #[cfg(not(target_arch = "nvptx64"))]
-        // SAFETY: the caller upholds the contract above.
-        unsafe {
-            self.addr.read()
+        {
+            crate::sim::check::report_access(
+                crate::sim::check::AccessKind::Load,
+                self.addr as usize,
+                4,
+                false,
+            );
+            // SAFETY: the caller upholds the contract above.
+            unsafe { self.addr.read() }
         }
     }
 }
@@ -364,7 +387,11 @@ pub fn fence_acq_rel_cluster() {
         core::arch::asm!("fence.acq_rel.cluster;", options(nostack));
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    core::sync::atomic::fence(core::sync::atomic::Ordering::AcqRel);
+    {
+        use crate::sim::check::{ThreadScope, report_fence};
+        report_fence(crate::sim::weak::FenceKind::AcqRel, ThreadScope::Cluster);
+        core::sync::atomic::fence(core::sync::atomic::Ordering::AcqRel);
+    }
 }
 
 /// Sequentially consistent fence at cluster scope. PTX: `fence.sc.cluster`.
@@ -376,7 +403,11 @@ pub fn fence_sc_cluster() {
         core::arch::asm!("fence.sc.cluster;", options(nostack));
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    core::sync::atomic::fence(core::sync::atomic::Ordering::SeqCst);
+    {
+        use crate::sim::check::{ThreadScope, report_fence};
+        report_fence(crate::sim::weak::FenceKind::Sc, ThreadScope::Cluster);
+        core::sync::atomic::fence(core::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 /// A grid barrier for a clustered launch: the cluster barrier first, then one arrival per

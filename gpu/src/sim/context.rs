@@ -272,21 +272,26 @@ pub(crate) fn shared_len() -> u32 {
     with_launch(|_, _, block| block.shared_bytes)
 }
 
-/// `barrier.cluster.arrive`: the calling thread arrives at its cluster's barrier.
+/// `barrier.cluster.arrive` (`.release` if `release`, else `.relaxed`): the calling thread
+/// arrives at its cluster's barrier.
 ///
 /// # Panics
 /// In a weak launch, which does not simulate clusters (the launch fails with that message).
-pub(crate) fn cluster_arrive() {
+pub(crate) fn cluster_arrive(release: bool) {
     assert!(
         !in_weak_launch(),
         "the weak memory does not simulate thread block clusters (barrier.cluster)"
     );
-    with_launch(|c, launch, _| launch.clusters[c.ids.cluster_linear() as usize].arrive())
+    let cluster = ctx().ids.cluster_linear();
+    super::check::cluster_arrive(cluster, release);
+    with_launch(|_, launch, _| launch.clusters[cluster as usize].arrive())
 }
 
 /// `barrier.cluster.wait`: waits for the phase the calling thread arrived at.
 pub(crate) fn cluster_wait() {
-    with_launch(|c, launch, _| launch.clusters[c.ids.cluster_linear() as usize].wait(launch))
+    let cluster = ctx().ids.cluster_linear();
+    with_launch(|_, launch, _| launch.clusters[cluster as usize].wait(launch));
+    super::check::cluster_waited(cluster);
 }
 
 /// `mapa`: the address in the shared memory of the block of `rank` in this block's cluster

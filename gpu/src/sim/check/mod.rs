@@ -43,8 +43,8 @@ pub use clock::StopReason;
 pub use mode::checked;
 pub(crate) use mode::{
     access as report_access, atomic as report_atomic, barrier_arrive, barrier_leave,
-    compare_and_swap as report_compare_and_swap, enter, fence as report_fence, leave, next_launch,
-    warp_arrive, warp_met,
+    cluster_arrive, cluster_waited, compare_and_swap as report_compare_and_swap, enter,
+    fence as report_fence, leave, next_launch, warp_arrive, warp_met,
 };
 pub use report::{Finding, Report};
 pub use shape::{Instance, Shape, ThreadId, ThreadScope};

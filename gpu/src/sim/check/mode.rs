@@ -5,19 +5,33 @@
 //! [`weak::scoped`](crate::sim::weak::scoped) switches on the weak memory. Each such launch
 //! gets one [`LaunchCheck`](super::LaunchCheck), each of its threads one
 //! [`ThreadCheck`], kept in a thread-local of the simulated thread from its start to its end.
-//! The primitives' simulator side reports through the functions here; outside a checked launch
-//! each is one test of that thread-local.
+//! The primitives' simulator side reports through the functions here. While no checked launch
+//! runs anywhere in the process, each is one relaxed load of a counter ([`RUNNING`]) and a
+//! branch; inside one, the thread-local decides.
 
 use super::{
     AccessKind, Bytes, Checker, LaunchCheck, Options, Report, Space, SyncId, SyncKind, ThreadCheck,
     ThreadId, ThreadScope,
 };
 use crate::LaunchConfig;
-use crate::atomic::{Order, Scope};
+use crate::atomic::Order;
 use crate::sim::SimError;
 use crate::sim::weak::FenceKind;
 use core::panic::Location;
 use std::cell::RefCell;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Simulated threads of checked launches running now, in the whole process: while it is 0 a
+/// report costs one load of it. A thread of a checked launch counts itself before its kernel
+/// starts, so it always sees it non-zero; a thread of a plain launch that sees it non-zero
+/// (another test's launch is checked) asks its thread-local and finds nothing there.
+static RUNNING: AtomicUsize = AtomicUsize::new(0);
+
+/// Whether a checked launch may be running on this thread (then the thread-local says).
+#[inline(always)]
+fn maybe_checked() -> bool {
+    RUNNING.load(Ordering::Relaxed) != 0
+}
 
 /// What a simulated thread of a checked launch holds.
 struct Current {
@@ -26,6 +40,8 @@ struct Current {
     barriers: u64,
     /// Meetings of the warp's lanes (every warp operation is one): the phase of the next.
     warp_meetings: u64,
+    /// Cluster barrier phases waited for: the phase of the next arrival.
+    cluster_phases: u64,
 }
 
 thread_local! {
@@ -71,22 +87,29 @@ pub(crate) fn next_launch(cfg: &LaunchConfig) -> Result<Option<LaunchCheck>, Sim
 /// Starts the calling simulated thread's side of `launch`, as thread `id`.
 pub(crate) fn enter(launch: &LaunchCheck, id: ThreadId) {
     if let Ok(check) = launch.thread(id) {
+        RUNNING.fetch_add(1, Ordering::Relaxed);
         THREAD.set(Some(Current {
             check,
             barriers: 0,
             warp_meetings: 0,
+            cluster_phases: 0,
         }));
     }
 }
 
 /// Ends the calling simulated thread's side (its totals go to the launch's).
 pub(crate) fn leave() {
-    THREAD.set(None);
+    if THREAD.take().is_some() {
+        RUNNING.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// Runs `f` on the calling thread's side, in a checked launch.
-#[inline]
+#[inline(always)]
 fn with<R>(f: impl FnOnce(&mut Current) -> R) -> Option<R> {
+    if !maybe_checked() {
+        return None;
+    }
     THREAD.with(|t| {
         let mut t = t.try_borrow_mut().ok()?;
         t.as_mut().map(f)
@@ -107,7 +130,7 @@ fn bytes(addr: usize, width: u32) -> Bytes {
 /// A plain (`Plain`) or volatile (`Volatile`) load or store of `width` bytes at `addr`, made
 /// where the caller was called.
 #[track_caller]
-#[inline]
+#[inline(always)]
 pub(crate) fn access(kind: AccessKind, addr: usize, width: u32, volatile: bool) {
     let site = Location::caller();
     with(|c| {
@@ -123,15 +146,18 @@ pub(crate) fn access(kind: AccessKind, addr: usize, width: u32, volatile: bool) 
 /// An atomic access of `width` bytes at `addr`: `op` performs it, under the checker's lock of
 /// the location in a checked launch.
 #[track_caller]
-#[inline]
+#[inline(always)]
 pub(crate) fn atomic<R>(
     kind: AccessKind,
     addr: usize,
     width: u32,
     order: Order,
-    scope: Scope,
+    scope: impl Into<ThreadScope>,
     op: impl FnOnce() -> R,
 ) -> R {
+    if !maybe_checked() {
+        return op();
+    }
     let site = Location::caller();
     THREAD.with(|t| match t.try_borrow_mut().as_deref_mut() {
         Ok(Some(c)) => c
@@ -144,14 +170,17 @@ pub(crate) fn atomic<R>(
 /// A compare-and-swap of `width` bytes at `addr`: `op` performs it and says whether it swapped
 /// (one that did not is reported as a load).
 #[track_caller]
-#[inline]
+#[inline(always)]
 pub(crate) fn compare_and_swap<R>(
     addr: usize,
     width: u32,
     order: Order,
-    scope: Scope,
+    scope: impl Into<ThreadScope>,
     op: impl FnOnce() -> (R, bool),
 ) -> R {
+    if !maybe_checked() {
+        return op().0;
+    }
     let site = Location::caller();
     THREAD.with(|t| match t.try_borrow_mut().as_deref_mut() {
         Ok(Some(c)) => c
@@ -163,7 +192,7 @@ pub(crate) fn compare_and_swap<R>(
 
 /// A fence of `kind` at `scope`.
 #[inline]
-pub(crate) fn fence(kind: FenceKind, scope: Scope) {
+pub(crate) fn fence(kind: FenceKind, scope: impl Into<ThreadScope>) {
     with(|c| c.check.fence(kind, scope.into()));
 }
 
@@ -219,5 +248,37 @@ pub(crate) fn warp_met(synchronizes: bool) {
             c.check.wait(sync, c.warp_meetings, ThreadScope::Block);
         }
         c.warp_meetings += 1;
+    });
+}
+
+fn cluster_barrier(cluster: u32) -> SyncId {
+    SyncId {
+        kind: SyncKind::ClusterBarrier,
+        index: u64::from(cluster),
+    }
+}
+
+/// Before `barrier.cluster.arrive` of a thread of cluster `cluster`: a release arrival
+/// (`release`) releases at cluster scope; a relaxed one is not reported.
+#[inline]
+pub(crate) fn cluster_arrive(cluster: u32, release: bool) {
+    with(|c| {
+        if release {
+            let phase = c.cluster_phases;
+            c.check
+                .arrive(cluster_barrier(cluster), phase, ThreadScope::Cluster);
+        }
+    });
+}
+
+/// After `barrier.cluster.wait.acquire` returned: the thread acquires what its phase's
+/// release arrivals released.
+#[inline]
+pub(crate) fn cluster_waited(cluster: u32) {
+    with(|c| {
+        let phase = c.cluster_phases;
+        c.check
+            .wait(cluster_barrier(cluster), phase, ThreadScope::Cluster);
+        c.cluster_phases += 1;
     });
 }
