@@ -303,7 +303,8 @@ fn checked_cost_on_the_lessons() {
     let data: Vec<u8> = (0..1u32 << 16)
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
         .collect();
-    let calls: [(&str, &dyn Fn()); 3] = [
+    let t = Target::Sim;
+    let calls: [(&str, &dyn Fn()); 5] = [
         ("race::run (10 × 16)", &|| {
             gridsync::race::run(&Target::Sim).unwrap();
         }),
@@ -312,6 +313,14 @@ fn checked_cost_on_the_lessons() {
         }),
         ("histogram (64 KiB)", &|| {
             gridsync::histogram::histogram(&Target::Sim, &data).unwrap();
+        }),
+        ("mbarrier::run", &|| {
+            gridsync::mbarrier::run(&t, &gridsync::mbarrier::MbarrierOptions::for_target(&t))
+                .unwrap();
+        }),
+        ("pipeline::run", &|| {
+            gridsync::pipeline::run(&t, &gridsync::pipeline::PipelineOptions::for_target(&t))
+                .unwrap();
         }),
     ];
     for (name, call) in calls {
@@ -324,6 +333,96 @@ fn checked_cost_on_the_lessons() {
         println!(
             "{name}: plain {plain:.2?}, checked {with:.2?} ({:.1}×)\n{report}\n",
             with.as_secs_f64() / plain.as_secs_f64()
+        );
+    }
+}
+
+/// The shared memory of [`mbarrier_handoff`]: the `mbarrier` (8 bytes), then 8 bytes of
+/// padding, then 16 bytes a word or a bulk copy lands in (bulk copies are 16-byte aligned).
+const HANDOFF_SHARED: u32 = 32;
+
+/// One block of 32 threads meets at an `mbarrier` (every thread arrives; waits if `wait`);
+/// before arriving, thread 0 writes the shared word at offset 16 — with a store, or by a bulk
+/// copy of 16 bytes from global memory (`bulk`) that completes on the barrier — and after,
+/// thread 1 loads it. Returns the report, the write's line and the load's.
+fn mbarrier_handoff(bulk: bool, wait: bool) -> (Report, u32, u32) {
+    use gpu::async_copy::cp_async_bulk_global_to_shared;
+    use gpu::mbarrier::{BarrierScope, DEFAULT_TIMEOUT_NS, MBarrier};
+    let cfg = LaunchConfig::linear(1, 32).with_shared_bytes(HANDOFF_SHARED);
+    let source = Box::new([7u32; 4]);
+    let src = source.as_ptr() as usize;
+    let write = if bulk {
+        line_of(THIS_RS, "cp_async_bulk_global_to_shared(dst")
+    } else {
+        line_of(THIS_RS, "word.store(7)")
+    };
+    let load = line_of(THIS_RS, "word.load()");
+    let ((), report) = checked(Options::default(), || {
+        gpu::sim::launch(&cfg, || {
+            let t = gpu::index::thread_idx_x();
+            // SAFETY: the launch gives each block `HANDOFF_SHARED` bytes, 16-byte aligned.
+            let base = unsafe { gpu::shared::dynamic_shared::<u8>() };
+            // SAFETY: the barrier's 8 bytes, used only through `MBarrier`.
+            let bar = unsafe { MBarrier::from_generic(base.cast()) };
+            let dst = base.wrapping_add(16);
+            let word = Ptr::new(dst.cast::<u32>());
+            if t == 0 {
+                // SAFETY: initialized once, before any thread uses it (the barrier below).
+                unsafe { bar.init(32) };
+            }
+            gpu::sync::sync_threads();
+            // SAFETY: every thread arrives once at the initialized barrier; thread 0 expects
+            // and copies exactly the 16 bytes it delivers.
+            let phase = unsafe {
+                if t == 0 && bulk {
+                    let phase = bar.arrive_expect_tx(16, BarrierScope::Block);
+                    cp_async_bulk_global_to_shared(dst, src as *const u8, 16, bar).unwrap();
+                    phase
+                } else {
+                    if t == 0 {
+                        word.store(7);
+                    }
+                    bar.arrive(BarrierScope::Block)
+                }
+            };
+            if wait {
+                // SAFETY: the token of this barrier's phase.
+                unsafe { bar.wait(phase, BarrierScope::Block, DEFAULT_TIMEOUT_NS) }.unwrap();
+            }
+            if t == 1 {
+                // SAFETY: inside the block's shared memory.
+                let _ = unsafe { word.load() };
+            }
+        })
+        .unwrap()
+    });
+    (report, write, load)
+}
+
+#[test]
+fn a_word_read_after_the_mbarrier_wait_is_clean() {
+    for bulk in [false, true] {
+        let (report, ..) = mbarrier_handoff(bulk, true);
+        assert!(report.is_clean(), "bulk copy {bulk}: {report}");
+    }
+}
+
+#[test]
+fn a_word_read_without_the_mbarrier_wait_is_a_data_race() {
+    for bulk in [false, true] {
+        let (report, write, load) = mbarrier_handoff(bulk, false);
+        let got = found(&report);
+        assert_eq!(
+            got.iter()
+                .map(|&(k, a, b, _, space)| (k, a, b, space))
+                .collect::<Vec<_>>(),
+            [(
+                FindingKind::DataRace,
+                write.min(load),
+                write.max(load),
+                Space::Shared
+            )],
+            "bulk copy {bulk}: {report}"
         );
     }
 }

@@ -244,7 +244,13 @@ pub unsafe fn cp_async_mbarrier_arrive_noinc(bar: MBarrier) {
     #[cfg(not(target_arch = "nvptx64"))]
     // SAFETY: the copies are done already; the arrival is the caller's to make.
     unsafe {
-        crate::sim::mbarrier::arrive(bar.host_ptr(), 1, 0, 0);
+        crate::sim::mbarrier::arrive(
+            bar.host_ptr(),
+            1,
+            0,
+            0,
+            crate::mbarrier::BarrierScope::Block,
+        );
     }
 }
 
@@ -266,6 +272,7 @@ pub unsafe fn cp_async_mbarrier_arrive_noinc(bar: MBarrier) {
 /// `bar`'s contract ([`crate::mbarrier`]).
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn cp_async_bulk_global_to_shared(
     dst: *mut u8,
     src: *const u8,
@@ -285,6 +292,7 @@ pub unsafe fn cp_async_bulk_global_to_shared(
 /// As [`cp_async_bulk_global_to_shared`], and [`check_bulk_copy`] would return `Ok`.
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn cp_async_bulk_global_to_shared_unchecked(
     dst: *mut u8,
     src: *const u8,
@@ -301,10 +309,24 @@ pub unsafe fn cp_async_bulk_global_to_shared_unchecked(
         )
     };
     #[cfg(not(target_arch = "nvptx64"))]
-    // SAFETY: the caller upholds the contract above.
-    unsafe {
-        core::ptr::copy_nonoverlapping(src, dst, bytes as usize);
-        crate::sim::mbarrier::transact(bar.host_ptr(), -(bytes as i64));
+    {
+        use crate::sim::check::{AccessKind, Bytes, MBarrierUpdate, Space, report_access};
+        // The checker: the copy reads its source as the issuing thread, and its write of the
+        // destination is released to the phase its bytes complete.
+        report_access(AccessKind::Load, src as usize, bytes, false);
+        let write = MBarrierUpdate::BulkWrite(
+            Bytes {
+                addr: dst as usize,
+                width: bytes,
+                space: Space::Shared,
+            },
+            core::panic::Location::caller(),
+        );
+        // SAFETY: the caller upholds the contract above.
+        unsafe {
+            core::ptr::copy_nonoverlapping(src, dst, bytes as usize);
+            crate::sim::mbarrier::transact(bar.host_ptr(), -(bytes as i64), write);
+        }
     }
 }
 

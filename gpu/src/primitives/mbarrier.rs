@@ -245,9 +245,8 @@ impl MBarrier {
         }
         #[cfg(not(target_arch = "nvptx64"))]
         {
-            let _ = scope;
             // SAFETY: the caller upholds the contract above.
-            let state = unsafe { crate::sim::mbarrier::arrive(self.addr, count, 0, 0) };
+            let state = unsafe { crate::sim::mbarrier::arrive(self.addr, count, 0, 0, scope) };
             Phase { state }
         }
     }
@@ -278,9 +277,8 @@ impl MBarrier {
         }
         #[cfg(not(target_arch = "nvptx64"))]
         {
-            let _ = scope;
             // SAFETY: the caller upholds the contract above.
-            let state = unsafe { crate::sim::mbarrier::arrive(self.addr, 1, 1, 0) };
+            let state = unsafe { crate::sim::mbarrier::arrive(self.addr, 1, 1, 0, scope) };
             Phase { state }
         }
     }
@@ -313,9 +311,8 @@ impl MBarrier {
         }
         #[cfg(not(target_arch = "nvptx64"))]
         {
-            let _ = scope;
             // SAFETY: the caller upholds the contract above.
-            let state = unsafe { crate::sim::mbarrier::arrive(self.addr, 1, 0, bytes) };
+            let state = unsafe { crate::sim::mbarrier::arrive(self.addr, 1, 0, bytes, scope) };
             Phase { state }
         }
     }
@@ -340,7 +337,11 @@ impl MBarrier {
         #[cfg(not(target_arch = "nvptx64"))]
         // SAFETY: the caller upholds the contract above.
         unsafe {
-            crate::sim::mbarrier::transact(self.addr, bytes as i64)
+            crate::sim::mbarrier::transact(
+                self.addr,
+                bytes as i64,
+                crate::sim::check::MBarrierUpdate::Transact,
+            )
         };
     }
 
@@ -364,7 +365,11 @@ impl MBarrier {
         #[cfg(not(target_arch = "nvptx64"))]
         // SAFETY: the caller upholds the contract above.
         unsafe {
-            crate::sim::mbarrier::transact(self.addr, -(bytes as i64))
+            crate::sim::mbarrier::transact(
+                self.addr,
+                -(bytes as i64),
+                crate::sim::check::MBarrierUpdate::Transact,
+            )
         };
     }
 
@@ -394,9 +399,8 @@ impl MBarrier {
         }
         #[cfg(not(target_arch = "nvptx64"))]
         {
-            let _ = scope;
             // SAFETY: the caller upholds the contract above.
-            unsafe { crate::sim::mbarrier::phase_done(self.addr, phase.state) }
+            unsafe { crate::sim::mbarrier::phase_done(self.addr, phase.state, scope) }
         }
     }
 
@@ -427,7 +431,6 @@ impl MBarrier {
         }
         #[cfg(not(target_arch = "nvptx64"))]
         {
-            let _ = scope;
             // SAFETY: the caller upholds the contract above.
             let done = unsafe {
                 crate::sim::mbarrier::phase_done(
@@ -437,6 +440,7 @@ impl MBarrier {
                     } else {
                         0
                     },
+                    scope,
                 )
             };
             if !done {
@@ -552,7 +556,7 @@ impl MBarrier {
         // SAFETY: the caller upholds the contract above.
         unsafe {
             let remote = crate::sim::map_shared(self.addr.cast(), rank).cast::<u64>();
-            crate::sim::mbarrier::arrive(remote, 1, 0, 0);
+            crate::sim::mbarrier::arrive(remote, 1, 0, 0, BarrierScope::Cluster);
         }
     }
 }

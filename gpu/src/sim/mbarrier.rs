@@ -11,7 +11,13 @@
 //! parity flips, the pending count is reset to the expected count and the transaction count to
 //! zero. Misuse that is undefined on the GPU — using a barrier before `init`, more arrivals than
 //! are pending — panics here, which the simulator reports as the kernel's failure.
+//!
+//! In a checked launch every update of the word is reported (`check::mbarrier_update`): an
+//! arrival releases into the phase it lands in, a completed test acquires the phase it saw
+//! complete, and the checker counts the phases the word's parity cannot.
 
+use super::check::{self, MBarrierUpdate};
+use crate::mbarrier::BarrierScope;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 const FIELD_BITS: u32 = 21;
@@ -86,8 +92,11 @@ pub(crate) unsafe fn init(p: *mut u64, count: u32) {
         tx: 0,
         parity: false,
     };
-    // SAFETY: forwarded to the caller.
-    unsafe { word(p) }.store(s.encode(), Ordering::Release);
+    check::mbarrier_update(p as usize, MBarrierUpdate::Init, || {
+        // SAFETY: forwarded to the caller.
+        unsafe { word(p) }.store(s.encode(), Ordering::Release);
+        (false, false)
+    });
 }
 
 /// `mbarrier.inval`: the word is ordinary memory again.
@@ -99,12 +108,32 @@ pub(crate) unsafe fn inval(p: *mut u64) {
     unsafe { word(p) }.store(0, Ordering::Release);
 }
 
-/// One update of the word: `f` gets the decoded state and returns the new one (before the
-/// phase is settled). Returns the word before the update.
+/// One update of the word, reported to the checker as `report`: `f` gets the decoded state and
+/// returns the new one (before the phase is settled). Returns the word before the update.
 ///
 /// # Safety
 /// As [`word`].
-unsafe fn update(p: *mut u64, what: &str, f: impl Fn(State) -> State) -> u64 {
+unsafe fn update(
+    p: *mut u64,
+    what: &str,
+    report: MBarrierUpdate,
+    f: impl Fn(State) -> State,
+) -> u64 {
+    let mut before = 0;
+    check::mbarrier_update(p as usize, report, || {
+        // SAFETY: forwarded to the caller.
+        let (old, new) = unsafe { update_word(p, what, f) };
+        before = old;
+        (old & PARITY_BIT != 0, new & PARITY_BIT != 0)
+    });
+    before
+}
+
+/// [`update`]'s compare-and-swap loop: returns the word before and after.
+///
+/// # Safety
+/// As [`word`].
+unsafe fn update_word(p: *mut u64, what: &str, f: impl Fn(State) -> State) -> (u64, u64) {
     // SAFETY: forwarded to the caller.
     let w = unsafe { word(p) };
     let mut old = w.load(Ordering::Acquire);
@@ -116,47 +145,59 @@ unsafe fn update(p: *mut u64, what: &str, f: impl Fn(State) -> State) -> u64 {
         );
         let new = f(s).settle().encode();
         match w.compare_exchange_weak(old, new, Ordering::AcqRel, Ordering::Acquire) {
-            Ok(_) => return old,
+            Ok(_) => return (old, new),
             Err(seen) => old = seen,
         }
     }
 }
 
 /// An arrival of `count` (dropping `drop` from the expected count for the phases after this
-/// one) that first expects `tx` more bytes. Returns the token: the parity of the phase it
-/// arrived at, in [`PARITY_BIT`].
+/// one) that first expects `tx` more bytes, releasing at `scope`. Returns the token: the parity
+/// of the phase it arrived at, in [`PARITY_BIT`].
 ///
 /// # Safety
 /// As [`word`].
-pub(crate) unsafe fn arrive(p: *mut u64, count: u32, drop: u32, tx: u32) -> u64 {
+pub(crate) unsafe fn arrive(
+    p: *mut u64,
+    count: u32,
+    drop: u32,
+    tx: u32,
+    scope: BarrierScope,
+) -> u64 {
     // In a weak launch an arrival releases what this thread has seen to those who complete a
     // wait on the barrier (`mbarrier.arrive` has release semantics).
     let _ = super::weak_op(|w, me| w.barrier_arrive(me, p as usize));
     // SAFETY: forwarded to the caller.
     let old = unsafe {
-        update(p, "mbarrier.arrive", |mut s| {
-            assert!(
-                count <= s.pending,
-                "mbarrier.arrive of {count} with {} arrivals pending (undefined on the GPU)",
-                s.pending
-            );
-            s.pending -= count;
-            s.expected -= drop.min(s.expected);
-            s.tx = add_tx(s.tx, tx as i64);
-            s
-        })
+        update(
+            p,
+            "mbarrier.arrive",
+            MBarrierUpdate::Arrive(scope.into()),
+            |mut s| {
+                assert!(
+                    count <= s.pending,
+                    "mbarrier.arrive of {count} with {} arrivals pending (undefined on the GPU)",
+                    s.pending
+                );
+                s.pending -= count;
+                s.expected -= drop.min(s.expected);
+                s.tx = add_tx(s.tx, tx as i64);
+                s
+            },
+        )
     };
     old & PARITY_BIT
 }
 
-/// `expect_tx` (`bytes` positive) or `complete_tx` (negative).
+/// `expect_tx` (`bytes` positive) or `complete_tx` (negative; a bulk copy's completion reports
+/// its write as `report`).
 ///
 /// # Safety
 /// As [`word`].
-pub(crate) unsafe fn transact(p: *mut u64, bytes: i64) {
+pub(crate) unsafe fn transact(p: *mut u64, bytes: i64, report: MBarrierUpdate) {
     // SAFETY: forwarded to the caller.
     unsafe {
-        update(p, "mbarrier transaction count", |mut s| {
+        update(p, "mbarrier transaction count", report, |mut s| {
             s.tx = add_tx(s.tx, bytes);
             s
         })
@@ -173,11 +214,22 @@ fn add_tx(tx: i32, bytes: i64) -> i32 {
 }
 
 /// Whether the phase of parity `parity` (in [`PARITY_BIT`]) has completed: the barrier's
-/// current parity differs from it.
+/// current parity differs from it. One that has acquires at `scope`.
 ///
 /// # Safety
 /// As [`word`].
-pub(crate) unsafe fn phase_done(p: *mut u64, parity: u64) -> bool {
+pub(crate) unsafe fn phase_done(p: *mut u64, parity: u64, scope: BarrierScope) -> bool {
+    check::mbarrier_test(p as usize, parity & PARITY_BIT != 0, scope, || {
+        // SAFETY: forwarded to the caller.
+        unsafe { test_word(p, parity) }
+    })
+}
+
+/// [`phase_done`]'s read of the word.
+///
+/// # Safety
+/// As [`word`].
+unsafe fn test_word(p: *mut u64, parity: u64) -> bool {
     // SAFETY: forwarded to the caller.
     let w = unsafe { word(p) }.load(Ordering::Acquire);
     let s = State::decode(w);
@@ -196,6 +248,8 @@ pub(crate) unsafe fn phase_done(p: *mut u64, parity: u64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const S: BarrierScope = BarrierScope::Block;
 
     #[test]
     fn the_word_round_trips() {
@@ -223,25 +277,25 @@ mod tests {
         let p = &raw mut w;
         unsafe {
             init(p, 2);
-            assert_eq!(arrive(p, 1, 0, 64), 0);
-            assert!(!phase_done(p, 0));
-            transact(p, -32);
-            assert_eq!(arrive(p, 1, 0, 0), 0);
-            assert!(!phase_done(p, 0), "32 bytes are still to come");
-            transact(p, -32);
-            assert!(phase_done(p, 0));
-            assert!(!phase_done(p, PARITY_BIT));
+            assert_eq!(arrive(p, 1, 0, 64, S), 0);
+            assert!(!phase_done(p, 0, S));
+            transact(p, -32, MBarrierUpdate::Transact);
+            assert_eq!(arrive(p, 1, 0, 0, S), 0);
+            assert!(!phase_done(p, 0, S), "32 bytes are still to come");
+            transact(p, -32, MBarrierUpdate::Transact);
+            assert!(phase_done(p, 0, S));
+            assert!(!phase_done(p, PARITY_BIT, S));
             // A copy may complete before its bytes are expected.
-            transact(p, -16);
-            assert_eq!(arrive(p, 2, 0, 16), PARITY_BIT);
-            assert!(phase_done(p, PARITY_BIT));
+            transact(p, -16, MBarrierUpdate::Transact);
+            assert_eq!(arrive(p, 2, 0, 16, S), PARITY_BIT);
+            assert!(phase_done(p, PARITY_BIT, S));
             // Dropping: the next phases expect one arrival.
-            arrive(p, 1, 1, 0);
-            arrive(p, 1, 0, 0);
-            assert!(phase_done(p, 0));
-            arrive(p, 1, 0, 0);
+            arrive(p, 1, 1, 0, S);
+            arrive(p, 1, 0, 0, S);
+            assert!(phase_done(p, 0, S));
+            arrive(p, 1, 0, 0, S);
             assert!(
-                phase_done(p, PARITY_BIT),
+                phase_done(p, PARITY_BIT, S),
                 "one arrival completes a phase now"
             );
         }
@@ -251,7 +305,7 @@ mod tests {
     #[should_panic(expected = "never initialized")]
     fn an_uninitialized_barrier_is_refused() {
         let mut w = 0u64;
-        unsafe { arrive(&raw mut w, 1, 0, 0) };
+        unsafe { arrive(&raw mut w, 1, 0, 0, S) };
     }
 
     #[test]
@@ -260,7 +314,7 @@ mod tests {
         let mut w = 0u64;
         unsafe {
             init(&raw mut w, 1);
-            arrive(&raw mut w, 2, 0, 0);
+            arrive(&raw mut w, 2, 0, 0, S);
         }
     }
 }

@@ -42,9 +42,10 @@ pub use access::{Access, AccessKind, Bytes, FindingKind, Mode, Space, VolatileAs
 pub use clock::StopReason;
 pub use mode::checked;
 pub(crate) use mode::{
-    access as report_access, atomic as report_atomic, barrier_arrive, barrier_leave,
-    cluster_arrive, cluster_waited, compare_and_swap as report_compare_and_swap, enter,
-    fence as report_fence, leave, next_launch, warp_arrive, warp_met,
+    MBarrierUpdate, access as report_access, atomic as report_atomic, barrier_arrive,
+    barrier_leave, cluster_arrive, cluster_waited, compare_and_swap as report_compare_and_swap,
+    enter, fence as report_fence, leave, mbarrier_test, mbarrier_update, next_launch, warp_arrive,
+    warp_met,
 };
 pub use report::{Finding, Report};
 pub use shape::{Instance, Shape, ThreadId, ThreadScope};
@@ -55,6 +56,7 @@ use crate::sim::SimError;
 use clock::Meter;
 use report::Findings;
 use shadow::Shadow;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use sync::{Releases, SyncTable};
@@ -122,6 +124,7 @@ impl Checker {
                 shadow: Shadow::new(),
                 syncs: SyncTable::new(),
                 sc: Mutex::default(),
+                mbarrier_phases: Mutex::default(),
                 meter: Arc::new(Meter::new(
                     self.options.shadow_bytes,
                     self.options.clock_bytes,
@@ -178,6 +181,9 @@ struct LaunchState {
     syncs: SyncTable,
     /// The releases of the `fence.sc`s so far: Fence-SC order, as this run made it.
     sc: Mutex<Releases>,
+    /// Phases completed per `mbarrier` (by address), counted by the simulator under this lock
+    /// with every update of the barrier's word: the word holds only the phase's parity.
+    mbarrier_phases: Mutex<HashMap<usize, u64>>,
     meter: Arc<Meter>,
     findings: Arc<Findings>,
     events: AtomicU64,

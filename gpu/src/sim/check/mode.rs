@@ -282,3 +282,91 @@ pub(crate) fn cluster_waited(cluster: u32) {
         c.cluster_phases += 1;
     });
 }
+
+/// What an update of an `mbarrier`'s word is, for the checker.
+pub(crate) enum MBarrierUpdate {
+    /// `mbarrier.init`: the count of phases starts again.
+    Init,
+    /// An arrival (releasing at this scope), with or without a transaction count.
+    Arrive(ThreadScope),
+    /// `expect_tx` or `complete_tx`: nothing released.
+    Transact,
+    /// A bulk copy's bytes completing: its write of these bytes, made at this site, is released
+    /// to the phase.
+    BulkWrite(Bytes, &'static Location<'static>),
+}
+
+fn mbarrier(addr: usize) -> SyncId {
+    SyncId {
+        kind: SyncKind::MBarrier,
+        index: addr as u64,
+    }
+}
+
+/// One update of the `mbarrier` word at `addr`: `op` makes it and returns the parity bits of
+/// the word before and after. In a checked launch it runs under the launch's lock of phase
+/// counts, after its arrival (or bulk write) is reported at the phase it lands in; a flip of
+/// the parity counts one phase completed.
+pub(crate) fn mbarrier_update(
+    addr: usize,
+    update: MBarrierUpdate,
+    op: impl FnOnce() -> (bool, bool),
+) -> (bool, bool) {
+    if !maybe_checked() {
+        return op();
+    }
+    THREAD.with(|t| match t.try_borrow_mut().as_deref_mut() {
+        Ok(Some(c)) => c.check.with_mbarrier_phases(addr, |check, done| {
+            match update {
+                MBarrierUpdate::Arrive(scope) => check.arrive(mbarrier(addr), *done, scope),
+                // The copy's bytes reach whoever waits on the phase: a sibling block's
+                // threads too, for a copy into distributed shared memory.
+                MBarrierUpdate::BulkWrite(at, site) => {
+                    check.bulk_write(at, site, mbarrier(addr), *done, ThreadScope::Cluster)
+                }
+                MBarrierUpdate::Init | MBarrierUpdate::Transact => {}
+            }
+            let (before, after) = op();
+            if let MBarrierUpdate::Init = update {
+                *done = 0;
+            } else if before != after {
+                *done += 1;
+            }
+            (before, after)
+        }),
+        _ => op(),
+    })
+}
+
+/// A test of whether the phase of parity `parity` of the `mbarrier` at `addr` completed: `op`
+/// reads the word. One that says so acquires, at `scope`, what the phase's arrivals released:
+/// the phase is the latest completed one of that parity (a waiter is at most one phase behind,
+/// as the hardware's parity assumes).
+pub(crate) fn mbarrier_test(
+    addr: usize,
+    parity: bool,
+    scope: impl Into<ThreadScope>,
+    op: impl FnOnce() -> bool,
+) -> bool {
+    if !maybe_checked() {
+        return op();
+    }
+    THREAD.with(|t| match t.try_borrow_mut().as_deref_mut() {
+        Ok(Some(c)) => c.check.with_mbarrier_phases(addr, |check, done| {
+            let complete = op();
+            // Phase k has parity k mod 2; the latest completed one of `parity` is below `done`.
+            let latest = done.checked_sub(1).and_then(|k| {
+                if (k % 2 == 1) == parity {
+                    Some(k)
+                } else {
+                    k.checked_sub(1)
+                }
+            });
+            if complete && let Some(k) = latest {
+                check.wait(mbarrier(addr), k, scope.into());
+            }
+            complete
+        }),
+        _ => op(),
+    })
+}

@@ -150,6 +150,22 @@ impl ThreadCheck {
         self.me.id
     }
 
+    /// Runs `f` with the count of completed phases of the `mbarrier` at `addr`, under the
+    /// launch's lock of those counts: the simulator updates the barrier's word inside `f`, so
+    /// that the count and the word move together and every thread numbers a phase alike.
+    pub(crate) fn with_mbarrier_phases<R>(
+        &mut self,
+        addr: usize,
+        f: impl FnOnce(&mut ThreadCheck, &mut u64) -> R,
+    ) -> R {
+        let launch = Arc::clone(&self.launch);
+        let mut phases = launch
+            .mbarrier_phases
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        f(self, phases.entry(addr).or_insert(0))
+    }
+
     /// A load, store or read-modify-write of `at` made with `mode`, at `site`.
     ///
     /// An atomic reported here synchronizes as [`ThreadCheck::atomic`] does, but the memory
