@@ -74,18 +74,17 @@ pub struct MultiReport {
 }
 
 /// The timings of one device set: the resident run, the upload, the whole call.
-struct Timed<R> {
+struct Timed {
     resident_ms: f64,
     upload_ms: f64,
     whole_ms: f64,
-    result: R,
     combine: String,
 }
 
 /// Finishes the timings of one device set: `upload_ms` (measured by the caller, which
 /// prepared the plans `resident` runs), then `resident` (the operation on the input already on
 /// the devices) and `whole` (the library call from host memory), each the median of `repeats`
-/// runs, every result through `check`.
+/// runs, every result through `check`. Returns them with the resident run's last result.
 fn timed<R>(
     repeats: u32,
     upload_ms: f64,
@@ -93,7 +92,7 @@ fn timed<R>(
     mut resident: impl FnMut() -> Result<R>,
     mut whole: impl FnMut() -> Result<R>,
     check: impl Fn(&R) -> Result<()>,
-) -> Result<Timed<R>> {
+) -> Result<(Timed, R)> {
     let (resident_ms, result) = time(repeats, || {
         let r = resident()?;
         check(&r)?;
@@ -101,13 +100,13 @@ fn timed<R>(
     })?;
     let (whole_ms, r) = time(repeats, &mut whole)?;
     check(&r)?;
-    Ok(Timed {
+    let timings = Timed {
         resident_ms,
         upload_ms,
         whole_ms,
-        result,
         combine: combiner.describe(),
-    })
+    };
+    Ok((timings, result))
 }
 
 /// `data` scattered over `set`.
@@ -172,13 +171,12 @@ pub fn run(set: &DeviceSet, op: MultiOp, len: usize, repeats: u32) -> Result<Mul
                     check,
                 )
             };
-            let (one, all) = (go(&first)?, go(set)?);
-            let r = all.result;
+            let ((one, _), (all, r)) = (go(&first)?, go(set)?);
             (
                 format!("Σ {:.9e}, min {}, max {}", r.0, r.1, r.2),
                 format!("Σ {cpu:.9e}, min {cmin}, max {cmax}"),
-                one.without_result(),
-                all.without_result(),
+                one,
+                all,
             )
         }
         MultiOp::Histogram => {
@@ -203,13 +201,13 @@ pub fn run(set: &DeviceSet, op: MultiOp, len: usize, repeats: u32) -> Result<Mul
                     check,
                 )
             };
-            let (one, all) = (go(&first)?, go(set)?);
-            let total: u64 = all.result.iter().sum();
+            let ((one, _), (all, h)) = (go(&first)?, go(set)?);
+            let total: u64 = h.iter().sum();
             (
                 format!("256 bins, {total} bytes counted"),
                 format!("256 bins, {} bytes, equal", cpu.iter().sum::<u64>()),
-                one.without_result(),
-                all.without_result(),
+                one,
+                all,
             )
         }
         MultiOp::CountAbove => {
@@ -236,14 +234,8 @@ pub fn run(set: &DeviceSet, op: MultiOp, len: usize, repeats: u32) -> Result<Mul
                     check,
                 )
             };
-            let (one, all) = (go(&first)?, go(set)?);
-            let c = all.result;
-            (
-                format!("{c} above {THRESHOLD}"),
-                format!("{cpu}"),
-                one.without_result(),
-                all.without_result(),
-            )
+            let ((one, _), (all, c)) = (go(&first)?, go(set)?);
+            (format!("{c} above {THRESHOLD}"), format!("{cpu}"), one, all)
         }
     };
     let n = set.len() as f64;
@@ -265,18 +257,6 @@ pub fn run(set: &DeviceSet, op: MultiOp, len: usize, repeats: u32) -> Result<Mul
         combine: all.combine,
         whole_call_combine: "host: the partials read back and added in device order",
     })
-}
-
-impl<R> Timed<R> {
-    fn without_result(self) -> Timed<()> {
-        Timed {
-            resident_ms: self.resident_ms,
-            upload_ms: self.upload_ms,
-            whole_ms: self.whole_ms,
-            result: (),
-            combine: self.combine,
-        }
-    }
 }
 
 /// Opens the same device again (a simulator, or the GPU of the same ordinal).
