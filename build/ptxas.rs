@@ -3,19 +3,25 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-/// Tells the tests where `ptxas` is (env `PTXAS`, `PATH`, or PyPI's `nvidia-cuda-nvcc-cu12`),
-/// or sets `gridsync_no_ptxas` so that the `ptxas` tests are reported as ignored.
+/// Tells the tests where `ptxas` is ([`locate`]), or sets `gridsync_no_ptxas` so that the
+/// `ptxas` tests are reported as ignored.
 pub fn find_ptxas() {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let candidates = std::env::var_os("PTXAS")
-        .map(PathBuf::from)
-        .into_iter()
-        .chain(std::env::split_paths(&path).map(|d| d.join("ptxas")))
-        .chain(python_ptxas());
-    match candidates.into_iter().find(|p| p.is_file()) {
+    match locate() {
         Some(p) => println!("cargo::rustc-env=GRIDSYNC_PTXAS={}", p.display()),
         None => println!("cargo::rustc-cfg=gridsync_no_ptxas"),
     }
+}
+
+/// Where `ptxas` is: env `PTXAS`, the `PATH`, or PyPI's `nvidia-cuda-nvcc-cu12` (also what
+/// `gridsync doctor` reports).
+pub fn locate() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::var_os("PTXAS")
+        .map(PathBuf::from)
+        .into_iter()
+        .chain(std::env::split_paths(&path).map(|d| d.join("ptxas")))
+        .chain(python_ptxas())
+        .find(|p| p.is_file())
 }
 
 fn python_ptxas() -> Option<PathBuf> {

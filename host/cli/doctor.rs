@@ -13,8 +13,12 @@ use cust::sys as cu;
 use gridsync::runtime::device::init_driver;
 use gridsync::{Error, Gpu};
 use serde::Serialize;
-use std::path::PathBuf;
 use std::process::Command;
+
+/// The build script's search for `ptxas`, shared (its `find_ptxas` is the build script's own).
+#[path = "../../build/ptxas.rs"]
+#[allow(dead_code)]
+mod ptxas_search;
 
 /// The toolchain the device crate is built with, as `rust-toolchain.toml` pins it.
 const TOOLCHAIN_FILE: &str = include_str!("../../rust-toolchain.toml");
@@ -455,23 +459,9 @@ fn toolchain() -> Vec<Check> {
     checks
 }
 
-/// `ptxas`, where the tests look for it: `PTXAS`, the `PATH`, PyPI's `nvidia-cuda-nvcc-cu12`.
+/// `ptxas`, where the tests look for it (the build script's search).
 fn ptxas() -> Check {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let python = output(
-        "python3",
-        &[
-            "-c",
-            "import nvidia.cuda_nvcc as m; print(list(m.__path__)[0])",
-        ],
-    )
-    .map(|d| PathBuf::from(d.trim()).join("bin").join("ptxas"));
-    let found = std::env::var_os("PTXAS")
-        .map(PathBuf::from)
-        .into_iter()
-        .chain(std::env::split_paths(&path).map(|d| d.join("ptxas")))
-        .chain(python)
-        .find(|p| p.is_file());
+    let found = ptxas_search::locate();
     let missing = found.is_none();
     Check {
         name: "ptxas".into(),
