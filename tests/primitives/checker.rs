@@ -53,22 +53,12 @@ fn found(report: &Report) -> Vec<(FindingKind, u32, u32, &'static str, Space)> {
 /// counts them, volatile accesses are relaxed at system scope and do not).
 const STRICT: Options = Options {
     volatile: VolatileAs::Plain,
-    ..gpu_default()
+    ..Options::DEFAULT
 };
-
-const fn gpu_default() -> Options {
-    Options {
-        max_findings: 100,
-        records_per_granule: 32,
-        shadow_bytes: 1 << 30,
-        clock_bytes: 512 << 20,
-        volatile: VolatileAs::RelaxedSystem,
-    }
-}
 
 #[test]
 fn the_default_options_are_the_checkers() {
-    assert_eq!(gpu_default(), Options::default());
+    assert_eq!(Options::DEFAULT, Options::default());
 }
 
 #[test]

@@ -79,17 +79,22 @@ pub struct Options {
     pub volatile: VolatileAs,
 }
 
-impl Default for Options {
+impl Options {
     /// 100 findings; 32 records per granule; 1 GiB of shadow memory and 512 MiB of clocks per
-    /// launch; volatile as PTX has it.
+    /// launch; volatile as PTX has it. A constant, for options built from it in a `const`.
+    pub const DEFAULT: Options = Options {
+        max_findings: 100,
+        records_per_granule: 32,
+        shadow_bytes: 1 << 30,
+        clock_bytes: 512 << 20,
+        volatile: VolatileAs::RelaxedSystem,
+    };
+}
+
+impl Default for Options {
+    /// [`Options::DEFAULT`].
     fn default() -> Options {
-        Options {
-            max_findings: 100,
-            records_per_granule: 32,
-            shadow_bytes: 1 << 30,
-            clock_bytes: 512 << 20,
-            volatile: VolatileAs::RelaxedSystem,
-        }
+        Options::DEFAULT
     }
 }
 
