@@ -33,6 +33,13 @@ impl<T> Clone for Ptr<T> {
 
 impl<T> Copy for Ptr<T> {}
 
+impl<T: Copy> From<*mut T> for Ptr<T> {
+    #[inline(always)]
+    fn from(p: *mut T) -> Ptr<T> {
+        Ptr::new(p)
+    }
+}
+
 impl<T: Copy> Ptr<T> {
     /// The typed pointer of `p`.
     #[inline(always)]
@@ -46,12 +53,44 @@ impl<T: Copy> Ptr<T> {
         self.p
     }
 
+    /// The null pointer (a kernel argument not used in some launches).
+    #[inline(always)]
+    pub const fn null() -> Ptr<T> {
+        Ptr {
+            p: core::ptr::null_mut(),
+        }
+    }
+
+    /// Whether it is null.
+    #[inline(always)]
+    pub fn is_null(self) -> bool {
+        self.p.is_null()
+    }
+
     /// The pointer `count` elements further (no check, as `wrapping_add`).
     #[inline(always)]
     pub const fn wrapping_add(self, count: usize) -> Ptr<T> {
         Ptr {
             p: self.p.wrapping_add(count),
         }
+    }
+
+    /// The pointer `count` elements further: `p + count` in CUDA, `p.add(count)` in Rust.
+    ///
+    /// # Safety
+    /// As [`pointer::add`]: the result stays inside the allocation `self` points into.
+    #[inline(always)]
+    pub const unsafe fn add(self, count: usize) -> Ptr<T> {
+        Ptr {
+            // SAFETY: the caller's contract.
+            p: unsafe { self.p.add(count) },
+        }
+    }
+
+    /// The same address as a pointer to a `U` (a wider or narrower view of the same bytes).
+    #[inline(always)]
+    pub const fn cast<U: Copy>(self) -> Ptr<U> {
+        Ptr { p: self.p.cast() }
     }
 
     /// A plain load: CUDA `*p`, PTX `ld` — or none, if the compiler kept an earlier value.
