@@ -43,6 +43,7 @@ macro_rules! kernel_list {
 kernel_list! {
     AddOne => add_one,
     AddOneAtomic => add_one_atomic,
+    AddOneBlockScope => add_one_block_scope,
     GtThrCntMutex => gt_thr_cnt_mutex,
     GtThrCntAtomic => gt_thr_cnt_atomic,
     GtThrCntWarp => gt_thr_cnt_warp,

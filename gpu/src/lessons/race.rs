@@ -8,7 +8,7 @@
 //! is far below 160 (on a GPU, often the number of blocks or close to it). An atomic add makes the
 //! three steps one indivisible read-modify-write, so no update is lost: exactly 160.
 
-use crate::atomic::atomic_add_device;
+use crate::atomic::{atomic_add_block, atomic_add_device};
 use crate::mem::Ptr;
 
 // ANCHOR: add_one
@@ -19,12 +19,12 @@ kernel! {
     pub unsafe fn add_one(x: *mut u32) {
         let x = Ptr::new(x);
         // SAFETY: `x` points to one `u32` the host allocated. The threads race on it — that is
-        // the lesson — so the accesses are volatile: each thread really loads and stores once,
-        // as the source's compiled code does, instead of the compiler folding them. (Through a
-        // `Ptr`, so that the checker sees both.)
+        // the lesson: a plain load and a plain store (`ld.u32`, `st.u32`), as the source's
+        // `x[0] += 1` compiles to. Each thread loads and stores once; there is nothing for the
+        // compiler to fold.
         unsafe {
-            let old = x.load_volatile();
-            x.store_volatile(old + 1);
+            let old = x.load();
+            x.store(old + 1);
         }
     }
 }
@@ -46,3 +46,24 @@ kernel! {
     }
 }
 // ANCHOR_END: add_one_atomic
+
+// ANCHOR: add_one_block_scope
+kernel! {
+    /// Every thread adds one to `x[0]` with a block-scope atomic (`atomicAdd_block`,
+    /// `atom.relaxed.cta.add.u32`), though the threads of every block share the counter.
+    ///
+    /// What can go wrong: a `.cta` atomic is atomic only among the threads of its block. Two
+    /// adds from different blocks are not *morally strong* (neither scope includes the other
+    /// thread), so PTX counts them as a data race and promises no total. Today's GPUs perform
+    /// global atomics at L2 whatever their scope, and the count comes out right — which is why
+    /// no run on a GPU finds this; the checker does, from the scopes alone (iGUARD's scoped
+    /// race). The fix is `add_one_atomic`'s device scope.
+    pub unsafe fn add_one_block_scope(x: *mut u32) {
+        // SAFETY: `x` points to one `u32`, touched only atomically during the launch; the
+        // scope too narrow for the grid is the lesson.
+        unsafe {
+            atomic_add_block(x, 1);
+        }
+    }
+}
+// ANCHOR_END: add_one_block_scope
