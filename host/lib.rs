@@ -34,6 +34,7 @@ pub mod runtime;
 
 pub mod atomics;
 pub mod barrier;
+pub mod check;
 pub mod count_above;
 pub mod dot;
 pub mod histogram;

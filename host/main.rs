@@ -118,6 +118,11 @@ enum Command {
     /// random sizes, each checked against the CPU, for a bounded time; non-zero exit on any
     /// failure or device memory not given back.
     Stress(cli::stress::StressArgs),
+    /// The checker, on the simulator, no GPU needed: every lesson and library kernel at small
+    /// shapes with every access followed — data races, scope races and stuck waits reported
+    /// with both source lines; each broken kernel must be found, every other one clean
+    /// (exit status 4 otherwise).
+    Check(cli::check::CheckArgs),
     /// A new project of your own kernels on gridsync's primitives (like `cargo new`): the host
     /// program, the `kernels/` device crate, the PTX build and the pinned toolchain; `cargo run
     /// -- --simulate` in it works at once.
@@ -245,6 +250,14 @@ fn takes(command: &Option<Command>) -> (Globals, &'static str) {
                 ..Globals::ALL
             },
             "it describes a real GPU",
+        ),
+        Some(Command::Check(_)) => (
+            Globals {
+                json: true,
+                device: false,
+                simulate: false,
+            },
+            "it always runs on the simulator, with or without a GPU",
         ),
         Some(Command::Doctor) => (
             Globals {
@@ -412,6 +425,7 @@ fn run(cli: &Cli) -> Result<()> {
         Command::Litmus(args) => cli::litmus::command(device, cli.simulate, args, cli.json),
         Command::Multi(args) => cli::multi::command(cli.device, cli.simulate, args, cli.json),
         Command::Stress(args) => cli::stress::command(device, cli.simulate, args, cli.json),
+        Command::Check(args) => cli::check::command(args, cli.json),
         Command::New(args) => cli::new::command(args, cli.json),
         Command::Launch(args) => cli::launch::command(args),
         Command::Bench { which } => {

@@ -205,6 +205,18 @@ fn launch(
 /// rounds or blocks; [`Error::Mismatch`] if a correct kernel read a stale slot or timed out, or
 /// the deadlock did not time out; a launch or driver error.
 pub fn run(target: &Target, opts: &MbarrierOptions) -> Result<MbarrierReport> {
+    run_kernels(target, opts, &RelayKernel::ALL)
+}
+
+/// [`run`] with only `kernels`, in their order (the checker runs each on its own).
+///
+/// # Errors
+/// As [`run`].
+pub fn run_kernels(
+    target: &Target,
+    opts: &MbarrierOptions,
+    kernels: &[RelayKernel],
+) -> Result<MbarrierReport> {
     if !target.has_kernel(gpu::Kernel::RelaySplit) {
         return Err(Error::Unsupported(format!(
             "the mbarrier lesson needs compute capability 9.0 (sm_90); {} has less",
@@ -233,7 +245,7 @@ pub fn run(target: &Target, opts: &MbarrierOptions) -> Result<MbarrierReport> {
         Target::Sim => None,
     };
     let mut runs = Vec::new();
-    for kernel in RelayKernel::ALL {
+    for &kernel in kernels {
         target.clear(&words)?;
         launch(target, kernel, cfg, opts, &words)?;
         target.synchronize()?;

@@ -211,6 +211,18 @@ fn launch(
 /// than fit in memory; [`Error::Mismatch`] if the correct kernel
 /// wrote a wrong word or timed out; a launch or driver error.
 pub fn run(target: &Target, opts: &PipelineOptions) -> Result<PipelineReport> {
+    run_kernels(target, opts, &PipelineKernel::ALL)
+}
+
+/// [`run`] with only `kernels`, in their order (the checker runs each on its own).
+///
+/// # Errors
+/// As [`run`].
+pub fn run_kernels(
+    target: &Target,
+    opts: &PipelineOptions,
+    kernels: &[PipelineKernel],
+) -> Result<PipelineReport> {
     if !target.has_kernel(gpu::Kernel::PipelineTransform) {
         return Err(Error::Unsupported(format!(
             "the pipeline lesson needs compute capability 9.0 (bulk copies completing on an \
@@ -258,7 +270,7 @@ pub fn run(target: &Target, opts: &PipelineOptions) -> Result<PipelineReport> {
     };
     let bytes = 8.0 * n as f64; // read and written
     let mut runs = Vec::new();
-    for kernel in PipelineKernel::ALL {
+    for &kernel in kernels {
         target.clear(&out)?;
         target.clear(&err)?;
         launch(target, kernel, cfg, (&x, &out, &err), opts.work)?;

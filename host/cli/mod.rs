@@ -3,6 +3,7 @@
 pub mod atomics;
 pub mod barrier;
 pub mod basics;
+pub mod check;
 pub mod cluster;
 pub mod count_above;
 pub mod doctor;

@@ -303,3 +303,70 @@ fn barrier_says_what_each_broken_variant_did_in_this_run() {
     }
     assert_eq!(broken, 5, "{text}");
 }
+
+#[test]
+fn check_finds_every_broken_kernel_and_no_false_positive() {
+    let out = cli(&["check", "--json"]);
+    let v: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("check --json: {e}: {}", stderr(&out)));
+    assert!(out.status.success(), "{v:#}\n{}", stderr(&out));
+    let kernels = v["kernels"].as_array().unwrap();
+    assert!(kernels.len() >= 25, "{} kernels", kernels.len());
+    assert_eq!(
+        (&v["missed"], &v["false_positives"], &v["failed"]),
+        (&Value::from(0), &Value::from(0), &Value::from(0)),
+        "{v:#}"
+    );
+    let kernel = |name: &str| {
+        kernels
+            .iter()
+            .find(|k| k["kernel"] == name)
+            .unwrap_or_else(|| panic!("no {name}"))
+    };
+    let kinds = |name: &str| -> Vec<String> {
+        kernel(name)["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["kind"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // The lost update: its load and its store, both lines in the race lesson.
+    let add_one = &kernel("add_one")["findings"][0];
+    assert_eq!(add_one["kind"], "data race");
+    for side in ["first", "second"] {
+        let site = add_one[side]["site"].as_str().unwrap();
+        assert!(site.contains("lessons/race.rs:"), "{site}");
+    }
+    assert!(kinds("add_one_atomic").is_empty());
+    assert!(kinds("lock_unfenced").contains(&"data race".to_string()));
+    assert!(kinds("lock_fenced").is_empty());
+    assert_eq!(kinds("add_one_block_scope"), ["scope race"]);
+    // Every broken kernel found with the kind it must show, every other kernel clean.
+    for k in kernels {
+        assert_eq!(k["verdict"], "ok", "{k:#}");
+    }
+}
+
+#[test]
+fn check_names_its_topics_and_runs_one() {
+    let out = cli(&["check", "no-such-topic"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains("race, locks, barrier"),
+        "{}",
+        stderr(&out)
+    );
+    let v = json(&["check", "race", "--json"]);
+    let kernels = v["kernels"].as_array().unwrap();
+    assert_eq!(kernels.len(), 3, "{v:#}");
+    assert!(kernels.iter().all(|k| k["topic"] == "race"));
+    let out = cli(&["check", "--simulate"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let listed = cli(&["check", "--list"]);
+    let text = String::from_utf8_lossy(&listed.stdout);
+    assert!(
+        text.contains("lock_unfenced") && text.contains("data race"),
+        "{text}"
+    );
+}

@@ -1,0 +1,347 @@
+//! The checker, for your tests and for gridsync's own kernels: every access a kernel makes on
+//! the simulator followed with its happens-before, and each data race, scope race or wait that
+//! cannot complete reported with the lines of both sides — on a machine without a GPU.
+//!
+//! The checker itself lives in the device crate's simulator ([`gpu::sim::check`]; the design,
+//! with its rules and their PTX sections, in `docs/checker.md`). This module is its host side:
+//!
+//! - [`checked`] and [`assert_race_free`]: run your own launches on [`Target::Sim`] under it,
+//!   in a `cargo test`;
+//! - [`cases`] and [`run`]: every lesson and library kernel at small, awkward shapes, each with
+//!   what it must show — a deliberately broken kernel its finding, every other kernel nothing —
+//!   which `gridsync check` runs.
+//!
+//! ```
+//! use gridsync::{LaunchConfig, Target};
+//! let target = Target::Sim;
+//! let x = target.zeros::<u32>(1).unwrap();
+//! let cfg = LaunchConfig::linear(2, 16);
+//! // `add_one` is a plain load and store of `x[0]` by every thread: a data race.
+//! let (result, report) = gridsync::check::checked(gridsync::check::Options::DEFAULT, || {
+//!     // SAFETY: `x` holds the one u32 the kernel touches.
+//!     unsafe { gridsync::launch!(&target, gridsync::gpu::lessons::race::add_one, cfg, (x.ptr())) }
+//! });
+//! result.unwrap();
+//! assert!(!report.is_clean());
+//! println!("{report}"); // data race: plain store … at gpu/src/lessons/race.rs:… and …
+//! ```
+//!
+//! What the checker sees: every access through [`gpu::mem::Ptr`], the atomics, fences and
+//! barriers of [`gpu`] — not a raw `*p`, which a kernel of yours should not use on device
+//! memory if it wants to be checked.
+
+mod cases;
+
+pub use cases::cases;
+pub use gpu::sim::check::{
+    Access, Finding, FindingKind, Options, Report, StopReason, VolatileAs, checked,
+};
+
+use crate::runtime::error::{Error, Result};
+use crate::runtime::launch::Target;
+use serde::Serialize;
+use std::time::Instant;
+
+/// Runs `f` — launches on [`Target::Sim`] — under the checker with [`Options::DEFAULT`], and
+/// panics with every finding, both lines each, if it found anything or could not check
+/// everything. For tests of your own kernels:
+///
+/// ```should_panic
+/// use gridsync::{LaunchConfig, Target};
+/// let target = Target::Sim;
+/// let x = target.zeros::<u32>(1).unwrap();
+/// gridsync::check::assert_race_free(|| {
+///     // SAFETY: `x` holds the one u32 the kernel touches.
+///     unsafe {
+///         gridsync::launch!(&target, gridsync::gpu::lessons::race::add_one,
+///             LaunchConfig::linear(2, 16), (x.ptr()))
+///     }
+/// })
+/// .unwrap();
+/// ```
+///
+/// # Panics
+/// If the report is not clean (the panic message is the report).
+#[track_caller]
+pub fn assert_race_free<R>(f: impl FnOnce() -> R) -> R {
+    let (r, report) = checked(Options::DEFAULT, f);
+    if !report.is_clean() {
+        panic!("the checker found races:\n{report}");
+    }
+    r
+}
+
+/// What a kernel must show under the checker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Expect {
+    /// Nothing: no race, no stuck wait.
+    Clean,
+    /// A data race ([`FindingKind::DataRace`]): at least one weak access of the two.
+    DataRace,
+    /// A scope race ([`FindingKind::ScopeRace`]): atomics whose scope leaves the other out.
+    ScopeRace,
+    /// A wait that cannot complete: the kernel's bounded wait gave up (a deadlock).
+    Stuck,
+}
+
+impl Expect {
+    /// `clean`, `data race`, `scope race`, `stuck wait`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Expect::Clean => "clean",
+            Expect::DataRace => "data race",
+            Expect::ScopeRace => "scope race",
+            Expect::Stuck => "stuck wait",
+        }
+    }
+}
+
+/// How one case's run ended, apart from what the checker found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Ran {
+    /// The kernel ran to its end.
+    Finished,
+    /// A bounded wait in the kernel gave up: what the run said.
+    Stuck(String),
+}
+
+/// One kernel, how it is run, and what it must show.
+#[derive(Clone, Copy)]
+pub struct Case {
+    /// The topic (`gridsync <topic>`), for choosing cases.
+    pub topic: &'static str,
+    /// The kernel's name.
+    pub kernel: &'static str,
+    /// What it must show.
+    pub expect: Expect,
+    /// The launch: its shape and input.
+    pub shape: &'static str,
+    /// Why, in one line.
+    pub why: &'static str,
+    run: fn(&Target) -> Result<Ran>,
+}
+
+impl std::fmt::Debug for Case {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Case({} {}: {})",
+            self.topic,
+            self.kernel,
+            self.expect.name()
+        )
+    }
+}
+
+/// The verdict on one case.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// It showed what it must.
+    Ok,
+    /// A broken kernel whose bug was not found.
+    Missed,
+    /// A kernel expected clean with a finding.
+    FalsePositive,
+    /// The run failed (an error other than the broken kernel's own).
+    Failed,
+}
+
+/// One access of a finding, as `gridsync check --json` writes it.
+#[derive(Clone, Debug, Serialize)]
+pub struct AccessJson {
+    /// `file:line:column` of the kernel's source.
+    pub site: String,
+    /// Its line.
+    pub line: u32,
+    /// Device, block and thread in block.
+    pub thread: [u32; 3],
+    /// The access in words: mode, kind, width, space and address.
+    pub access: String,
+}
+
+impl AccessJson {
+    fn of(a: &Access) -> AccessJson {
+        AccessJson {
+            site: a.site.to_string(),
+            line: a.site.line(),
+            thread: [a.thread.device, a.thread.block, a.thread.thread],
+            access: a.to_string(),
+        }
+    }
+}
+
+/// One finding, as `gridsync check --json` writes it.
+#[derive(Clone, Debug, Serialize)]
+pub struct FindingJson {
+    /// `data race` or `scope race`.
+    pub kind: &'static str,
+    /// The access seen first.
+    pub first: AccessJson,
+    /// The access that found the race.
+    pub second: AccessJson,
+    /// Races seen between these two lines.
+    pub count: u64,
+}
+
+/// What one case showed.
+#[derive(Clone, Debug, Serialize)]
+pub struct CaseOutcome {
+    /// The topic.
+    pub topic: &'static str,
+    /// The kernel.
+    pub kernel: &'static str,
+    /// What it must show.
+    pub expect: Expect,
+    /// The launch.
+    pub shape: &'static str,
+    /// Why it must.
+    pub why: &'static str,
+    /// The checker's findings, once per kind and pair of lines.
+    pub findings: Vec<FindingJson>,
+    /// What a wait that gave up said, if one did.
+    pub stuck: Option<String>,
+    /// The run's error, if it failed.
+    pub error: Option<String>,
+    /// Whether checking stopped at a bound (the report says which).
+    pub stopped: Option<String>,
+    /// Launches and events checked.
+    pub launches: u64,
+    /// Events checked.
+    pub events: u64,
+    /// Wall time of the checked run, ms.
+    pub ms: f64,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// The checker's report as text (the findings with both lines).
+    #[serde(skip)]
+    pub report: String,
+}
+
+/// Every case run, and the totals `gridsync check` exits on.
+#[derive(Clone, Debug, Serialize)]
+pub struct CheckReport {
+    /// Whether volatile accesses counted as plain ones.
+    pub volatile_as_plain: bool,
+    /// Each kernel's outcome.
+    pub kernels: Vec<CaseOutcome>,
+    /// Broken kernels whose bug was not found.
+    pub missed: usize,
+    /// Kernels expected clean with a finding.
+    pub false_positives: usize,
+    /// Runs that failed.
+    pub failed: usize,
+}
+
+impl CheckReport {
+    /// Whether every case showed what it must.
+    pub fn passed(&self) -> bool {
+        self.missed == 0 && self.false_positives == 0 && self.failed == 0
+    }
+}
+
+/// The topics of [`cases`], in order, each once.
+pub fn topics() -> Vec<&'static str> {
+    let mut t: Vec<&'static str> = Vec::new();
+    for c in cases() {
+        if !t.contains(&c.topic) {
+            t.push(c.topic);
+        }
+    }
+    t
+}
+
+/// Runs one case on the simulator under the checker with `options`.
+pub fn run_case(case: &Case, options: Options) -> CaseOutcome {
+    let start = Instant::now();
+    let (ran, report) = checked(options, || (case.run)(&Target::Sim));
+    let ms = start.elapsed().as_secs_f64() * 1e3;
+    let (stuck, error) = match ran {
+        Ok(Ran::Finished) => (None, None),
+        Ok(Ran::Stuck(why)) => (Some(why), None),
+        // A broken kernel's wrong answer is its bug showing, not a failed run.
+        Err(Error::Mismatch(_)) if case.expect != Expect::Clean => (None, None),
+        Err(e) => (None, Some(e.to_string())),
+    };
+    let has = |kind| report.of_kind(kind).next().is_some();
+    let verdict = if error.is_some() {
+        Verdict::Failed
+    } else {
+        match case.expect {
+            Expect::Clean if report.is_clean() && stuck.is_none() => Verdict::Ok,
+            Expect::Clean => Verdict::FalsePositive,
+            Expect::DataRace if has(FindingKind::DataRace) => Verdict::Ok,
+            Expect::ScopeRace if has(FindingKind::ScopeRace) => Verdict::Ok,
+            Expect::Stuck if stuck.is_some() => Verdict::Ok,
+            _ => Verdict::Missed,
+        }
+    };
+    CaseOutcome {
+        topic: case.topic,
+        kernel: case.kernel,
+        expect: case.expect,
+        shape: case.shape,
+        why: case.why,
+        findings: report
+            .findings
+            .iter()
+            .map(|f| FindingJson {
+                kind: f.kind.name(),
+                first: AccessJson::of(&f.first),
+                second: AccessJson::of(&f.second),
+                count: f.count,
+            })
+            .collect(),
+        stuck,
+        error,
+        stopped: report.stopped.map(|s| s.to_string()),
+        launches: report.launches,
+        events: report.events,
+        ms,
+        verdict,
+        report: report.to_string(),
+    }
+}
+
+/// Runs the cases of `topics` (every case if empty) under the checker; `progress` is called
+/// with (cases done, cases, the kernel about to run).
+///
+/// # Errors
+/// [`Error::InvalidInput`] for a topic without cases (the message lists them).
+pub fn run(
+    topics_asked: &[String],
+    options: Options,
+    mut progress: impl FnMut(usize, usize, &str),
+) -> Result<CheckReport> {
+    let known = topics();
+    if let Some(t) = topics_asked.iter().find(|t| !known.contains(&t.as_str())) {
+        return Err(Error::InvalidInput(format!(
+            "no checked kernels of topic `{t}`; the topics are: {}",
+            known.join(", ")
+        )));
+    }
+    let chosen: Vec<Case> = cases()
+        .into_iter()
+        .filter(|c| topics_asked.is_empty() || topics_asked.iter().any(|t| t == c.topic))
+        .collect();
+    let mut kernels = Vec::with_capacity(chosen.len());
+    for (i, case) in chosen.iter().enumerate() {
+        progress(i, chosen.len(), case.kernel);
+        kernels.push(run_case(case, options));
+    }
+    progress(chosen.len(), chosen.len(), "");
+    let count = |v| {
+        kernels
+            .iter()
+            .filter(|k: &&CaseOutcome| k.verdict == v)
+            .count()
+    };
+    Ok(CheckReport {
+        volatile_as_plain: options.volatile == VolatileAs::Plain,
+        missed: count(Verdict::Missed),
+        false_positives: count(Verdict::FalsePositive),
+        failed: count(Verdict::Failed),
+        kernels,
+    })
+}

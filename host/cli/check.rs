@@ -1,0 +1,202 @@
+//! `gridsync check`: every lesson and library kernel on the simulator under the checker, each
+//! with what it must show.
+
+use super::output::{Bar, print_json};
+use clap::Args;
+use gridsync::check::{CaseOutcome, CheckReport, Options, Verdict, VolatileAs, cases, run};
+use gridsync::{Error, Result};
+
+#[derive(Args)]
+pub struct CheckArgs {
+    /// Topics to check (race, locks, barrier, mbarrier, pipeline, reduce, histogram, dot,
+    /// count-above) [default: all].
+    #[arg(value_name = "TOPIC")]
+    topics: Vec<String>,
+    /// Count a volatile access as a plain one (stricter than PTX, which counts it relaxed at
+    /// system scope).
+    #[arg(long)]
+    volatile_as_plain: bool,
+    /// List the kernels and what each must show, without running them.
+    #[arg(long)]
+    list: bool,
+}
+
+pub fn command(args: &CheckArgs, json: bool) -> Result<()> {
+    if args.list {
+        return list(json);
+    }
+    let options = Options {
+        volatile: if args.volatile_as_plain {
+            VolatileAs::Plain
+        } else {
+            VolatileAs::RelaxedSystem
+        },
+        ..Options::DEFAULT
+    };
+    let mut bar = Bar::new(!json, "check", "{prefix} [{bar:30}] {pos}/{len} {msg}");
+    let report = run(&args.topics, options, |done, total, kernel| {
+        bar.set(done as u64, total as u64, Some(kernel.to_string()))
+    })?;
+    drop(bar);
+    if json {
+        print_json(&report)?;
+    } else {
+        print_report(&report);
+    }
+    if report.passed() {
+        Ok(())
+    } else {
+        Err(Error::Mismatch(format!(
+            "{} broken kernels missed, {} false positives, {} failed runs",
+            report.missed, report.false_positives, report.failed
+        )))
+    }
+}
+
+fn list(json: bool) -> Result<()> {
+    let cases = cases();
+    if json {
+        let rows: Vec<_> = cases
+            .iter()
+            .map(|c| {
+                serde_json::json!({
+                    "topic": c.topic, "kernel": c.kernel, "expect": c.expect,
+                    "shape": c.shape, "why": c.why,
+                })
+            })
+            .collect();
+        return print_json(&rows);
+    }
+    println!(
+        "{:<12} {:<32} {:<11} {:<26} why",
+        "topic", "kernel", "must show", "launch"
+    );
+    for c in &cases {
+        println!(
+            "{:<12} {:<32} {:<11} {:<26} {}",
+            c.topic,
+            c.kernel,
+            c.expect.name(),
+            c.shape,
+            c.why
+        );
+    }
+    Ok(())
+}
+
+/// `race.rs:27` for a site `gpu/src/lessons/race.rs:27:13`.
+fn short_site(site: &str) -> String {
+    let mut parts = site.rsplitn(3, ':');
+    let (_col, line, file) = (parts.next(), parts.next(), parts.next());
+    match (file, line) {
+        (Some(file), Some(line)) => {
+            let name = file.rsplit(['/', '\\']).next().unwrap_or(file);
+            format!("{name}:{line}")
+        }
+        _ => site.to_string(),
+    }
+}
+
+/// What the checker found, in a few words: each finding's kind and its two lines.
+fn found(k: &CaseOutcome) -> String {
+    let mut parts: Vec<String> = k
+        .findings
+        .iter()
+        .map(|f| {
+            let (a, b) = (short_site(&f.first.site), short_site(&f.second.site));
+            let pair = if a == b { a } else { format!("{a} ↔ {b}") };
+            format!("{} {pair}", f.kind)
+        })
+        .collect();
+    if let Some(s) = &k.stuck {
+        parts.push(format!("stuck: {s}"));
+    }
+    if let Some(e) = &k.error {
+        parts.push(format!("error: {e}"));
+    }
+    if parts.is_empty() {
+        return "nothing".into();
+    }
+    let more = parts.len().saturating_sub(2);
+    parts.truncate(2);
+    let mut s = parts.join("; ");
+    if more > 0 {
+        s.push_str(&format!("; {more} more"));
+    }
+    s
+}
+
+fn print_report(r: &CheckReport) {
+    println!(
+        "the checker on the simulator: {} kernels at small shapes, every access followed with its \
+         happens-before (volatile as {})",
+        r.kernels.len(),
+        if r.volatile_as_plain {
+            "plain"
+        } else {
+            "PTX has it: relaxed at system scope"
+        }
+    );
+    println!();
+    println!(
+        "  {:<12} {:<32} {:<11} {:<9} found",
+        "topic", "kernel", "must show", "verdict"
+    );
+    for k in &r.kernels {
+        let verdict = match k.verdict {
+            Verdict::Ok => "ok",
+            Verdict::Missed => "MISSED",
+            Verdict::FalsePositive => "FALSE+",
+            Verdict::Failed => "FAILED",
+        };
+        println!(
+            "  {:<12} {:<32} {:<11} {:<9} {}",
+            k.topic,
+            k.kernel,
+            k.expect.name(),
+            verdict,
+            found(k)
+        );
+    }
+    let with_findings: Vec<_> = r
+        .kernels
+        .iter()
+        .filter(|k| !k.findings.is_empty())
+        .collect();
+    if !with_findings.is_empty() {
+        println!();
+        println!("what was found, each with both lines:");
+        for k in with_findings {
+            println!();
+            println!("{} ({}, {}):", k.kernel, k.topic, k.shape);
+            for line in k.report.lines() {
+                println!("  {line}");
+            }
+        }
+    }
+    let broken = r
+        .kernels
+        .iter()
+        .filter(|k| k.expect.name() != "clean")
+        .count();
+    let caught = r
+        .kernels
+        .iter()
+        .filter(|k| k.expect.name() != "clean" && k.verdict == Verdict::Ok)
+        .count();
+    let clean = r.kernels.len() - broken;
+    let clean_ok = r
+        .kernels
+        .iter()
+        .filter(|k| k.expect.name() == "clean" && k.verdict == Verdict::Ok)
+        .count();
+    println!();
+    println!(
+        "{} kernels: {caught} of {broken} broken kernels found, {clean_ok} of {clean} correct \
+         kernels clean; {} missed, {} false positives, {} failed runs",
+        r.kernels.len(),
+        r.missed,
+        r.false_positives,
+        r.failed
+    );
+}
