@@ -17,6 +17,7 @@
 //! the source lane exists ([`warp_lanes`]); the sums are exact for every shape.
 
 use crate::index::{thread_rank_in_block, threads_per_block};
+use crate::mem::Ptr;
 use crate::shared::dynamic_shared;
 use crate::sync::sync_threads;
 use crate::warp::{FULL_MASK, WARP_SIZE, WarpValue, lane_id, shfl_down_sync};
@@ -106,7 +107,7 @@ pub fn warp_reduce<T: WarpValue>(v: T, op: impl Fn(T, T) -> T) -> T {
 #[inline(always)]
 pub unsafe fn block_reduce<T: WarpValue>(v: T, identity: T, op: impl Fn(T, T) -> T) -> T {
     // SAFETY: the caller gave one `T` per warp of dynamic shared memory, aligned for `T`.
-    let scratch = unsafe { dynamic_shared::<T>() };
+    let scratch = Ptr::new(unsafe { dynamic_shared::<T>() });
     let lane = lane_id();
     let warp = thread_rank_in_block() / WARP_SIZE;
     let warps = threads_per_block().div_ceil(WARP_SIZE);
@@ -115,7 +116,7 @@ pub unsafe fn block_reduce<T: WarpValue>(v: T, identity: T, op: impl Fn(T, T) ->
     let warp_acc = warp_reduce(v, &op);
     if lane == 0 {
         // SAFETY: `warp < warps`, the scratch's length; only this lane writes this slot.
-        unsafe { scratch.add(warp as usize).write(warp_acc) };
+        unsafe { scratch.add(warp as usize).store(warp_acc) };
     }
     sync_threads();
 
@@ -124,7 +125,7 @@ pub unsafe fn block_reduce<T: WarpValue>(v: T, identity: T, op: impl Fn(T, T) ->
     if warp == 0 {
         let mine = if lane < warps {
             // SAFETY: in bounds; the barrier above ordered the write before this read.
-            unsafe { scratch.add(lane as usize).read() }
+            unsafe { scratch.add(lane as usize).load() }
         } else {
             identity
         };
@@ -154,7 +155,7 @@ pub const fn block_reduce_shared_bytes<T>(threads: u32) -> u32 {
 pub unsafe fn block_reduce_sum<T: Sum>(v: T) -> T {
     // SAFETY: the caller gave one `T` per warp of dynamic shared memory; `Sum` types need at
     // most 8-byte alignment.
-    let scratch = unsafe { dynamic_shared::<T>() };
+    let scratch = Ptr::new(unsafe { dynamic_shared::<T>() });
     let lane = lane_id();
     let warp = thread_rank_in_block() / WARP_SIZE;
     let warps = threads_per_block().div_ceil(WARP_SIZE);
@@ -163,7 +164,7 @@ pub unsafe fn block_reduce_sum<T: Sum>(v: T) -> T {
     let warp_sum = warp_reduce_sum(v);
     if lane == 0 {
         // SAFETY: `warp < warps`, the scratch's length; only this lane writes this slot.
-        unsafe { scratch.add(warp as usize).write(warp_sum) };
+        unsafe { scratch.add(warp as usize).store(warp_sum) };
     }
     sync_threads();
 
@@ -172,7 +173,7 @@ pub unsafe fn block_reduce_sum<T: Sum>(v: T) -> T {
     if warp == 0 {
         let mine = if lane < warps {
             // SAFETY: in bounds; the barrier above ordered the write before this read.
-            unsafe { scratch.add(lane as usize).read() }
+            unsafe { scratch.add(lane as usize).load() }
         } else {
             T::default()
         };

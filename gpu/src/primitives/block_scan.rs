@@ -14,6 +14,7 @@
 
 use crate::block_reduce::{Sum, warp_lanes, warp_mask};
 use crate::index::{thread_rank_in_block, threads_per_block};
+use crate::mem::Ptr;
 use crate::shared::dynamic_shared;
 use crate::sync::sync_threads;
 use crate::warp::{WARP_SIZE, lane_id, shfl_up_sync};
@@ -62,7 +63,7 @@ pub const fn block_scan_shared_bytes<T>(threads: u32) -> u32 {
 pub unsafe fn block_exclusive_sum<T: Sum>(v: T) -> (T, T) {
     // SAFETY: the caller gave one `T` per warp of dynamic shared memory; `Sum` types need at
     // most 8-byte alignment, which dynamic shared memory has.
-    let scratch = unsafe { dynamic_shared::<T>() };
+    let scratch = Ptr::new(unsafe { dynamic_shared::<T>() });
     let lane = lane_id();
     let warp = thread_rank_in_block() / WARP_SIZE;
     let warps = threads_per_block().div_ceil(WARP_SIZE);
@@ -74,7 +75,7 @@ pub unsafe fn block_exclusive_sum<T: Sum>(v: T) -> (T, T) {
     let exclusive = if lane == 0 { T::default() } else { below };
     if lane == warp_lanes() - 1 {
         // SAFETY: `warp < warps`, the scratch's length; only this lane writes this slot.
-        unsafe { scratch.add(warp as usize).write(inclusive) };
+        unsafe { scratch.add(warp as usize).store(inclusive) };
     }
     sync_threads();
 
@@ -83,7 +84,7 @@ pub unsafe fn block_exclusive_sum<T: Sum>(v: T) -> (T, T) {
     let mut total = T::default();
     for w in 0..warps {
         // SAFETY: in bounds; the barrier above ordered the writes before these reads.
-        let t = unsafe { scratch.add(w as usize).read() };
+        let t = unsafe { scratch.add(w as usize).load() };
         if w < warp {
             before = before + t;
         }
