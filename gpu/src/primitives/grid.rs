@@ -21,6 +21,7 @@
 
 use crate::atomic::{LoadOrder, Order, Scope, StoreOrder, fetch_add, load, red_add};
 use crate::index::{block_rank_in_grid, blocks_per_grid, thread_rank_in_block};
+use crate::mem::Ptr;
 use crate::sync::{sync_threads, sync_threads_or};
 use crate::time::{globaltimer_ns, nanosleep};
 
@@ -364,8 +365,8 @@ impl GridBarrier {
         // nothing writes it during one.
         let (group_blocks, sleep_ns) = unsafe {
             (
-                (&raw const (*state).group_blocks).read(),
-                (&raw const (*state).poll_sleep_ns).read(),
+                Ptr::new(&raw mut (*state).group_blocks).load(),
+                Ptr::new(&raw mut (*state).poll_sleep_ns).load(),
             )
         };
         // SAFETY: as above; the arrival word is only ever accessed atomically.
@@ -520,7 +521,7 @@ pub(crate) unsafe fn wait_for_generation(
             if unsafe { load(timeouts, scope, LoadOrder::Relaxed) } != 0 {
                 return Err(BarrierError::Abandoned);
             }
-            if now_ns.wrapping_sub(since) > unsafe { timeout_ns.read() } {
+            if now_ns.wrapping_sub(since) > unsafe { Ptr::new(timeout_ns.cast_mut()).load() } {
                 unsafe { fetch_add(timeouts, 1, scope, Order::Relaxed) };
                 return Err(BarrierError::TimedOut);
             }

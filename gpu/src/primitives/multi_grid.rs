@@ -16,6 +16,7 @@
 
 use super::atomic::{LoadOrder, Scope, StoreOrder, load, red_add};
 use super::grid::{BarrierError, DEFAULT_TIMEOUT_NS, arrival, block_leader, wait_for_generation};
+use super::mem::Ptr;
 
 /// The memory behind a [`MultiGridBarrier`]: the arrival word, the number of blocks of all the
 /// grids, the bound, and the error word on a line of its own.
@@ -121,7 +122,7 @@ impl MultiGridBarrier {
         // arrival word cannot move before this block arrives (no barrier completes without it).
         let (blocks, start) = unsafe {
             (
-                (&raw const (*state).blocks).read(),
+                Ptr::new(&raw mut (*state).blocks).load(),
                 load(&raw mut (*state).arrived, scope, LoadOrder::Relaxed),
             )
         };

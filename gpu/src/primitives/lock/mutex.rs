@@ -5,6 +5,7 @@ use super::{DEFAULT_TIMEOUT_NS, DeviceScope, LOCKED, LockError, LockScope, UNLOC
 use crate::atomic::{
     LoadOrder, Order, Scope, StoreOrder, compare_and_swap, fetch_add, load, store,
 };
+use crate::mem::Ptr;
 use crate::time::{globaltimer_ns, nanosleep};
 use crate::warp::{lane_id, shfl_sync, sync_warp};
 use core::marker::PhantomData;
@@ -279,9 +280,9 @@ impl<S: LockScope> Mutex<S> {
         // atomically, the bounds only read.
         let (timeout_ns, min_ns, max_ns) = unsafe {
             (
-                (*s).timeout_ns,
-                (*s).backoff_min_ns.max(1),
-                (*s).backoff_max_ns,
+                Ptr::new(&raw mut (*s).timeout_ns).load(),
+                Ptr::new(&raw mut (*s).backoff_min_ns).load().max(1),
+                Ptr::new(&raw mut (*s).backoff_max_ns).load(),
             )
         };
         let timeouts = unsafe { &raw mut (*s).timeouts };
@@ -312,7 +313,12 @@ impl<S: LockScope> Mutex<S> {
     fn wait_turn(&self, lane: u32) -> Result<(), LockError> {
         let s = self.state;
         // SAFETY (every block below): as in `acquire_word`.
-        let (timeout_ns, min_ns) = unsafe { ((*s).timeout_ns, (*s).backoff_min_ns) };
+        let (timeout_ns, min_ns) = unsafe {
+            (
+                Ptr::new(&raw mut (*s).timeout_ns).load(),
+                Ptr::new(&raw mut (*s).backoff_min_ns).load(),
+            )
+        };
         let (turn, timeouts) = unsafe { (&raw mut (*s).turn, &raw mut (*s).timeouts) };
         let start = globaltimer_ns();
         // Block scope: only lanes of this warp write the hand-off word while it holds the lock.

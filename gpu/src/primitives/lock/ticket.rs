@@ -2,6 +2,7 @@
 
 use super::{DEFAULT_TIMEOUT_NS, LockError};
 use crate::atomic::{LoadOrder, Order, Scope, StoreOrder, fetch_add, load, store};
+use crate::mem::Ptr;
 use crate::time::{globaltimer_ns, nanosleep};
 use core::marker::PhantomData;
 
@@ -100,7 +101,12 @@ impl TicketLock {
         let s = self.state;
         // SAFETY (every block below): `from_ptr`'s contract; the counters are only accessed
         // atomically, the bounds only read.
-        let (timeout_ns, per_ticket) = unsafe { ((*s).timeout_ns, (*s).backoff_per_ticket_ns) };
+        let (timeout_ns, per_ticket) = unsafe {
+            (
+                Ptr::new(&raw mut (*s).timeout_ns).load(),
+                Ptr::new(&raw mut (*s).backoff_per_ticket_ns).load(),
+            )
+        };
         let (next, serving, timeouts) = unsafe {
             (
                 &raw mut (*s).next,
