@@ -9,6 +9,9 @@
 //!
 //! Not a synchronization primitive: `.nc` loads may see stale data if anything writes the
 //! location during the launch, so only read-only inputs qualify.
+//!
+//! In the simulator an [`ldg`] is a plain load of `size_of::<T>()` bytes, reported to the
+//! checker as one (naming the caller's line): a write racing with it is a data race.
 
 /// A value [`ldg`] can load: 4- or 8-byte numbers.
 pub trait Ldg: Copy {
@@ -16,6 +19,7 @@ pub trait Ldg: Copy {
     ///
     /// # Safety
     /// As [`ldg`].
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     unsafe fn ldg(p: *const Self) -> Self;
 }
 
@@ -23,6 +27,7 @@ macro_rules! ldg_impl {
     ($($t:ty => $ty:literal, $reg:ident;)*) => {$(
         impl Ldg for $t {
             #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn ldg(p: *const $t) -> $t {
                 #[cfg(target_arch = "nvptx64")]
                 {
@@ -38,9 +43,10 @@ macro_rules! ldg_impl {
                     v
                 }
                 #[cfg(not(target_arch = "nvptx64"))]
-                // SAFETY: as above; on the host a plain read.
+                // SAFETY: as above; on the host a plain load (only read), which the checker
+                // sees.
                 unsafe {
-                    p.read()
+                    crate::mem::Ptr::new(p.cast_mut()).load()
                 }
             }
         }
@@ -60,6 +66,7 @@ ldg_impl! {
 /// `p` is valid and aligned, points to global memory (not shared or local), and nothing
 /// writes `*p` during the launch.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn ldg<T: Ldg>(p: *const T) -> T {
     // SAFETY: forwarded contract.
     unsafe { T::ldg(p) }

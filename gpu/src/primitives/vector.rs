@@ -13,6 +13,7 @@
 //! a time — correct, slower, and never the case for the host's allocations (256-byte aligned).
 
 use crate::index::{global_id_x, threads_per_grid_x};
+use crate::mem::Ptr;
 
 /// The floats of one 16-byte load.
 pub const F32X4_LANES: usize = 4;
@@ -91,16 +92,25 @@ impl Split4 {
         }
     }
 
-    /// The body's `v`-th [`F32x4`] of the array at `p` (the array this split was made for).
+    /// The body's `v`-th [`F32x4`] of the array at `p` (the array this split was made for):
+    /// one 16-byte plain load, which the simulator reports to the checker as such, naming the
+    /// caller's line.
     ///
     /// # Safety
     /// `p` is the address the split was made for, valid for `self.len` floats, and
     /// `v < self.body`.
     #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn load(&self, p: *const f32, v: usize) -> F32x4 {
         // SAFETY: `p + head` is 16-byte aligned (that is what `head` is), and body element `v`
-        // ends at or before `tail_start() <= len`.
-        unsafe { p.add(self.head).cast::<F32x4>().add(v).read() }
+        // ends at or before `tail_start() <= len`; only read.
+        unsafe {
+            Ptr::new(p.cast_mut())
+                .add(self.head)
+                .cast::<F32x4>()
+                .add(v)
+                .load()
+        }
     }
 }
 
