@@ -32,6 +32,7 @@ use crate::access::load_plain;
 use crate::atomic::{LoadOrder, Order, Scope, atomic_inc_device, fetch_add, load};
 use crate::grid::{BarrierError, GridBarrier, GridBarrierState, block_leader};
 use crate::index::{blocks_per_grid, grid_stride};
+use crate::mem::Ptr;
 use crate::sync::{sync_threads, threadfence};
 use crate::time::globaltimer_ns;
 use crate::vector::{F32x4, Split4};
@@ -43,22 +44,22 @@ use crate::vector::{F32x4, Split4};
 /// # Safety
 /// `src` holds `w` floats.
 #[inline(always)]
-unsafe fn sum_in_order(src: *const f32, w: usize) -> f32 {
-    let split = Split4::of(src, w);
+unsafe fn sum_in_order(src: Ptr<f32>, w: usize) -> f32 {
+    let split = Split4::of(src.as_ptr(), w);
     let mut a = 0.0f32;
     // SAFETY (the three loops): every index is below `w`; `load` reads body element `v`.
     for k in 0..split.head {
-        a += unsafe { *src.add(k) };
+        a += unsafe { src.add(k).load() };
     }
     for v in 0..split.body {
-        let F32x4([x, y, z, t]) = unsafe { split.load(src, v) };
+        let F32x4([x, y, z, t]) = unsafe { split.load(src.as_ptr(), v) };
         a += x;
         a += y;
         a += z;
         a += t;
     }
     for k in split.tail_start()..w {
-        a += unsafe { *src.add(k) };
+        a += unsafe { src.add(k).load() };
     }
     a
 }
@@ -68,12 +69,13 @@ unsafe fn sum_in_order(src: *const f32, w: usize) -> f32 {
 /// # Safety
 /// `x` and `p` hold `w` floats each; no other thread writes `x` meanwhile.
 #[inline(always)]
-unsafe fn stage_p(x: *const f32, p: *mut f32, w: usize) {
+unsafe fn stage_p(x: Ptr<f32>, p: Ptr<f32>, w: usize) {
     for j in grid_stride(w) {
         // SAFETY: `j < w` and every index below is `< w`; the caller's contract.
         unsafe {
             let a = sum_in_order(x, w);
-            *p.add(j) = *x.add(w - 1 - j) - a / w as f32;
+            let (reflected, mean) = (x.add(w - 1 - j).load(), a / w as f32);
+            p.add(j).store(reflected - mean);
         }
     }
 }
@@ -83,7 +85,7 @@ unsafe fn stage_p(x: *const f32, p: *mut f32, w: usize) {
 /// # Safety
 /// As [`stage_p`], with the roles of `x` and `p` swapped.
 #[inline(always)]
-unsafe fn stage_x(x: *mut f32, p: *const f32, w: usize) {
+unsafe fn stage_x(x: Ptr<f32>, p: Ptr<f32>, w: usize) {
     for j in grid_stride(w) {
         // SAFETY: as in `stage_p`.
         unsafe {
@@ -91,7 +93,8 @@ unsafe fn stage_x(x: *mut f32, p: *const f32, w: usize) {
             // `(j + 1) mod W` without `%`, whose divide-by-zero check would pull a panic into
             // the PTX (the compiler cannot see that `j < w` makes `w` non-zero).
             let next = if j + 1 == w { 0 } else { j + 1 };
-            *x.add(j) = *p.add(next) - a / w as f32;
+            let (shifted, mean) = (p.add(next).load(), a / w as f32);
+            x.add(j).store(shifted - mean);
         }
     }
 }
@@ -110,6 +113,7 @@ unsafe fn xpx_rounds(
     iterations: u32,
     mut barrier: impl FnMut() -> Result<(), BarrierError>,
 ) {
+    let (x, p) = (Ptr::new(x), Ptr::new(p));
     for _ in 0..iterations {
         // SAFETY: forwarded to the caller.
         unsafe { stage_p(x, p, w) };
@@ -133,7 +137,7 @@ kernel! {
     /// Source: the article's MKL (multi kernel launch).
     pub unsafe fn xpx_stage_p(x: *mut f32, p: *mut f32, w: u64) {
         // SAFETY: the host passes two arrays of `w` floats.
-        unsafe { stage_p(x, p, w as usize) }
+        unsafe { stage_p(Ptr::new(x), Ptr::new(p), w as usize) }
     }
 }
 
@@ -143,7 +147,7 @@ kernel! {
     /// Source: the article's MKL.
     pub unsafe fn xpx_stage_x(x: *mut f32, p: *mut f32, w: u64) {
         // SAFETY: as `xpx_stage_p`.
-        unsafe { stage_x(x, p, w as usize) }
+        unsafe { stage_x(Ptr::new(x), Ptr::new(p), w as usize) }
     }
 }
 
@@ -249,7 +253,13 @@ unsafe fn article_sync(
             Ok(())
         } else if volatile_spin {
             // SAFETY: as above; the volatile load is read again on every poll.
-            unsafe { spin_until(|| count.read_volatile() == 0, timeouts, timeout_ns) }
+            unsafe {
+                spin_until(
+                    || Ptr::new(count).load_volatile() == 0,
+                    timeouts,
+                    timeout_ns,
+                )
+            }
         } else {
             // SAFETY: as above. A plain load of memory another block writes is a data race:
             // the compiler may assume nobody else writes it, load once, and never look again —
@@ -268,12 +278,13 @@ unsafe fn article_sync(
 /// `state` is a live [`GridBarrierState`].
 #[inline(always)]
 unsafe fn counter(state: *mut GridBarrierState) -> (*mut u32, *mut u32, u64) {
-    // SAFETY: the caller's contract; raw field pointers only, no reference.
+    // SAFETY: the caller's contract; raw field pointers only, no reference, and `timeout_ns`
+    // is set by the host before the launch and only read during it.
     unsafe {
         (
             &raw mut (*state).arrived,
             &raw mut (*state).timeouts,
-            (*state).timeout_ns,
+            Ptr::new(&raw mut (*state).timeout_ns).load(),
         )
     }
 }
