@@ -27,6 +27,7 @@
 use crate::atomic::{Scope, StoreOrder, red_add};
 use crate::index::{block_dim_x, global_id_x, thread_idx_x};
 use crate::mbarrier::{BarrierScope, MBarrier, Parity};
+use crate::mem::Ptr;
 use crate::shared::dynamic_shared;
 use crate::sync::sync_threads;
 
@@ -68,13 +69,13 @@ fn busy(mut x: u32, work: u32) -> u32 {
 /// # Safety
 /// The launch gave [`relay_shared_bytes`]`(blockDim.x)`.
 #[inline(always)]
-unsafe fn layout() -> (MBarrier, *mut u32) {
+unsafe fn layout() -> (MBarrier, Ptr<u32>) {
     // SAFETY: the barrier is the first 8 bytes; the slots follow the padding.
     unsafe {
         let base = dynamic_shared::<u8>();
         (
             MBarrier::from_generic(base.cast()),
-            base.add(RELAY_BARRIER_BYTES as usize).cast(),
+            Ptr::new(base.add(RELAY_BARRIER_BYTES as usize).cast()),
         )
     }
 }
@@ -84,12 +85,12 @@ unsafe fn layout() -> (MBarrier, *mut u32) {
 /// # Safety
 /// `slots` from [`layout`]; `stale` a word touched only atomically.
 #[inline(always)]
-unsafe fn check_partner(slots: *mut u32, r: u32, stale: *mut u32) {
+unsafe fn check_partner(slots: Ptr<u32>, r: u32, stale: *mut u32) {
     let (t, n) = (thread_idx_x(), block_dim_x());
     let p = relay_partner(t, n);
     // SAFETY: `p < n`: a slot of this round's buffer. A racy read in the kernels that teach
     // the race is the point of them: a `u32` read of a slot another thread may be writing.
-    let seen = unsafe { slots.add(((r & 1) * n + p) as usize).read_volatile() };
+    let seen = unsafe { slots.add(((r & 1) * n + p) as usize).load_volatile() };
     if seen != relay_value(r, p) {
         // SAFETY: the caller's.
         unsafe { red_add(stale, 1u32, Scope::Device, StoreOrder::Relaxed) };
@@ -101,13 +102,13 @@ unsafe fn check_partner(slots: *mut u32, r: u32, stale: *mut u32) {
 /// # Safety
 /// `slots` from [`layout`].
 #[inline(always)]
-unsafe fn write_slot(slots: *mut u32, r: u32) {
+unsafe fn write_slot(slots: Ptr<u32>, r: u32) {
     let (t, n) = (thread_idx_x(), block_dim_x());
     // SAFETY: `t < n`: this thread's slot of this round's buffer.
     unsafe {
         slots
             .add(((r & 1) * n + t) as usize)
-            .write_volatile(relay_value(r, t))
+            .store_volatile(relay_value(r, t))
     };
 }
 
@@ -132,7 +133,7 @@ unsafe fn init_barrier(bar: MBarrier) {
 unsafe fn keep(x: u32, sink: *mut u32) {
     if x == 0x5eed_5eed {
         // SAFETY: the caller's.
-        unsafe { *sink = x };
+        unsafe { Ptr::new(sink).store(x) };
     }
 }
 

@@ -36,6 +36,7 @@ use crate::async_copy::{cp_async_bulk_global_to_shared_unchecked, fence_proxy_as
 use crate::atomic::{Order, Scope, fetch_or};
 use crate::index::{block_dim_x, block_idx_x, grid_dim_x, thread_idx_x};
 use crate::mbarrier::{BarrierScope, MBarrier, Parity};
+use crate::mem::Ptr;
 use crate::shared::dynamic_shared;
 use crate::sync::sync_threads;
 use crate::warp::{WARP_SIZE, any_sync, lane_id, sync_warp};
@@ -92,6 +93,7 @@ unsafe fn transform(
     err: *mut u32,
     hand: Hand,
 ) {
+    let (x, out) = (Ptr::new(x.cast_mut()), Ptr::new(out));
     let threads = block_dim_x();
     let fail = || {
         // SAFETY: `err` is the launch's error word.
@@ -193,7 +195,7 @@ unsafe fn transform(
                     if bulk > 0 {
                         cp_async_bulk_global_to_shared_unchecked(
                             stage(s),
-                            x.add(t * tile).cast(),
+                            x.add(t * tile).as_ptr().cast(),
                             bulk,
                             full(s),
                         );
@@ -243,18 +245,19 @@ unsafe fn transform(
             }
             let words = words_of(t);
             let bulk_words = words & !3;
-            let src = stage(s).cast::<u32>().cast_const();
+            let src = Ptr::new(stage(s).cast::<u32>());
             let mut i = me;
             while i < words {
                 // SAFETY: `i < words`: the stage's word `i`, or (past the copied bytes) the
                 // tail word of `x`; `out[t * tile + i]` is this thread's alone.
                 unsafe {
                     let v = if i < bulk_words {
-                        *src.add(i)
+                        src.add(i).load()
                     } else {
-                        *x.add(t * tile + i)
+                        x.add(t * tile + i).load()
                     };
-                    *out.add(t * tile + i) = pipeline_mix(v, work);
+                    let mixed = pipeline_mix(v, work);
+                    out.add(t * tile + i).store(mixed);
                 }
                 i += consumers;
             }
