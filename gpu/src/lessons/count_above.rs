@@ -26,6 +26,7 @@ use crate::atomic::atomic_add_device;
 use crate::block_reduce::{block_reduce_sum, warp_mask};
 use crate::index::{global_id_x, grid_stride, thread_idx_x, threads_per_grid_x};
 use crate::lock::{Mutex, MutexState};
+use crate::mem::Ptr;
 use crate::vector::{F32x4, Split4, grid_stride_unrolled};
 use crate::warp::{ballot_sync, lane_id};
 
@@ -64,14 +65,15 @@ kernel! {
     ) {
         // SAFETY: `state` is a live `MutexState` used only through `Mutex` handles.
         let mutex = unsafe { Mutex::from_ptr(state) };
+        let (src, cnt) = (Ptr::new(src.cast_mut()), Ptr::new(cnt));
         for i in grid_stride(len as usize) {
             // SAFETY: `i < len`, and `src` holds `len` floats.
-            if above(unsafe { *src.add(i) }, thr) == 0 {
+            if above(unsafe { src.add(i).load() }, thr) == 0 {
                 continue;
             }
             let Ok(_guard) = mutex.lock() else { return };
             // SAFETY: the guard makes this thread the only one touching `*cnt`.
-            unsafe { *cnt += 1 };
+            unsafe { cnt.store(cnt.load() + 1) };
         }
     }
 }
@@ -87,10 +89,11 @@ kernel! {
     /// lock is needed and no update is lost. All of them still go to one address, where L2
     /// performs them one after another.
     pub unsafe fn gt_thr_cnt_atomic(src: *const f32, len: u64, thr: f32, cnt: *mut u64) {
+        let src = Ptr::new(src.cast_mut());
         for i in grid_stride(len as usize) {
             // SAFETY: `i < len`; `cnt` is touched only atomically during the launch.
             unsafe {
-                if above(*src.add(i), thr) == 1 {
+                if above(src.add(i).load(), thr) == 1 {
                     atomic_add_device(cnt, 1);
                 }
             }
@@ -112,6 +115,7 @@ kernel! {
     /// is past the end still vote (false). A per-thread grid-stride loop would let those lanes
     /// leave early, and a ballot naming them would wait for lanes that never come.
     pub unsafe fn gt_thr_cnt_warp(src: *const f32, len: u64, thr: f32, cnt: *mut u64) {
+        let src = Ptr::new(src.cast_mut());
         let len = len as usize;
         let lane = lane_id() as usize;
         let mask = warp_mask();
@@ -121,7 +125,7 @@ kernel! {
         while base < len {
             let i = base + lane;
             // SAFETY: read only when `i < len`.
-            let mine = i < len && above(unsafe { *src.add(i) }, thr) == 1;
+            let mine = i < len && above(unsafe { src.add(i).load() }, thr) == 1;
             let votes = ballot_sync(mask, mine);
             if lane == 0 && votes != 0 {
                 // SAFETY: `cnt` is touched only atomically during the launch.
@@ -144,10 +148,11 @@ kernel! {
     /// compares, and the kernel runs at the speed of memory.
     /// Dynamic shared memory: `block_reduce_shared_bytes::<u64>(blockDim.x)`.
     pub unsafe fn gt_thr_cnt_block(src: *const f32, len: u64, thr: f32, cnt: *mut u64) {
+        let src = Ptr::new(src.cast_mut());
         let mut count = 0u32;
         for i in grid_stride(len as usize) {
             // SAFETY: `i < len`.
-            count += above(unsafe { *src.add(i) }, thr);
+            count += above(unsafe { src.add(i).load() }, thr);
         }
         // SAFETY: the host gives the scratch the block reduction needs.
         let total = unsafe { block_reduce_sum(count as u64) };
@@ -169,15 +174,16 @@ kernel! {
     /// ([`Split4`]). The count per thread, block reduction and one atomic per block are as before.
     /// Dynamic shared memory: `block_reduce_shared_bytes::<u64>(blockDim.x)`.
     pub unsafe fn gt_thr_cnt_vec4(src: *const f32, len: u64, thr: f32, cnt: *mut u64) {
-        let split = Split4::of(src, len as usize);
+        let src = Ptr::new(src.cast_mut());
+        let split = Split4::of(src.as_ptr(), len as usize);
         let mut count = 0u32;
         for k in grid_stride(split.scalars()) {
             // SAFETY: `scalar_index(k) < len` for `k < scalars()`.
-            count += above(unsafe { *src.add(split.scalar_index(k)) }, thr);
+            count += above(unsafe { src.add(split.scalar_index(k)).load() }, thr);
         }
         grid_stride_unrolled::<VEC4_UNROLL>(split.body, |v| {
             // SAFETY: `v < split.body`, and `split` was made for `src` and `len`.
-            let F32x4(x) = unsafe { split.load(src, v) };
+            let F32x4(x) = unsafe { split.load(src.as_ptr(), v) };
             count += above(x[0], thr) + above(x[1], thr) + above(x[2], thr) + above(x[3], thr);
         });
         // SAFETY: the host gives the scratch the block reduction needs.

@@ -29,6 +29,7 @@ use crate::atomic::atomic_add_device;
 use crate::block_reduce::block_reduce_sum;
 use crate::index::{block_dim_x, block_idx_x, global_id_x, thread_idx_x, threads_per_grid_x};
 use crate::lock::{Mutex, MutexState};
+use crate::mem::Ptr;
 use crate::shared::dynamic_shared;
 use crate::sync::sync_threads;
 use crate::vector::{F32x4, Split4, grid_stride_unrolled};
@@ -50,21 +51,22 @@ pub const VEC4_UNROLL: usize = 4;
 /// `blockDim.x` is a power of two; every thread of the block calls this.
 #[inline(always)]
 unsafe fn block_sum(a: *const f32, b: *const f32, n: u64) -> f32 {
+    let (a, b) = (Ptr::new(a.cast_mut()), Ptr::new(b.cast_mut()));
     let igrid = global_id_x();
     let threads_per_grid = threads_per_grid_x();
     let mut s_thread = 0.0f64;
     let mut iarr = igrid;
     while iarr < n as usize {
         // SAFETY: `iarr < n`.
-        s_thread += unsafe { *a.add(iarr) * *b.add(iarr) } as f64;
+        s_thread += unsafe { a.add(iarr).load() * b.add(iarr).load() } as f64;
         iarr += threads_per_grid;
     }
     // SAFETY: the launch gave `blockDim.x` floats.
-    let s_block = unsafe { dynamic_shared::<f32>() };
+    let s_block = Ptr::new(unsafe { dynamic_shared::<f32>() });
     let tid = thread_idx_x() as usize;
     // SAFETY: `tid < blockDim.x`; each thread writes its own slot, and the barrier below
     // orders the writes before the tree's reads (as it orders each round before the next).
-    unsafe { *s_block.add(tid) = s_thread as f32 };
+    unsafe { s_block.add(tid).store(s_thread as f32) };
     sync_threads();
     let mut i = block_dim_x() as usize / 2;
     while i > 0 {
@@ -72,13 +74,16 @@ unsafe fn block_sum(a: *const f32, b: *const f32, n: u64) -> f32 {
             // The source's `dot_mutex` has `tid + 1` here: see the module docs.
             // SAFETY: `tid < i` and `tid + i < 2i <= blockDim.x`; this round only reads slots
             // `>= i`, which no thread of this round writes.
-            unsafe { *s_block.add(tid) += *s_block.add(tid + i) };
+            unsafe {
+                let v = s_block.add(tid + i).load();
+                s_block.add(tid).store(s_block.add(tid).load() + v);
+            }
         }
         sync_threads();
         i /= 2;
     }
     // SAFETY: `tid < blockDim.x`; the last barrier ordered the last round's write.
-    unsafe { *s_block.add(tid) }
+    unsafe { s_block.add(tid).load() }
 }
 
 kernel! {
@@ -91,7 +96,7 @@ kernel! {
         let s = unsafe { block_sum(a, b, n) };
         if thread_idx_x() == 0 {
             // SAFETY: one slot per block.
-            unsafe { *partial_c.add(block_idx_x() as usize) = s };
+            unsafe { Ptr::new(partial_c).add(block_idx_x() as usize).store(s) };
         }
     }
 }
@@ -114,7 +119,10 @@ kernel! {
             let mutex = unsafe { Mutex::from_ptr(state) };
             if let Ok(_guard) = mutex.lock() {
                 // SAFETY: the guard makes this thread the only one touching `c[0]`.
-                unsafe { *c += s };
+                unsafe {
+                    let c = Ptr::new(c);
+                    c.store(c.load() + s);
+                }
             }
         }
     }
@@ -148,18 +156,19 @@ kernel! {
     /// sums with shuffles and one barrier ([`block_reduce_sum`]) instead of an eight-round tree.
     /// Any block size works. Dynamic shared memory: `block_reduce_shared_bytes::<f32>(blockDim.x)`.
     pub unsafe fn dot_vec4(a: *const f32, b: *const f32, n: u64, c: *mut f32) {
-        let split = Split4::of_pair(a, b, n as usize);
+        let (a, b) = (Ptr::new(a.cast_mut()), Ptr::new(b.cast_mut()));
+        let split = Split4::of_pair(a.as_ptr(), b.as_ptr(), n as usize);
         let mut acc = [0.0f32; 4];
         let mut k = global_id_x();
         while k < split.scalars() {
             let i = split.scalar_index(k);
             // SAFETY: `i < n`.
-            acc[0] += unsafe { *a.add(i) * *b.add(i) };
+            acc[0] += unsafe { a.add(i).load() * b.add(i).load() };
             k += threads_per_grid_x();
         }
         grid_stride_unrolled::<VEC4_UNROLL>(split.body, |v| {
             // SAFETY: `v < split.body`; `a` and `b` are equally misaligned (`of_pair`).
-            let (F32x4(x), F32x4(y)) = unsafe { (split.load(a, v), split.load(b, v)) };
+            let (F32x4(x), F32x4(y)) = unsafe { (split.load(a.as_ptr(), v), split.load(b.as_ptr(), v)) };
             for j in 0..4 {
                 acc[j] += x[j] * y[j];
             }

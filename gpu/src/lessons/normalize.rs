@@ -25,6 +25,7 @@
 //! empty array never reaches the device: the host rejects it before launching.
 
 use crate::index::{global_id_x, grid_stride, threads_per_grid_x};
+use crate::mem::Ptr;
 use crate::vector::{F32x4, Split4};
 
 /// Whether `s` can divide: finite and not zero.
@@ -46,13 +47,14 @@ kernel! {
         if global_id_x() != 0 {
             return;
         }
+        let (partial_reduction, sum) = (Ptr::new(partial_reduction.cast_mut()), Ptr::new(sum));
         let mut total = 0.0f32;
         for i in 0..n as usize {
             // SAFETY: `partial_reduction` holds `n` floats.
-            total += unsafe { partial_reduction.add(i).read() };
+            total += unsafe { partial_reduction.add(i).load() };
         }
         // SAFETY: `sum` is valid for one write, by this one thread.
-        unsafe { sum.write(total) };
+        unsafe { sum.store(total) };
     }
 }
 
@@ -63,14 +65,15 @@ kernel! {
     /// `[32 * 40, 256]`. One change: a sum that is zero, infinite or NaN leaves the array
     /// unchanged (see the [module docs](self)); the source would fill it with ∞ and NaN.
     pub unsafe fn divide_by(array: *mut f32, size: u64, val_array: *const f32) {
+        let (array, val_array) = (Ptr::new(array), Ptr::new(val_array.cast_mut()));
         // SAFETY: `val_array` holds the sum; nothing writes it during this launch.
-        let val = unsafe { val_array.read() };
+        let val = unsafe { val_array.load() };
         if !usable_divisor(val as f64) {
             return;
         }
         for i in grid_stride(size as usize) {
             // SAFETY: `i < size`; each element belongs to exactly one thread.
-            unsafe { *array.add(i) /= val };
+            unsafe { array.add(i).store(array.add(i).load() / val) };
         }
     }
 }
@@ -91,18 +94,19 @@ kernel! {
     /// thread; the misaligned head and the tail go one float at a time. A sum that is zero,
     /// infinite or NaN leaves the array unchanged.
     pub unsafe fn divide_by_sum(array: *mut f32, size: u64, sum: *const f64) {
+        let (array, sum) = (Ptr::new(array), Ptr::new(sum.cast_mut()));
         // SAFETY: `sum` holds the sum; nothing writes it during this launch.
-        let s = unsafe { sum.read() };
+        let s = unsafe { sum.load() };
         if !usable_divisor(s) {
             return;
         }
         let r = 1.0 / s;
         let scale = |v: f32| (v as f64 * r) as f32;
-        let split = Split4::of(array, size as usize);
+        let split = Split4::of(array.as_ptr(), size as usize);
         for k in grid_stride(split.scalars()) {
             let i = split.scalar_index(k);
             // SAFETY: `scalar_index(k) < size`; each element belongs to exactly one thread.
-            unsafe { *array.add(i) = scale(*array.add(i)) };
+            unsafe { array.add(i).store(scale(array.add(i).load())) };
         }
         // SAFETY: `array + head` is 16-byte aligned (that is what `head` is).
         let body = unsafe { array.add(split.head) }.cast::<F32x4>();
@@ -115,19 +119,19 @@ kernel! {
             // belongs to one thread.
             unsafe {
                 let p = [v, v + stride, v + 2 * stride, v + 3 * stride].map(|i| body.add(i));
-                let (x0, x1, x2, x3) = (p[0].read(), p[1].read(), p[2].read(), p[3].read());
-                p[0].write(F32x4(x0.0.map(scale)));
-                p[1].write(F32x4(x1.0.map(scale)));
-                p[2].write(F32x4(x2.0.map(scale)));
-                p[3].write(F32x4(x3.0.map(scale)));
+                let (x0, x1, x2, x3) = (p[0].load(), p[1].load(), p[2].load(), p[3].load());
+                p[0].store(F32x4(x0.0.map(scale)));
+                p[1].store(F32x4(x1.0.map(scale)));
+                p[2].store(F32x4(x2.0.map(scale)));
+                p[3].store(F32x4(x3.0.map(scale)));
             }
             v += DIVIDE_UNROLL * stride;
         }
         while v < split.body {
             // SAFETY: `v < body`.
             unsafe {
-                let F32x4(lanes) = body.add(v).read();
-                body.add(v).write(F32x4(lanes.map(scale)));
+                let F32x4(lanes) = body.add(v).load();
+                body.add(v).store(F32x4(lanes.map(scale)));
             }
             v += stride;
         }

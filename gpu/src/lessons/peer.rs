@@ -17,6 +17,7 @@
 use crate::atomic::{Order, Scope, fetch_add};
 use crate::index::{block_rank_in_grid, thread_rank_in_block};
 use crate::lock::{DeviceScope, LockScope, Mutex, MutexState, SystemScope};
+use crate::mem::Ptr;
 use crate::multi_grid::{MultiGridBarrier, MultiGridBarrierState};
 
 // ANCHOR: peer_count
@@ -68,13 +69,14 @@ kernel! {
 unsafe fn add_locked<S: LockScope>(state: *mut MutexState, data: *mut u32, per_thread: u32) {
     // SAFETY: the caller's contract.
     let mutex = unsafe { Mutex::<S>::from_ptr_in(state) };
+    let data = Ptr::new(data);
     for _ in 0..per_thread {
         let Ok(_guard) = mutex.lock_thread() else {
             return;
         };
         // SAFETY: the guard makes this thread the only one in here, on every GPU (at a scope
         // that covers them).
-        unsafe { data.write(data.read().wrapping_add(1)) };
+        unsafe { data.store(data.load().wrapping_add(1)) };
     }
 }
 // ANCHOR_END: peer_lock
@@ -103,17 +105,18 @@ kernel! {
         // SAFETY: `state` is a live, reset state every grid reaches; one handle per thread.
         let mut barrier = unsafe { MultiGridBarrier::from_ptr(state, scope, me) };
         // SAFETY: written by the host before the launches.
-        let blocks = unsafe { (&raw const (*state).blocks).read() }.max(1);
+        let blocks = unsafe { Ptr::new(&raw mut (*state).blocks).load() }.max(1);
         let partner = (me + blocks / 2) % blocks;
         let leader = thread_rank_in_block() == 0;
         // This round's half of the slots.
+        let slots = Ptr::new(slots);
         let half = |round: u32| slots.wrapping_add((blocks * (round % 2)) as usize);
         for round in 1..=rounds {
             if leader {
                 // SAFETY: `slots` holds `2 × blocks` words and `me < blocks`; only this block's
                 // thread 0 writes slot `me` of a half, and the readers of a half read it
                 // between the barrier that follows the write and the one before the next write.
-                unsafe { half(round).add(me as usize).write(round) };
+                unsafe { half(round).add(me as usize).store(round) };
             }
             if barrier.sync().is_err() {
                 return;
@@ -122,7 +125,7 @@ kernel! {
                 // SAFETY: as above, `partner < blocks`; the partner writes this half again
                 // (round + 2) only after the next barrier, which waits for this block, so a
                 // value other than `round` is stale.
-                let seen = unsafe { half(round).add(partner as usize).read() };
+                let seen = unsafe { half(round).add(partner as usize).load() };
                 if seen != round {
                     // SAFETY: `stale` is a live counter of this grid's GPU, only added to.
                     unsafe { fetch_add(stale, 1, Scope::Device, Order::Relaxed) };
