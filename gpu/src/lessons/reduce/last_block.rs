@@ -29,6 +29,7 @@ use super::ops::Reduction;
 use crate::atomic::{Order, Scope, StoreOrder, fetch_inc, store};
 use crate::block_reduce::{block_reduce, block_reduce_shared_bytes};
 use crate::index::{block_dim_x, block_idx_x, grid_dim_x, grid_stride, thread_idx_x};
+use crate::mem::Ptr;
 use crate::shared::dynamic_shared;
 use crate::sync::{fence_acq_rel_device, sync_threads, threadfence};
 
@@ -68,19 +69,21 @@ pub unsafe fn finish_in_last_block<R: Reduction>(
     count: *mut u32,
     result: *mut R::Out,
 ) {
+    let (partials, result) = (Ptr::new(partials), Ptr::new(result));
     let tid = thread_idx_x();
     let blocks = grid_dim_x();
     // SAFETY: the flag lies inside the launch's dynamic shared memory, after the scratch.
-    let am_last =
-        unsafe { dynamic_shared::<u8>().add(flag_offset::<R::Acc>(block_dim_x()) as usize) }
-            .cast::<u32>();
+    let am_last = Ptr::new(unsafe {
+        dynamic_shared::<u8>().add(flag_offset::<R::Acc>(block_dim_x()) as usize)
+    })
+    .cast::<u32>();
 
     // PHASE 1: this block's accumulator, written to its slot; then the ticket.
     // SAFETY: the scratch is the start of the dynamic shared memory (the caller's launch).
     let block_acc = unsafe { block_reduce(mine, R::identity(), R::combine) };
     if tid == 0 {
         // SAFETY: one slot per block, `blockIdx.x < gridDim.x`.
-        unsafe { partials.add(block_idx_x() as usize).write(block_acc) };
+        unsafe { partials.add(block_idx_x() as usize).store(block_acc) };
         // Make the partial visible to every block before taking the ticket that says it is.
         threadfence();
         // `atomicInc(count, gridDim.x)`: tickets 0, 1, …, gridDim.x - 1, one per block.
@@ -93,11 +96,11 @@ pub unsafe fn finish_in_last_block<R: Reduction>(
             fence_acq_rel_device();
         }
         // SAFETY: the flag is this block's; the barrier below publishes it to the block.
-        unsafe { am_last.write(last as u32) };
+        unsafe { am_last.store(last as u32) };
     }
     sync_threads();
     // SAFETY: written by thread 0 before the barrier; read-only until the kernel ends.
-    if unsafe { am_last.read() } == 0 {
+    if unsafe { am_last.load() } == 0 {
         return;
     }
 
@@ -106,7 +109,7 @@ pub unsafe fn finish_in_last_block<R: Reduction>(
     let mut i = tid;
     while i < blocks {
         // SAFETY: `i < gridDim.x`; written by block `i` before its ticket (above).
-        acc = R::combine(acc, unsafe { partials.add(i as usize).read() });
+        acc = R::combine(acc, unsafe { partials.add(i as usize).load() });
         i += block_dim_x();
     }
     // The barrier after the flag ordered the first reduction's scratch reads before this one.
@@ -116,7 +119,7 @@ pub unsafe fn finish_in_last_block<R: Reduction>(
         // SAFETY: one write of the result; `count` is touched only atomically. Every block has
         // taken its ticket, so the reset is the counter's last change in this launch.
         unsafe {
-            result.write(R::finish(total));
+            result.store(R::finish(total));
             store(count, 0, Scope::Device, StoreOrder::Relaxed);
         }
     }
@@ -135,10 +138,11 @@ unsafe fn last_block<R: Reduction>(
     count: *mut u32,
     result: *mut R::Out,
 ) {
+    let x = Ptr::new(x.cast_mut());
     let mut acc = R::identity();
     for i in grid_stride(n as usize) {
         // SAFETY: `i < n`.
-        acc = R::combine(acc, R::lift(unsafe { x.add(i).read() }));
+        acc = R::combine(acc, R::lift(unsafe { x.add(i).load() }));
     }
     // SAFETY: forwarded.
     unsafe { finish_in_last_block::<R>(acc, partials, count, result) }

@@ -7,6 +7,7 @@ use super::ops::{Element, Reduction};
 use super::split::Split16;
 use super::vec::combine_strided;
 use crate::index::{block_dim_x, block_idx_x, thread_idx_x};
+use crate::mem::Ptr;
 use crate::pipeline::BulkRing;
 use crate::shared::dynamic_shared;
 use crate::sync::sync_threads;
@@ -63,10 +64,11 @@ unsafe fn pipeline_reduce<R: Reduction>(
     let Some(ring) = ring else { return };
     sync_threads(); // the ring's barriers are initialized before anyone uses them
 
-    let split = Split16::of(x, n as usize);
+    let x = Ptr::new(x.cast_mut());
+    let split = Split16::of(x.as_ptr(), n as usize);
     let body_bytes = split.body * 16;
     // SAFETY: `x + head` is 16-byte aligned; the body follows it.
-    let body = unsafe { x.add(split.head) }.cast::<u8>();
+    let body = unsafe { x.add(split.head) }.as_ptr().cast::<u8>();
     let mut acc = R::identity();
 
     if thread_idx_x() < WARP_SIZE {
@@ -82,14 +84,14 @@ unsafe fn pipeline_reduce<R: Reduction>(
             let mut k = me;
             while k < split.scalars() {
                 // SAFETY: `scalar_index(k) < n`.
-                acc = R::combine(acc, R::lift(unsafe { x.add(split.scalar_index(k)).read() }));
+                acc = R::combine(acc, R::lift(unsafe { x.add(split.scalar_index(k)).load() }));
                 k += consumers;
             }
         }
         let read = |stage: *const u8, bytes: usize| {
-            let stage = stage.cast::<<R::Item as Element>::Vec16>();
+            let stage = Ptr::new(stage.cast_mut()).cast::<<R::Item as Element>::Vec16>();
             // SAFETY (every load): `v < bytes / 16`, inside the landed stage.
-            let load = |v: usize| unsafe { stage.add(v).read() };
+            let load = |v: usize| unsafe { stage.add(v).load() };
             acc = combine_strided::<R>(acc, load, me, bytes / 16, consumers);
         };
         // SAFETY: after the barrier; the stage holds the tile's bytes while `read` runs.

@@ -7,6 +7,7 @@
 //! time.
 
 use super::ops::Element;
+use crate::mem::Ptr;
 use core::marker::PhantomData;
 
 /// The alignment, in bytes, of a 16-byte load.
@@ -75,6 +76,12 @@ impl<T: Element> Split16<T> {
     pub unsafe fn load(&self, p: *const T, v: usize) -> T::Vec16 {
         // SAFETY: `p + head` is 16-byte aligned (that is what `head` is), and body vector `v`
         // ends at or before `tail_start() <= len`.
-        unsafe { p.add(self.head).cast::<T::Vec16>().add(v).read() }
+        unsafe {
+            Ptr::new(p.cast_mut())
+                .add(self.head)
+                .cast::<T::Vec16>()
+                .add(v)
+                .load()
+        }
     }
 }

@@ -3,6 +3,7 @@
 
 use crate::atomic::{AtomicAdd, atomic_add_device};
 use crate::index::{block_dim_x, block_idx_x, global_id_x, thread_idx_x, threads_per_grid_x};
+use crate::mem::Ptr;
 use crate::shared::dynamic_shared;
 use crate::sync::sync_threads;
 use core::ops::Add;
@@ -14,20 +15,23 @@ use core::ops::Add;
 /// `s` is this block's shared array of `blockDim.x` values, each thread has written its own slot
 /// and passed a barrier since; `blockDim.x` is a power of two; every thread of the block calls it.
 #[inline(always)]
-unsafe fn shared_tree<T: Copy + Add<Output = T>>(s: *mut T) -> T {
+unsafe fn shared_tree<T: Copy + Add<Output = T>>(s: Ptr<T>) -> T {
     let tid = thread_idx_x() as usize;
     let mut offset = block_dim_x() as usize >> 1;
     while offset > 0 {
         if tid < offset {
             // SAFETY: `tid + offset < 2·offset <= blockDim.x`; this round reads only slots
             // `>= offset`, which no thread of this round writes.
-            unsafe { *s.add(tid) = *s.add(tid) + *s.add(tid + offset) };
+            unsafe {
+                let (mine, other) = (s.add(tid).load(), s.add(tid + offset).load());
+                s.add(tid).store(mine + other);
+            }
         }
         sync_threads();
         offset >>= 1;
     }
     // SAFETY: the last barrier ordered the last round's write of slot 0 before this read.
-    unsafe { *s }
+    unsafe { s.load() }
 }
 
 kernel! {
@@ -41,26 +45,27 @@ kernel! {
     /// `partial_reduction` has one float per block.
     /// Dynamic shared memory: `blockDim.x` floats; `blockDim.x` a power of two.
     pub unsafe fn partial_reduce(array: *const f32, size: u64, partial_reduction: *mut f32) {
+        let (array, partial_reduction) = (Ptr::new(array.cast_mut()), Ptr::new(partial_reduction));
         let i_start = global_id_x();
         let threads_per_grid = threads_per_grid_x();
         let mut s_thread = 0.0f64;
         let mut i_arr = i_start;
         while i_arr < size as usize {
             // SAFETY: `i_arr < size`, the array's length.
-            s_thread += unsafe { *array.add(i_arr) } as f64;
+            s_thread += unsafe { array.add(i_arr).load() } as f64;
             i_arr += threads_per_grid;
         }
         // SAFETY: the launch gave `blockDim.x` floats of dynamic shared memory.
-        let s_block = unsafe { dynamic_shared::<f32>() };
+        let s_block = Ptr::new(unsafe { dynamic_shared::<f32>() });
         let tid = thread_idx_x() as usize;
         // SAFETY: `tid < blockDim.x`; each thread writes only its own slot before the barrier.
-        unsafe { *s_block.add(tid) = s_thread as f32 };
+        unsafe { s_block.add(tid).store(s_thread as f32) };
         sync_threads();
         // SAFETY: as `shared_tree` requires (the launch's power-of-two block, all threads here).
         let total = unsafe { shared_tree(s_block) };
         if tid == 0 {
             // SAFETY: one slot per block.
-            unsafe { *partial_reduction.add(block_idx_x() as usize) = total };
+            unsafe { partial_reduction.add(block_idx_x() as usize).store(total) };
         }
     }
 }
@@ -76,18 +81,20 @@ unsafe fn book_reduce<T: AtomicAdd + Add<Output = T> + Default>(
     d_y: *mut T,
     n_total: u64,
 ) {
+    let d_x = Ptr::new(d_x.cast_mut());
     let tid = thread_idx_x() as usize;
     let bid = block_idx_x() as usize;
     let n = bid * block_dim_x() as usize + tid;
     // SAFETY: the launch gave `blockDim.x` values of dynamic shared memory.
-    let s_y = unsafe { dynamic_shared::<T>() };
+    let s_y = Ptr::new(unsafe { dynamic_shared::<T>() });
     // SAFETY: `tid < blockDim.x`; `d_x` is read only below `N`.
     unsafe {
-        *s_y.add(tid) = if (n as u64) < n_total {
-            *d_x.add(n)
+        let v = if (n as u64) < n_total {
+            d_x.add(n).load()
         } else {
             T::default()
-        }
+        };
+        s_y.add(tid).store(v);
     };
     sync_threads();
     // SAFETY: as `shared_tree` requires.

@@ -5,6 +5,7 @@ use super::last_block::finish_in_last_block;
 use super::ops::Reduction;
 use super::split::Split16;
 use crate::index::{global_id_x, grid_stride, threads_per_grid_x};
+use crate::mem::Ptr;
 
 /// 16-byte loads each thread issues back to back before it combines any: 64 bytes in flight per
 /// thread, over 100 KiB per SM at full occupancy — more than an H200's memory latency ×
@@ -29,15 +30,16 @@ unsafe fn vec_reduce<R: Reduction>(
     count: *mut u32,
     result: *mut R::Out,
 ) {
-    let split = Split16::of(x, n as usize);
+    let x = Ptr::new(x.cast_mut());
+    let split = Split16::of(x.as_ptr(), n as usize);
     let mut acc = R::identity();
     for k in grid_stride(split.scalars()) {
         // SAFETY: `scalar_index(k) < n` for `k < scalars()`.
-        acc = R::combine(acc, R::lift(unsafe { x.add(split.scalar_index(k)).read() }));
+        acc = R::combine(acc, R::lift(unsafe { x.add(split.scalar_index(k)).load() }));
     }
     // SAFETY (every load): `combine_strided` asks only for `v < split.body`; `split` was made
     // for `x` and `n`.
-    let load = |v: usize| unsafe { split.load(x, v) };
+    let load = |v: usize| unsafe { split.load(x.as_ptr(), v) };
     acc = combine_strided::<R>(acc, load, global_id_x(), split.body, threads_per_grid_x());
     // SAFETY: forwarded.
     unsafe { finish_in_last_block::<R>(acc, partials, count, result) }

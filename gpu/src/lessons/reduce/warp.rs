@@ -4,6 +4,7 @@
 use crate::atomic::atomic_add_device;
 use crate::block_reduce::block_reduce_sum;
 use crate::index::{grid_stride, thread_idx_x};
+use crate::mem::Ptr;
 
 kernel! {
     /// Each thread sums its grid-stride share in a register; the block sums with warp shuffles;
@@ -24,10 +25,11 @@ kernel! {
     /// finish, so the last bits of the result change from run to run.
     /// Dynamic shared memory: `block_reduce_shared_bytes::<f32>(blockDim.x)`; any block size.
     pub unsafe fn reduce_warp(x: *const f32, n: u64, result: *mut f32) {
+        let x = Ptr::new(x.cast_mut());
         let mut s_thread = 0.0f32;
         for i in grid_stride(n as usize) {
             // SAFETY: `i < n`, the array's length.
-            s_thread += unsafe { *x.add(i) };
+            s_thread += unsafe { x.add(i).load() };
         }
         // SAFETY: the launch gave the scratch the block reduction needs.
         let block_sum = unsafe { block_reduce_sum(s_thread) };
