@@ -9,6 +9,7 @@
 
 use crate::atomic::{self, Atomic, AtomicAdd, AtomicInt, LoadOrder, Order, Scope, StoreOrder};
 use crate::index::grid_stride;
+use crate::mem::Ptr;
 
 /// The operations the check kernels apply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -195,13 +196,14 @@ macro_rules! check_kernel {
                     return;
                 }
                 let $limit = limit;
+                let (operands, olds) = (Ptr::new(operands.cast_mut()), Ptr::new(olds));
                 for i in grid_stride(n as usize) {
                     // SAFETY: the host allocates `n` operands and olds and `n_targets` targets.
                     unsafe {
                         let $p = targets.add(i % n_targets as usize);
-                        let $v = *operands.add(i);
+                        let $v = operands.add(i).load();
                         if let Some(old) = $apply {
-                            *olds.add(i) = old;
+                            olds.add(i).store(old);
                         }
                     }
                 }

@@ -18,6 +18,7 @@ use crate::cluster::{
 };
 use crate::index::{block_dim_x, block_idx_x, global_id_x, grid_dim_x, thread_idx_x};
 use crate::mbarrier::{BarrierScope, MBarrier, Parity, WaitError, fence_mbarrier_init};
+use crate::mem::Ptr;
 use crate::shared::dynamic_shared;
 use crate::shared_atomic::SharedU32;
 use crate::sync::sync_threads;
@@ -68,6 +69,7 @@ kernel! {
     /// Launch with `BARRIER_BYTES + 4 * block_dim_x` bytes of shared memory; `out` has a word
     /// per thread, zeroed; `err` one word.
     pub unsafe fn mbarrier_phases(out: *mut u32, rounds: u32, warp_arrivals: u32, timeout_ns: u64, err: *mut u32) {
+        let out = Ptr::new(out);
         let t = thread_idx_x();
         let n = block_dim_x();
         // SAFETY: the launch gives `BARRIER_BYTES` for the barrier and a word per thread after
@@ -75,14 +77,14 @@ kernel! {
         unsafe {
             let base = dynamic_shared::<u8>();
             let bar = MBarrier::from_generic(base.cast());
-            let s_data = base.add(BARRIER_BYTES as usize).cast::<u32>();
+            let s_data = Ptr::new(base.add(BARRIER_BYTES as usize).cast::<u32>());
             if t == 0 {
                 bar.init(n);
             }
             sync_threads();
             let mut sum = 0u32;
             for r in 0..rounds {
-                *s_data.add(t as usize) = (r + 1) * 1000 + t;
+                s_data.add(t as usize).store((r + 1) * 1000 + t);
                 let warp_threads = (n - (t & !31)).min(32);
                 let phase = if warp_arrivals != 0 && r % 2 == 1 {
                     // The leader's counted arrival must come after every lane's write: the
@@ -108,14 +110,14 @@ kernel! {
                     return;
                 }
                 let right = if t + 1 == n { 0 } else { t + 1 };
-                sum = sum.wrapping_add(*s_data.add(right as usize));
+                sum = sum.wrapping_add(s_data.add(right as usize).load());
                 let after = bar.arrive(BarrierScope::Block);
                 if let Err(e) = bar.wait(after, BarrierScope::Block, timeout_ns) {
                     flag(err, wait_error(e));
                     return;
                 }
             }
-            *out.add(global_id_x()) = sum;
+            out.add(global_id_x()).store(sum);
         }
     }
 }
@@ -203,6 +205,7 @@ kernel! {
                 }
             } else if t >= 32 {
                 // PHASE: consume.
+                let (src, dst) = (Ptr::new(src.cast_mut()), Ptr::new(dst));
                 let me = (t - 32) as usize;
                 let mut k = 0u32;
                 let mut c = first;
@@ -218,8 +221,8 @@ kernel! {
                     let bulk = bytes & !15;
                     let mut i = me;
                     while i < bytes {
-                        let v = if i < bulk { *stage(s).add(i) } else { *src.add(off + i) };
-                        *dst.add(off + i) = v;
+                        let v = if i < bulk { Ptr::new(stage(s)).add(i).load() } else { src.add(off + i).load() };
+                        dst.add(off + i).store(v);
                         i += consumers as usize;
                     }
                     let _ = empty(s).arrive(BarrierScope::Block);
@@ -242,6 +245,7 @@ kernel! {
     /// aligned and readable to the next multiple of 4 words past `len` (the zero-filling copy
     /// of the tail reads 16 bytes).
     pub unsafe fn cp_async_transform(src: *const u32, dst: *mut u32, len: u64, timeout_ns: u64, err: *mut u32) {
+        let dst = Ptr::new(dst);
         let len = len as usize;
         let t = thread_idx_x() as usize;
         let n = block_dim_x() as usize;
@@ -305,11 +309,11 @@ kernel! {
                         return;
                     }
                 }
-                let v = *buf(b).add(t);
+                let v = Ptr::new(buf(b)).add(t).load();
                 for (j, w) in v.iter().enumerate() {
                     let i = k * tile + 4 * t + j;
                     if i < len {
-                        *dst.add(i) = w.wrapping_mul(3).wrapping_add(1);
+                        dst.add(i).store(w.wrapping_mul(3).wrapping_add(1));
                     }
                 }
                 k = next;
@@ -333,17 +337,17 @@ kernel! {
         // SAFETY: `words` words of shared memory (launch contract) written by ordinary stores,
         // then read by the copy engine after the proxy fence and the barrier.
         unsafe {
-            let s_data = dynamic_shared::<u32>();
+            let s_data = Ptr::new(dynamic_shared::<u32>());
             let mut i = t;
             while i < words {
-                *s_data.add(i as usize) = b * 1_000_000 + i;
+                s_data.add(i as usize).store(b * 1_000_000 + i);
                 i += block_dim_x();
             }
             fence_proxy_async_shared();
             sync_threads();
             if t == 0 {
                 let to = dst.add((b * words) as usize).cast::<u8>();
-                match cp_async_bulk_shared_to_global(to, s_data.cast(), 4 * words) {
+                match cp_async_bulk_shared_to_global(to, s_data.as_ptr().cast(), 4 * words) {
                     Ok(()) => {
                         cp_async_bulk_commit_group();
                         cp_async_bulk_wait_group::<0>();
@@ -369,6 +373,7 @@ kernel! {
     ///
     /// Launch with clusters along x and 16 bytes of shared memory.
     pub unsafe fn cluster_check(out: *mut u32) {
+        let out = Ptr::new(out);
         let t = thread_idx_x();
         let rank = cluster_block_rank();
         let size = cluster_block_count();
@@ -377,36 +382,36 @@ kernel! {
         // happen between cluster barriers while every block runs (the last barrier keeps
         // each block's memory alive until its siblings are done with it).
         unsafe {
-            let s = dynamic_shared::<u32>();
+            let s = Ptr::new(dynamic_shared::<u32>());
             if t == 0 {
-                *s = 100 + block_idx_x();
-                *s.add(1) = 0;
+                s.store(100 + block_idx_x());
+                s.add(1).store(0);
             }
             cluster_sync();
-            let right = map_shared_rank(s, if rank + 1 == size { 0 } else { rank + 1 });
-            let neighbour = *right;
-            let counter = ClusterU32::map(SharedU32::from_generic(s.add(1)), 0);
+            let right = map_shared_rank(s.as_ptr(), if rank + 1 == size { 0 } else { rank + 1 });
+            let neighbour = Ptr::new(right).load();
+            let counter = ClusterU32::map(SharedU32::from_generic(s.add(1).as_ptr()), 0);
             counter.red_add_cluster(1);
             fence_acq_rel_cluster();
             cluster_arrive();
             // Independent work between the arrival and the wait.
-            let mine = *s;
+            let mine = s.load();
             cluster_wait();
             let mut sum = 0u32;
             for r in 0..size {
-                sum = sum.wrapping_add(*map_shared_rank(s, r));
+                sum = sum.wrapping_add(Ptr::new(map_shared_rank(s.as_ptr(), r)).load());
             }
             let count = counter.read();
             if t == 0 {
                 let row = out.add(block_idx_x() as usize * CLUSTER_CHECK_FIELDS);
-                *row = rank;
-                *row.add(1) = size;
-                *row.add(2) = cluster_block_idx_x() + 1000 * cluster_dim_x();
-                *row.add(3) = cluster_idx_x();
-                *row.add(4) = clusters_per_grid_x();
-                *row.add(5) = neighbour;
-                *row.add(6) = count;
-                *row.add(7) = sum.wrapping_sub(mine);
+                row.store(rank);
+                row.add(1).store(size);
+                row.add(2).store(cluster_block_idx_x() + 1000 * cluster_dim_x());
+                row.add(3).store(cluster_idx_x());
+                row.add(4).store(clusters_per_grid_x());
+                row.add(5).store(neighbour);
+                row.add(6).store(count);
+                row.add(7).store(sum.wrapping_sub(mine));
             }
             cluster_sync();
         }
@@ -439,7 +444,7 @@ kernel! {
             } else {
                 let mut parity = Parity::FIRST;
                 match bar.wait_parity(&mut parity, BarrierScope::Cluster, timeout_ns) {
-                    Ok(()) if t == 0 => *out.add(cluster_idx_x() as usize) = 1,
+                    Ok(()) if t == 0 => Ptr::new(out).add(cluster_idx_x() as usize).store(1),
                     Ok(()) => {}
                     Err(e) => flag(err, wait_error(e)),
                 }

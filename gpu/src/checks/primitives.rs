@@ -4,6 +4,7 @@
 
 use crate::atomic::Scope;
 use crate::index::{global_id_x, thread_idx_x};
+use crate::mem::Ptr;
 use crate::shared::{dynamic_shared, dynamic_shared_bytes};
 use crate::sync::{
     fence_acq_rel, fence_sc, sync_threads, threadfence, threadfence_block, threadfence_system,
@@ -25,35 +26,36 @@ kernel! {
     ///
     /// Launch with exactly one thread per input and `block_dim_x * 4` bytes of shared memory.
     pub unsafe fn warp_check(input: *const u32, out: *mut u32) {
+        let (input, out) = (Ptr::new(input.cast_mut()), Ptr::new(out));
         let g = global_id_x();
         // SAFETY: one input and one row of output per thread (launch contract above); the
         // shared array has one word per thread of the block.
         unsafe {
-            let v = *input.add(g);
+            let v = input.add(g).load();
             let mask = active_mask();
             let row = out.add(g * WARP_CHECK_FIELDS);
-            *row = lane_id();
-            *row.add(1) = shfl_sync(mask, v, 0);
-            *row.add(2) = shfl_up_sync(mask, v, 1);
-            *row.add(3) = shfl_down_sync(mask, v, 1);
-            *row.add(4) = shfl_xor_sync(mask, v, 1);
-            *row.add(5) = ballot_sync(mask, v & 1 == 1);
+            row.store(lane_id());
+            row.add(1).store(shfl_sync(mask, v, 0));
+            row.add(2).store(shfl_up_sync(mask, v, 1));
+            row.add(3).store(shfl_down_sync(mask, v, 1));
+            row.add(4).store(shfl_xor_sync(mask, v, 1));
+            row.add(5).store(ballot_sync(mask, v & 1 == 1));
             sync_warp(mask);
 
             // Every thread publishes its value, waits for the others, and reads them all.
-            let s_block = dynamic_shared::<u32>();
+            let s_block = Ptr::new(dynamic_shared::<u32>());
             let threads = dynamic_shared_bytes() as usize / 4;
-            *s_block.add(thread_idx_x() as usize) = v;
+            s_block.add(thread_idx_x() as usize).store(v);
             sync_threads();
             let mut sum = 0u32;
             for i in 0..threads {
-                sum = sum.wrapping_add(*s_block.add(i));
+                sum = sum.wrapping_add(s_block.add(i).load());
             }
-            *row.add(6) = sum;
+            row.add(6).store(sum);
 
             let wide = shfl_down_sync(mask, ((v as u64) << 32) | g as u64, 1);
-            *row.add(7) = wide as u32;
-            *row.add(8) = (wide >> 32) as u32;
+            row.add(7).store(wide as u32);
+            row.add(8).store((wide >> 32) as u32);
         }
     }
 }
@@ -66,27 +68,28 @@ kernel! {
         if global_id_x() != 0 {
             return;
         }
+        let data = Ptr::new(data);
         // SAFETY: `data` has 9 words and `flag` one, written by this thread alone.
         unsafe {
-            *data = 1;
+            data.store(1);
             threadfence_block();
-            *data.add(1) = 2;
+            data.add(1).store(2);
             threadfence();
-            *data.add(2) = 3;
+            data.add(2).store(3);
             threadfence_system();
             // Written out rather than looped over `Scope::ALL`: a loop over an array would put
             // the array in local memory (a stack frame) for a handful of stores.
-            *data.add(3) = 4;
+            data.add(3).store(4);
             fence_acq_rel(Scope::Block);
-            *data.add(4) = 5;
+            data.add(4).store(5);
             fence_acq_rel(Scope::Device);
-            *data.add(5) = 6;
+            data.add(5).store(6);
             fence_acq_rel(Scope::System);
-            *data.add(6) = 7;
+            data.add(6).store(7);
             fence_sc(Scope::Block);
-            *data.add(7) = 8;
+            data.add(7).store(8);
             fence_sc(Scope::Device);
-            *data.add(8) = 9;
+            data.add(8).store(9);
             fence_sc(Scope::System);
             crate::atomic::store(flag, 1, Scope::Device, crate::atomic::StoreOrder::Release);
         }
@@ -105,12 +108,13 @@ kernel! {
         nanosleep(sleep_ns);
         let c1 = clock64();
         let t1 = globaltimer_ns();
+        let out = Ptr::new(out);
         // SAFETY: `out` has 4 words, written by this thread alone.
         unsafe {
-            *out = t0;
-            *out.add(1) = t1;
-            *out.add(2) = c0;
-            *out.add(3) = c1;
+            out.store(t0);
+            out.add(1).store(t1);
+            out.add(2).store(c0);
+            out.add(3).store(c1);
         }
     }
 }
@@ -129,10 +133,11 @@ kernel! {
             nanosleep(10_000);
             t1 = globaltimer_ns();
         }
+        let out = Ptr::new(out);
         // SAFETY: `out` has 2 words, written by this thread alone.
         unsafe {
-            *out = t0;
-            *out.add(1) = t1;
+            out.store(t0);
+            out.add(1).store(t1);
         }
     }
 }
