@@ -4,6 +4,7 @@
 use super::load::{BYTES16, Split16, for_each_body_byte, for_each_scalar};
 use crate::atomic::atomic_add_device;
 use crate::index::{block_dim_x, global_id_x, thread_idx_x, threads_per_grid_x};
+use crate::mem::Ptr;
 use crate::shared::dynamic_shared;
 use crate::shared_atomic::SharedU32;
 use crate::sync::sync_threads;
@@ -35,11 +36,11 @@ pub const fn lane_shared_bytes(threads: u32) -> u32 {
 /// The launch gave [`lane_shared_bytes`]`(blockDim.x)`; no other thread touches this thread's
 /// words until the next barrier.
 #[inline(always)]
-unsafe fn zero_own(s_lanes: *mut u32) {
+unsafe fn zero_own(s_lanes: Ptr<u32>) {
     let (t, threads) = (thread_idx_x(), block_dim_x());
     for w in 0..LANE_WORDS {
         // SAFETY: `w * threads + t < LANE_WORDS * threads`, this thread's own word.
-        unsafe { *s_lanes.add((w * threads + t) as usize) = 0 };
+        unsafe { s_lanes.add((w * threads + t) as usize).store(0) };
     }
 }
 
@@ -72,7 +73,7 @@ unsafe fn count(s_lane: SharedU32, threads: u32, byte: u32) {
 /// # Safety
 /// After a barrier that follows every count; `histo` holds `bins` `u64`, touched only atomically.
 #[inline(always)]
-unsafe fn fold(s_lanes: *const u32, bins: u32, histo: *mut u64) {
+unsafe fn fold(s_lanes: Ptr<u32>, bins: u32, histo: *mut u64) {
     let (t, threads) = (thread_idx_x(), block_dim_x());
     let mut w = t;
     while w < LANE_WORDS {
@@ -80,7 +81,7 @@ unsafe fn fold(s_lanes: *const u32, bins: u32, histo: *mut u64) {
         let mut lane = t;
         for _ in 0..threads {
             // SAFETY: `w * threads + lane < LANE_WORDS * threads`; after the barrier, only read.
-            let x = unsafe { *s_lanes.add((w * threads + lane) as usize) };
+            let x = unsafe { s_lanes.add((w * threads + lane) as usize).load() };
             low += x & 0xffff;
             high += x >> 16;
             lane += 1;
@@ -127,16 +128,17 @@ kernel! {
     /// `histo` holds `bins` zeroed `u64`; bytes `>= bins` are counted and dropped by the fold.
     /// Dynamic shared memory: [`lane_shared_bytes`]`(blockDim.x)`.
     pub unsafe fn histogram_lane(arr: *const u8, len: u64, histo: *mut u64, bins: u32) {
+        let arr = Ptr::new(arr.cast_mut());
         let (t, threads) = (thread_idx_x(), block_dim_x());
         // SAFETY: the launch gave `LANE_WORDS * blockDim.x` u32 of dynamic shared memory.
-        let s_lanes = unsafe { dynamic_shared::<u32>() };
+        let s_lanes = Ptr::new(unsafe { dynamic_shared::<u32>() });
         // SAFETY: nobody else touches this thread's words before the first barrier.
         unsafe { zero_own(s_lanes) };
         // SAFETY: `s_lanes + t` is in the block's dynamic shared memory.
-        let s_lane = unsafe { SharedU32::from_generic(s_lanes.add(t as usize)) };
-        let split = Split16::of(arr, len as usize);
+        let s_lane = unsafe { SharedU32::from_generic(s_lanes.add(t as usize).as_ptr()) };
+        let split = Split16::of(arr.as_ptr(), len as usize);
         // SAFETY: `i < len`; `s_lane` is this thread's.
-        for_each_scalar(&split, |i| unsafe { count(s_lane, threads, *arr.add(i) as u32) });
+        for_each_scalar(&split, |i| unsafe { count(s_lane, threads, arr.add(i).load() as u32) });
         // The same number of rounds in every thread of the block (a barrier ends each): thread
         // 0 of the grid has the most loads, `⌈body / stride⌉`.
         let stride = threads_per_grid_x();
@@ -147,7 +149,7 @@ kernel! {
             let end = split.body.min(start.saturating_add(round_span));
             // SAFETY: `split` is `arr`'s, `end <= split.body`; `s_lane` is this thread's.
             unsafe {
-                for_each_body_byte(&split, arr, start, end, |byte| {
+                for_each_body_byte(&split, arr.as_ptr(), start, end, |byte| {
                     count(s_lane, threads, byte)
                 })
             };

@@ -6,6 +6,7 @@
 //! bytes).
 
 use crate::index::{global_id_x, threads_per_grid_x};
+use crate::mem::Ptr;
 
 /// Bytes in one 16-byte load.
 pub const BYTES16: usize = 16;
@@ -127,7 +128,13 @@ impl Split16 {
     pub unsafe fn load(&self, p: *const u8, v: usize) -> Bytes16 {
         // SAFETY: `p + head` is 16-byte aligned (that is what `head` is), and body element `v`
         // ends at or before `tail_start() <= len`.
-        unsafe { p.add(self.head).cast::<Bytes16>().add(v).read() }
+        unsafe {
+            Ptr::new(p.cast_mut())
+                .add(self.head)
+                .cast::<Bytes16>()
+                .add(v)
+                .load()
+        }
     }
 }
 
@@ -179,8 +186,9 @@ pub unsafe fn for_each_strided_byte(
     stride: usize,
     mut f: impl FnMut(u32),
 ) {
+    let p = Ptr::new(p.cast_mut());
     // SAFETY: every `v` passed is below `end`.
-    let load = |v: usize| unsafe { p.add(v).read() };
+    let load = |v: usize| unsafe { p.add(v).load() };
     let mut v = start;
     while v + (LOADS_IN_FLIGHT - 1) * stride < end {
         let (a, b) = (load(v), load(v + stride));

@@ -5,6 +5,7 @@
 use super::load::{BYTES16, Bytes16, Split16, for_each_strided_byte};
 use crate::atomic::atomic_add_device;
 use crate::index::{block_dim_x, block_idx_x, thread_idx_x};
+use crate::mem::Ptr;
 use crate::pipeline::BulkRing;
 use crate::shared::dynamic_shared;
 use crate::shared_atomic::SharedU32;
@@ -47,7 +48,7 @@ pub const fn pipeline_shared_bytes(threads: u32) -> u32 {
 /// After a barrier that follows every count; `s_counts` holds the counters, value-major;
 /// `histo` holds `bins` `u64`, touched only atomically.
 #[inline(always)]
-unsafe fn fold(s_counts: *const u32, bins: u32, histo: *mut u64) {
+unsafe fn fold(s_counts: Ptr<u32>, bins: u32, histo: *mut u64) {
     let (t, threads) = (thread_idx_x(), block_dim_x());
     let mut w = t;
     while w < bins.min(256) {
@@ -55,7 +56,11 @@ unsafe fn fold(s_counts: *const u32, bins: u32, histo: *mut u64) {
         for k in 0..PIPELINE_COLUMNS {
             let column = (t + k) % PIPELINE_COLUMNS;
             // SAFETY: `w * 32 + column < 256 * 32`; only read after the barrier.
-            total += unsafe { *s_counts.add((w * PIPELINE_COLUMNS + column) as usize) } as u64;
+            total += unsafe {
+                s_counts
+                    .add((w * PIPELINE_COLUMNS + column) as usize)
+                    .load()
+            } as u64;
         }
         if total != 0 {
             // SAFETY: `w < bins`; `histo` touched only atomically.
@@ -100,6 +105,7 @@ kernel! {
     /// at least two whole warps (the host uses [`PIPELINE_THREADS_PER_BLOCK`]); dynamic shared
     /// memory [`pipeline_shared_bytes`]`(blockDim.x)` — past 48 KiB, so the launch opts in.
     pub unsafe fn histogram_pipeline(arr: *const u8, len: u64, histo: *mut u64, bins: u32, timeout_ns: u64, err: *mut u32) {
+        let arr = Ptr::new(arr.cast_mut());
         let threads = block_dim_x();
         // SAFETY: the ring follows the counters, within `pipeline_shared_bytes`; every thread
         // calls it; `err` is the launch's error word.
@@ -112,18 +118,18 @@ kernel! {
         };
         let Some(ring) = ring else { return };
         // SAFETY: the launch gave `pipeline_shared_bytes(threads)`: the counters, then the ring.
-        let s_counts = unsafe { dynamic_shared::<u32>() };
+        let s_counts = Ptr::new(unsafe { dynamic_shared::<u32>() });
         let mut w = thread_idx_x();
         while w < COUNTER_BYTES / 4 {
             // SAFETY: inside the counters; nobody counts before the barrier below.
-            unsafe { *s_counts.add(w as usize) = 0 };
+            unsafe { s_counts.add(w as usize).store(0) };
             w += threads;
         }
         sync_threads(); // the counters are zero and the ring's barriers initialized
 
-        let split = Split16::of(arr, len as usize);
+        let split = Split16::of(arr.as_ptr(), len as usize);
         // SAFETY: `arr + head` is 16-byte aligned; the body's `split.body` vectors follow it.
-        let body = unsafe { arr.add(split.head) };
+        let body = unsafe { arr.add(split.head) }.as_ptr();
         let body_bytes = split.body * BYTES16;
 
         if thread_idx_x() < WARP_SIZE {
@@ -138,14 +144,14 @@ kernel! {
             // the same lane of the block's other consumer warps (hence the atomic add: another
             // warp's instruction may hit the word, never another lane of this one).
             // SAFETY: word `lane < 32` of the counters.
-            let s_lane = unsafe { SharedU32::from_generic(s_counts.add(lane_id() as usize)) };
+            let s_lane = unsafe { SharedU32::from_generic(s_counts.add(lane_id() as usize).as_ptr()) };
             // SAFETY: `byte < 256`: a word of this lane's column.
             let count = |byte: u32| unsafe { s_lane.offset(byte * PIPELINE_COLUMNS).red_add_block(1) };
             if block_idx_x() == 0 {
                 let mut k = me;
                 while k < split.scalars() {
                     // SAFETY: `scalar_index(k) < len`.
-                    count(unsafe { *arr.add(split.scalar_index(k)) } as u32);
+                    count(unsafe { arr.add(split.scalar_index(k)).load() } as u32);
                     k += consumers;
                 }
             }

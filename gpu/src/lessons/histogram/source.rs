@@ -4,6 +4,7 @@
 use super::in_bins;
 use crate::atomic::{atomic_add_block, atomic_add_device};
 use crate::index::{block_dim_x, block_idx_x, grid_stride, thread_idx_x};
+use crate::mem::Ptr;
 use crate::shared::dynamic_shared;
 use crate::sync::sync_threads;
 
@@ -27,9 +28,10 @@ kernel! {
     /// `e`, so those few L2 addresses serialize most of the work.
     /// `histo` holds `bins` zeroed `u64`; `arr` holds `len` bytes.
     pub unsafe fn histogram_global(arr: *const u8, len: u64, histo: *mut u64, bins: u32) {
+        let arr = Ptr::new(arr.cast_mut());
         for iarr in grid_stride(len as usize) {
             // SAFETY: `iarr < len`.
-            let byte = unsafe { *arr.add(iarr) } as u32;
+            let byte = unsafe { arr.add(iarr).load() } as u32;
             if in_bins(byte, bins) {
                 // SAFETY: `byte < bins`; `histo` is touched only atomically during the launch.
                 unsafe { atomic_add_device(histo.add(byte as usize), 1u64) };
@@ -48,25 +50,26 @@ kernel! {
 /// [`shared_u64_bytes`]`(bins)` bytes of dynamic shared memory; every thread of the block calls
 /// it (it holds two barriers).
 #[inline(always)]
-unsafe fn block_histogram(arr: *const u8, len: u64, bins: u32) -> *mut u64 {
+unsafe fn block_histogram(arr: *const u8, len: u64, bins: u32) -> Ptr<u64> {
+    let arr = Ptr::new(arr.cast_mut());
     // SAFETY: the launch gave `bins` u64 of dynamic shared memory.
-    let histo_local = unsafe { dynamic_shared::<u64>() };
+    let histo_local = Ptr::new(unsafe { dynamic_shared::<u64>() });
     // The source zeroes `histo_local[cuda.threadIdx.x]`, one bin per thread, which needs as
     // many threads as bins; a block-stride loop zeroes any number of bins with any block.
     let mut bin = thread_idx_x();
     while bin < bins {
         // SAFETY: `bin < bins`; no other thread writes this bin before the barrier.
-        unsafe { *histo_local.add(bin as usize) = 0 };
+        unsafe { histo_local.add(bin as usize).store(0) };
         bin += block_dim_x();
     }
     sync_threads(); // every bin is zero before any thread counts into it
     for iarr in grid_stride(len as usize) {
         // SAFETY: `iarr < len`.
-        let byte = unsafe { *arr.add(iarr) } as u32;
+        let byte = unsafe { arr.add(iarr).load() } as u32;
         if in_bins(byte, bins) {
             // SAFETY: `byte < bins`; during this phase the bins are touched only atomically,
             // and only by this block's threads (block scope is enough).
-            unsafe { atomic_add_block(histo_local.add(byte as usize), 1u64) };
+            unsafe { atomic_add_block(histo_local.add(byte as usize).as_ptr(), 1u64) };
         }
     }
     sync_threads(); // every count is in before any thread reads a bin
@@ -98,7 +101,7 @@ kernel! {
         let mut bin = thread_idx_x();
         while bin < bins {
             // SAFETY: `bin < bins`; after the barrier the shared bins are only read.
-            let count = unsafe { *histo_local.add(bin as usize) };
+            let count = unsafe { histo_local.add(bin as usize).load() };
             if count != 0 {
                 // SAFETY: `histo` has `bins` u64, touched only atomically during the launch.
                 unsafe { atomic_add_device(histo.add(bin as usize), count) };
@@ -123,14 +126,15 @@ kernel! {
     pub unsafe fn histogram_shared_rows(arr: *const u8, len: u64, rows: *mut u64, bins: u32) {
         // SAFETY: the kernel's contract is `block_histogram`'s; every thread calls it.
         let histo_local = unsafe { block_histogram(arr, len, bins) };
+        let rows = Ptr::new(rows);
         let row = block_idx_x() as usize * bins as usize;
         let mut bin = thread_idx_x();
         while bin < bins {
             // SAFETY: `bin < bins`; after the barrier the shared bins are only read.
-            let count = unsafe { *histo_local.add(bin as usize) };
+            let count = unsafe { histo_local.add(bin as usize).load() };
             if count != 0 {
                 // SAFETY: `row + bin < gridDim.x * bins`; only this thread writes this slot.
-                unsafe { *rows.add(row + bin as usize) = count };
+                unsafe { rows.add(row + bin as usize).store(count) };
             }
             bin += block_dim_x();
         }

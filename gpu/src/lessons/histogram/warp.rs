@@ -3,6 +3,7 @@
 use super::load::{Split16, for_each_body_byte, for_each_scalar};
 use crate::atomic::atomic_add_device;
 use crate::index::{block_dim_x, global_id_x, grid_stride, thread_idx_x};
+use crate::mem::Ptr;
 use crate::shared::dynamic_shared;
 use crate::shared_atomic::SharedU32;
 use crate::sync::sync_threads;
@@ -25,20 +26,20 @@ pub const fn warp_shared_bytes(threads: u32) -> u32 {
 /// The launch gave [`warp_shared_bytes`]`(blockDim.x)`; every thread of the block calls it (it
 /// holds a barrier).
 #[inline(always)]
-unsafe fn zero_warp_histograms() -> (*mut u32, SharedU32) {
+unsafe fn zero_warp_histograms() -> (Ptr<u32>, SharedU32) {
     // SAFETY: the launch gave `warps * WARP_BINS` u32 of dynamic shared memory.
-    let s_hist = unsafe { dynamic_shared::<u32>() };
+    let s_hist = Ptr::new(unsafe { dynamic_shared::<u32>() });
     let words = block_dim_x().div_ceil(WARP_SIZE) * WARP_BINS;
     let mut k = thread_idx_x();
     while k < words {
         // SAFETY: `k < words`; nobody counts before the barrier.
-        unsafe { *s_hist.add(k as usize) = 0 };
+        unsafe { s_hist.add(k as usize).store(0) };
         k += block_dim_x();
     }
     sync_threads(); // every bin is zero before any warp counts into it
     let warp = thread_idx_x() / WARP_SIZE;
     // SAFETY: `s_hist` is the block's dynamic shared memory.
-    let s_warp = unsafe { SharedU32::from_generic(s_hist) }.offset(warp * WARP_BINS);
+    let s_warp = unsafe { SharedU32::from_generic(s_hist.as_ptr()) }.offset(warp * WARP_BINS);
     (s_hist, s_warp)
 }
 
@@ -65,7 +66,7 @@ unsafe fn count(s_warp: SharedU32, byte: u32) {
 /// `s_hist` from [`zero_warp_histograms`]; `histo` holds `bins <= 256` `u64`, touched only
 /// atomically; every thread of the block calls it.
 #[inline(always)]
-unsafe fn flush(s_hist: *const u32, bins: u32, histo: *mut u64) {
+unsafe fn flush(s_hist: Ptr<u32>, bins: u32, histo: *mut u64) {
     sync_threads(); // every count is in before any thread sums
     let warps = block_dim_x().div_ceil(WARP_SIZE);
     let mut bin = thread_idx_x();
@@ -73,7 +74,7 @@ unsafe fn flush(s_hist: *const u32, bins: u32, histo: *mut u64) {
         let mut total = 0u64;
         for w in 0..warps {
             // SAFETY: `w * WARP_BINS + bin < warps * WARP_BINS`; after the barrier, only read.
-            total += unsafe { *s_hist.add((w * WARP_BINS + bin) as usize) } as u64;
+            total += unsafe { s_hist.add((w * WARP_BINS + bin) as usize).load() } as u64;
         }
         if total != 0 {
             // SAFETY: `bin < bins`, touched only atomically during the launch.
@@ -107,11 +108,12 @@ kernel! {
     /// `histo` holds `bins` zeroed `u64`. Dynamic shared memory:
     /// [`warp_shared_bytes`]`(blockDim.x)`.
     pub unsafe fn histogram_warp(arr: *const u8, len: u64, histo: *mut u64, bins: u32) {
+        let arr = Ptr::new(arr.cast_mut());
         // SAFETY: the launch gave the shared memory; every thread calls it.
         let (s_hist, s_warp) = unsafe { zero_warp_histograms() };
         for iarr in grid_stride(len as usize) {
             // SAFETY: `iarr < len`; `s_warp` is this warp's histogram.
-            unsafe { count(s_warp, *arr.add(iarr) as u32) };
+            unsafe { count(s_warp, arr.add(iarr).load() as u32) };
         }
         // SAFETY: as the kernel's contract; every thread calls it.
         unsafe { flush(s_hist, bins, histo) };
@@ -133,14 +135,15 @@ kernel! {
     /// `histo` holds `bins` zeroed `u64`. Dynamic shared memory:
     /// [`warp_shared_bytes`]`(blockDim.x)`.
     pub unsafe fn histogram_vec16(arr: *const u8, len: u64, histo: *mut u64, bins: u32) {
+        let arr = Ptr::new(arr.cast_mut());
         // SAFETY: the launch gave the shared memory; every thread calls it.
         let (s_hist, s_warp) = unsafe { zero_warp_histograms() };
-        let split = Split16::of(arr, len as usize);
+        let split = Split16::of(arr.as_ptr(), len as usize);
         // SAFETY: `i < len`; `s_warp` is this warp's histogram.
-        for_each_scalar(&split, |i| unsafe { count(s_warp, *arr.add(i) as u32) });
+        for_each_scalar(&split, |i| unsafe { count(s_warp, arr.add(i).load() as u32) });
         // SAFETY: `split` is `arr`'s; `s_warp` is this warp's histogram.
         unsafe {
-            for_each_body_byte(&split, arr, global_id_x(), split.body, |byte| {
+            for_each_body_byte(&split, arr.as_ptr(), global_id_x(), split.body, |byte| {
                 count(s_warp, byte)
             })
         };

@@ -19,6 +19,7 @@
 use super::load::{BYTES16, Bytes16, Split16};
 use crate::atomic::{Scope, StoreOrder, red_add};
 use crate::index::{block_dim_x, block_idx_y, global_id_x, thread_idx_x, threads_per_grid_x};
+use crate::mem::Ptr;
 use crate::shared::dynamic_shared;
 use crate::shared_atomic::SharedU32;
 use crate::sync::sync_threads;
@@ -38,7 +39,8 @@ pub const WIDE_THREADS_PER_BLOCK: u32 = 1024;
 /// `values` is 2-byte aligned and valid for `len` values.
 #[inline(always)]
 unsafe fn for_each_value(values: *const u16, len: usize, mut f: impl FnMut(u32)) {
-    let bytes = values.cast::<u8>();
+    let values = Ptr::new(values.cast_mut());
+    let bytes = values.cast::<u8>().as_ptr();
     let split = Split16::of(bytes, 2 * len);
     let stride = threads_per_grid_x();
     // SAFETY: every `v` passed is below `split.body`.
@@ -84,7 +86,7 @@ unsafe fn for_each_value(values: *const u16, len: usize, mut f: impl FnMut(u32))
     while k < scalars {
         let i = if k < head { k } else { tail_start + (k - head) };
         // SAFETY: `i < len`.
-        let value = unsafe { *values.add(i) } as u32;
+        let value = unsafe { values.add(i).load() } as u32;
         f(value);
         k += stride;
     }
@@ -113,10 +115,11 @@ kernel! {
 /// The launch gave at least `4 * bins` bytes; every thread of the block calls it.
 #[inline(always)]
 unsafe fn zero_bins(s_bins: *mut u32, bins: u32) {
+    let s_bins = Ptr::new(s_bins);
     let mut b = thread_idx_x();
     while b < bins {
         // SAFETY: `b < bins`; nobody counts before the caller's barrier.
-        unsafe { *s_bins.add(b as usize) = 0 };
+        unsafe { s_bins.add(b as usize).store(0) };
         b += block_dim_x();
     }
 }
@@ -127,10 +130,11 @@ unsafe fn zero_bins(s_bins: *mut u32, bins: u32) {
 /// After a barrier that ends the counting; `histo` holds `first + bins` bins.
 #[inline(always)]
 unsafe fn flush_bins(s_bins: *const u32, bins: u32, histo: *mut u64, first: u32) {
+    let s_bins = Ptr::new(s_bins.cast_mut());
     let mut b = thread_idx_x();
     while b < bins {
         // SAFETY: `b < bins`; the counting is over.
-        let c = unsafe { *s_bins.add(b as usize) };
+        let c = unsafe { s_bins.add(b as usize).load() };
         if c != 0 {
             // SAFETY: `first + b` is a bin of `histo`, touched only atomically.
             unsafe {
