@@ -15,6 +15,7 @@
 use super::{Atoms, Coord, Layout, Rule, slot, specialize};
 use crate::atomic::{LoadOrder, Scope, StoreOrder, atomic_add_device, load, store};
 use crate::index::grid_stride;
+use crate::mem::Ptr;
 
 /// The book's `find_neighbor_atomic`: thread `n1` checks `n2 > n1` only, and appends to both
 /// lists, taking each slot from `atomicAdd`'s result.
@@ -32,6 +33,7 @@ unsafe fn find_neighbor_atomic<T: Coord, const D3: bool, const PERIODIC: bool>(
     mn: u32,
     rule: Rule<T>,
 ) {
+    let nl = Ptr::new(nl);
     let wide = mn as usize;
     for n1 in grid_stride(n as usize) {
         // SAFETY: `n1 < n` and `n2 < n`.
@@ -51,11 +53,11 @@ unsafe fn find_neighbor_atomic<T: Coord, const D3: bool, const PERIODIC: bool>(
                 unsafe {
                     let tmp1 = atomic_add_device(nn.add(n1), 1);
                     if tmp1 < mn {
-                        *nl.add(n1 * wide + tmp1 as usize) = n2;
+                        nl.add(n1 * wide + tmp1 as usize).store(n2);
                     }
                     let tmp2 = atomic_add_device(nn.add(n2 as usize), 1);
                     if tmp2 < mn {
-                        *nl.add(n2 as usize * wide + tmp2 as usize) = n1 as u32;
+                        nl.add(n2 as usize * wide + tmp2 as usize).store(n1 as u32);
                     }
                 }
             }
@@ -152,6 +154,7 @@ unsafe fn find_neighbor_no_atomic<T: Coord, const D3: bool, const PERIODIC: bool
     rule: Rule<T>,
     layout: u32,
 ) {
+    let (nn, nl) = (Ptr::new(nn), Ptr::new(nl));
     let (atoms_n, wide) = (n as usize, mn as usize);
     for n1 in grid_stride(atoms_n) {
         let mut count = 0u32;
@@ -167,14 +170,14 @@ unsafe fn find_neighbor_no_atomic<T: Coord, const D3: bool, const PERIODIC: bool
                 if count < mn {
                     let at = slot(layout, n1, count as usize, atoms_n, wide);
                     // SAFETY: `at < n * mn`; only thread `n1` writes atom `n1`'s slots.
-                    unsafe { *nl.add(at) = n2 };
+                    unsafe { nl.add(at).store(n2) };
                 }
                 count += 1;
             }
             n2 += 1;
         }
         // SAFETY: `n1 < n`; only this thread writes `NN[n1]`.
-        unsafe { *nn.add(n1) = count };
+        unsafe { nn.add(n1).store(count) };
     }
 }
 

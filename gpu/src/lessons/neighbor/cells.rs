@@ -19,6 +19,7 @@
 use super::{Atoms, Coord, Rule, slot, specialize};
 use crate::atomic::atomic_add_device;
 use crate::index::grid_stride;
+use crate::mem::Ptr;
 use crate::readonly::ldg;
 
 /// The cells: `cells[0] × cells[1] × cells[2]` boxes from `origin`, each `1 / inv_size` wide
@@ -172,12 +173,13 @@ unsafe fn fill_row<T: Coord>(
 ) {
     // SAFETY: the caller's contract.
     unsafe {
-        let first = *offsets.add(i) as usize;
-        let room = (*offsets.add(i + 1) as usize).saturating_sub(first);
-        let list = indices.add(first);
+        let offsets = Ptr::new(offsets.cast_mut());
+        let first = offsets.add(i).load() as usize;
+        let room = (offsets.add(i + 1).load() as usize).saturating_sub(first);
+        let list = Ptr::new(indices).add(first);
         let emit = |k: usize, j: u32| {
             if k < room {
-                *list.add(k) = j;
+                list.add(k).store(j);
             }
         };
         let found = specialize!(
@@ -195,10 +197,10 @@ unsafe fn fill_row<T: Coord>(
 /// # Safety
 /// Every `at(k)`, `k < len`, is valid, distinct, and this thread's alone.
 #[inline(always)]
-unsafe fn sort_list(len: usize, at: impl Fn(usize) -> *mut u32) {
+unsafe fn sort_list(len: usize, at: impl Fn(usize) -> Ptr<u32>) {
     // SAFETY (all blocks below): indices below `len`, per the contract.
-    let get = |k: usize| unsafe { *at(k) };
-    let set = |k: usize, v: u32| unsafe { *at(k) = v };
+    let get = |k: usize| unsafe { at(k).load() };
+    let set = |k: usize, v: u32| unsafe { at(k).store(v) };
     if len <= 32 {
         for i in 1..len {
             let v = get(i);
@@ -246,13 +248,15 @@ macro_rules! cell_kernels {
                 atoms: Atoms<$t>, n: u32, grid: CellGrid<$t>, cell: *mut u32, rank: *mut u32,
                 counts: *mut u32,
             ) {
+                let (cell, rank) = (Ptr::new(cell), Ptr::new(rank));
                 for i in grid_stride(n as usize) {
                     // SAFETY: `i < n`; `counts` holds one count per cell, touched only
                     // atomically; `cell` and `rank` hold `n` values, each this thread's.
                     unsafe {
                         let key = grid.key(grid.cell_of(atoms.get(i)));
-                        *cell.add(i) = key as u32;
-                        *rank.add(i) = atomic_add_device(counts.add(key), 1);
+                        cell.add(i).store(key as u32);
+                        let r = atomic_add_device(counts.add(key), 1);
+                        rank.add(i).store(r);
                     }
                 }
             }
@@ -264,21 +268,22 @@ macro_rules! cell_kernels {
                 atoms: Atoms<$t>, n: u32, cell: *const u32, rank: *const u32, start: *const u32,
                 sorted: Sorted<$t>,
             ) {
+                let (cell, rank, start) = (Ptr::new(cell.cast_mut()), Ptr::new(rank.cast_mut()), Ptr::new(start.cast_mut()));
                 for i in grid_stride(n as usize) {
                     // SAFETY: `i < n`; positions are distinct (ranks within a cell are), and a
                     // position past the sorted arrays — starts and ranks that do not belong
                     // together — is skipped rather than written.
                     unsafe {
-                        let p = (*start.add(*cell.add(i) as usize) + *rank.add(i)) as usize;
+                        let p = (start.add(cell.add(i).load() as usize).load() + rank.add(i).load()) as usize;
                         if p >= n as usize {
                             continue;
                         }
                         let r = atoms.get(i);
-                        *sorted.index.add(p) = i as u32;
-                        *sorted.x.add(p) = r[0];
-                        *sorted.y.add(p) = r[1];
+                        Ptr::new(sorted.index).add(p).store(i as u32);
+                        Ptr::new(sorted.x).add(p).store(r[0]);
+                        Ptr::new(sorted.y).add(p).store(r[1]);
                         if !sorted.z.is_null() {
-                            *sorted.z.add(p) = r[2];
+                            Ptr::new(sorted.z).add(p).store(r[2]);
                         }
                     }
                 }
@@ -297,7 +302,8 @@ macro_rules! cell_kernels {
                     // by the thread of the one sorted position holding `i`.
                     unsafe {
                         let found = specialize!(d3, rule.is_periodic(), search::<$t>(sorted, start, &grid, &rule, p, |_, _| {}));
-                        *counts.add(*sorted.index.add(p) as usize) = found as u32;
+                        let i = Ptr::new(sorted.index).add(p).load() as usize;
+                        Ptr::new(counts).add(i).store(found as u32);
                     }
                 }
             }
@@ -314,7 +320,7 @@ macro_rules! cell_kernels {
                     // SAFETY: `p < n`; atom `i`'s range is this thread's alone, and writes stay
                     // inside it whatever the search finds.
                     unsafe {
-                        let i = *sorted.index.add(p) as usize;
+                        let i = Ptr::new(sorted.index).add(p).load() as usize;
                         fill_row(sorted, start, &grid, &rule, d3, p, i, offsets, indices);
                     }
                 }
@@ -350,22 +356,23 @@ macro_rules! cell_kernels {
                 sorted: Sorted<$t>, n: u32, start: *const u32, grid: CellGrid<$t>,
                 rule: Rule<$t>, nn: *mut u32, nl: *mut u32, mn: u32, layout: u32,
             ) {
+                let (nn, nl) = (Ptr::new(nn), Ptr::new(nl));
                 let (atoms, mn) = (n as usize, mn as usize);
                 let d3 = sorted.atoms().is_3d(&rule);
                 for p in grid_stride(atoms) {
                     // SAFETY: `p < n`; atom `i`'s slots are this thread's alone, and only slots
                     // below `mn` are written.
                     unsafe {
-                        let i = *sorted.index.add(p) as usize;
+                        let i = Ptr::new(sorted.index).add(p).load() as usize;
                         let at = |k: usize| nl.add(slot(layout, i, k, atoms, mn));
                         let emit = |k: usize, j: u32| {
                             if k < mn {
-                                *at(k) = j;
+                                at(k).store(j);
                             }
                         };
                         let found = specialize!(d3, rule.is_periodic(), search::<$t>(sorted, start, &grid, &rule, p, emit));
                         sort_list(found.min(mn), at);
-                        *nn.add(i) = found as u32;
+                        nn.add(i).store(found as u32);
                     }
                 }
             }

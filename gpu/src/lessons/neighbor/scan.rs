@@ -15,6 +15,7 @@
 use super::THREADS_PER_BLOCK;
 use crate::block_scan::block_exclusive_sum;
 use crate::index::{block_dim_x, block_idx_x, grid_dim_x, grid_stride, thread_idx_x};
+use crate::mem::Ptr;
 use crate::sync::sync_threads;
 
 /// Counts each thread of [`scan_tiles`] sums in sequence before the block scan, in blocks of
@@ -36,6 +37,7 @@ kernel! {
     /// of the block's threads. `counts` and `out` hold `len` values each and do not overlap;
     /// `tile_sums` holds one per tile.
     pub unsafe fn scan_tiles(counts: *const u32, len: u32, out: *mut u32, tile_sums: *mut u64) {
+        let tile_sums = Ptr::new(tile_sums);
         let len = len as usize;
         let tile = SCAN_TILE as usize;
         let items = tile.div_ceil(block_dim_x() as usize);
@@ -54,7 +56,7 @@ kernel! {
             };
             if thread_idx_x() == 0 {
                 // SAFETY: `t` is below the number of tiles.
-                unsafe { *tile_sums.add(t) = total };
+                unsafe { tile_sums.add(t).store(total) };
             }
             // The next tile's scan reuses the scratch.
             sync_threads();
@@ -76,12 +78,13 @@ unsafe fn scan_run_in_registers(
     first: usize,
     end: usize,
 ) -> u64 {
+    let (counts, out) = (Ptr::new(counts.cast_mut()), Ptr::new(out));
     let mut mine = [0u32; SCAN_ITEMS as usize];
     let mut sum = 0u64;
     for (k, v) in mine.iter_mut().enumerate() {
         if first + k < end {
             // SAFETY: in bounds.
-            *v = unsafe { *counts.add(first + k) };
+            *v = unsafe { counts.add(first + k).load() };
             sum += *v as u64;
         }
     }
@@ -90,7 +93,7 @@ unsafe fn scan_run_in_registers(
     for (k, v) in mine.iter().enumerate() {
         if first + k < end {
             // SAFETY: in bounds; each thread writes its own items.
-            unsafe { *out.add(first + k) = before as u32 };
+            unsafe { out.add(first + k).store(before as u32) };
             before += *v as u64;
         }
     }
@@ -103,18 +106,19 @@ unsafe fn scan_run_in_registers(
 /// As [`scan_run_in_registers`]; `counts` and `out` do not overlap.
 #[inline(always)]
 unsafe fn scan_run(counts: *const u32, out: *mut u32, run: core::ops::Range<usize>) -> u64 {
+    let (counts, out) = (Ptr::new(counts.cast_mut()), Ptr::new(out));
     let mut sum = 0u64;
     for i in run.clone() {
         // SAFETY: `i` is below the caller's end.
-        sum += unsafe { *counts.add(i) } as u64;
+        sum += unsafe { counts.add(i).load() } as u64;
     }
     // SAFETY: the caller's contract.
     let (mut before, total) = unsafe { block_exclusive_sum(sum) };
     for i in run {
         // SAFETY: in bounds; each thread writes its own run, which `counts` does not overlap.
         unsafe {
-            let v = *counts.add(i);
-            *out.add(i) = before as u32;
+            let v = counts.add(i).load();
+            out.add(i).store(before as u32);
             before += v as u64;
         }
     }
@@ -132,6 +136,7 @@ kernel! {
     pub unsafe fn scan_tile_sums(
         tile_sums: *mut u64, tiles: u32, total: *mut u64, out: *mut u32, len: u32,
     ) {
+        let (tile_sums, total, out) = (Ptr::new(tile_sums), Ptr::new(total), Ptr::new(out));
         let tiles = tiles as usize;
         let step = block_dim_x() as usize;
         let mut carry = 0u64;
@@ -139,12 +144,12 @@ kernel! {
         while chunk < tiles {
             let i = chunk + thread_idx_x() as usize;
             // SAFETY: read only in bounds.
-            let v = if i < tiles { unsafe { *tile_sums.add(i) } } else { 0 };
+            let v = if i < tiles { unsafe { tile_sums.add(i).load() } } else { 0 };
             // SAFETY: the launch gave the scratch; every thread of the block is here.
             let (before, sum) = unsafe { block_exclusive_sum(v) };
             if i < tiles {
                 // SAFETY: in bounds; each thread writes its own slot, read above by itself only.
-                unsafe { *tile_sums.add(i) = carry + before };
+                unsafe { tile_sums.add(i).store(carry + before) };
             }
             carry += sum;
             sync_threads();
@@ -153,8 +158,8 @@ kernel! {
         if thread_idx_x() == 0 {
             // SAFETY: `total` holds one value, `out` holds `len + 1`.
             unsafe {
-                *total = carry;
-                *out.add(len as usize) = carry as u32;
+                total.store(carry);
+                out.add(len as usize).store(carry as u32);
             }
         }
     }
@@ -164,11 +169,12 @@ kernel! {
     /// PHASE 3 of the scan: adds to every `out[i]` (`i < len`) the offset of its tile, from
     /// the scanned `tile_sums`. Any grid, any block size.
     pub unsafe fn scan_add(out: *mut u32, len: u32, tile_sums: *const u64) {
+        let (out, tile_sums) = (Ptr::new(out), Ptr::new(tile_sums.cast_mut()));
         for i in grid_stride(len as usize) {
             // SAFETY: in bounds; each element is this thread's alone.
             unsafe {
-                let offset = *tile_sums.add(i / SCAN_TILE as usize) as u32;
-                *out.add(i) = (*out.add(i)).wrapping_add(offset);
+                let offset = tile_sums.add(i / SCAN_TILE as usize).load() as u32;
+                out.add(i).store(out.add(i).load().wrapping_add(offset));
             }
         }
     }
