@@ -436,3 +436,40 @@ fn a_word_read_without_the_mbarrier_wait_is_a_data_race() {
         );
     }
 }
+
+#[test]
+fn a_barrier_reached_from_two_branches_is_divergence_with_both_lines() {
+    let run = |split: bool| {
+        let ((), report) = checked(Options::DEFAULT, || {
+            gpu::sim::launch(&LaunchConfig::linear(2, 40), || barrier_in_branches(split)).unwrap();
+        });
+        report
+    };
+    assert!(run(false).is_clean(), "{}", run(false));
+    let report = run(true);
+    let (a, b) = (
+        line_of(THIS_RS, "sync_threads(); // low"),
+        line_of(THIS_RS, "sync_threads(); // high"),
+    );
+    let got = found(&report);
+    assert!(
+        got.iter()
+            .any(|&(k, x, y, ..)| k == FindingKind::BarrierDivergence && (x, y) == (a, b)),
+        "{report}"
+    );
+    assert!(
+        report.to_string().contains("block barrier reached by"),
+        "{report}"
+    );
+}
+
+/// Every thread meets the block barrier once: from one call site, or (`split`) the low 16
+/// threads of each block from one and the rest from another.
+fn barrier_in_branches(split: bool) {
+    use gpu::sync::sync_threads;
+    if split && gpu::index::thread_idx_x() < 16 {
+        sync_threads(); // low
+    } else {
+        sync_threads(); // high
+    }
+}

@@ -21,6 +21,7 @@ use crate::atomic::Scope;
 /// call (threads that have exited count as arrived); in a branch only some threads take, the
 /// others never arrive and the block deadlocks.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn sync_threads() {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: `bar.sync 0` is the block barrier; the caller keeps the call uniform (above).
@@ -41,6 +42,7 @@ pub fn sync_threads() {
 /// barrier: the grid barrier uses it to hand thread 0's timeout to every thread. The same
 /// uniformity rule as [`sync_threads`] applies.
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn sync_threads_or(predicate: bool) -> bool {
     #[cfg(target_arch = "nvptx64")]
     {

@@ -232,6 +232,7 @@ pub fn in_weak_launch() -> bool {
     })
 }
 
+#[track_caller]
 pub(crate) fn block_barrier(predicate: bool) -> bool {
     // The checker: an arrival releases before the real barrier, the wait acquires after it.
     super::check::barrier_arrive();

@@ -85,12 +85,14 @@ pub enum AccessKind {
     Store,
     /// A read-modify-write (`atom`, `red`): one access that reads and writes.
     Rmw,
+    /// No access: an arrival at a block barrier (`bar.sync`), as a barrier finding shows it.
+    Barrier,
 }
 
 impl AccessKind {
     /// Whether it writes (a store or a read-modify-write): what makes two accesses conflict.
     pub const fn writes(self) -> bool {
-        !matches!(self, AccessKind::Load)
+        matches!(self, AccessKind::Store | AccessKind::Rmw)
     }
 
     /// `load`, `store` or `read-modify-write`.
@@ -99,6 +101,7 @@ impl AccessKind {
             AccessKind::Load => "load",
             AccessKind::Store => "store",
             AccessKind::Rmw => "read-modify-write",
+            AccessKind::Barrier => "block barrier",
         }
     }
 }
@@ -206,6 +209,13 @@ pub struct Access {
 
 impl std::fmt::Display for Access {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.kind == AccessKind::Barrier {
+            return write!(
+                f,
+                "block barrier reached by {} at {}",
+                self.thread, self.site
+            );
+        }
         write!(
             f,
             "{} {} of {} bytes at {} {:#x} by {} at {}",
@@ -230,14 +240,20 @@ pub enum FindingKind {
     /// other's thread: a `.cta` atomic on a counter that threads of another block update too
     /// (iGUARD's scoped race).
     ScopeRace,
+    /// Not a race of two accesses: threads of one block met at one block barrier (`bar.sync`,
+    /// which is `.aligned`) from two different call sites — a barrier in a branch that not
+    /// every thread takes, which PTX leaves undefined and `compute-sanitizer --tool synccheck`
+    /// reports as divergent threads. Both sides are the barriers' call sites.
+    BarrierDivergence,
 }
 
 impl FindingKind {
-    /// `data race` or `scope race`.
+    /// `data race`, `scope race` or `barrier divergence`.
     pub const fn name(self) -> &'static str {
         match self {
             FindingKind::DataRace => "data race",
             FindingKind::ScopeRace => "scope race",
+            FindingKind::BarrierDivergence => "barrier divergence",
         }
     }
 }

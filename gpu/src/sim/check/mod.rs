@@ -40,13 +40,13 @@ mod tests;
 
 pub use access::{Access, AccessKind, Bytes, FindingKind, Mode, Space, VolatileAs};
 pub use clock::StopReason;
-pub use mode::checked;
 pub(crate) use mode::{
     MBarrierUpdate, access as report_access, atomic as report_atomic, barrier_arrive,
     barrier_leave, cluster_arrive, cluster_waited, compare_and_swap as report_compare_and_swap,
     enter, fence as report_fence, leave, mbarrier_test, mbarrier_update, next_launch, warp_arrive,
     warp_met,
 };
+pub use mode::{checked, in_checked_launch};
 pub use report::{Finding, Report};
 pub use shape::{Instance, Shape, ThreadId, ThreadScope};
 pub use sync::{SyncId, SyncKind};
@@ -130,6 +130,7 @@ impl Checker {
                 syncs: SyncTable::new(),
                 sc: Mutex::default(),
                 mbarrier_phases: Mutex::default(),
+                barrier_sites: Mutex::default(),
                 meter: Arc::new(Meter::new(
                     self.options.shadow_bytes,
                     self.options.clock_bytes,
@@ -189,6 +190,11 @@ struct LaunchState {
     /// Phases completed per `mbarrier` (by address), counted by the simulator under this lock
     /// with every update of the barrier's word: the word holds only the phase's parity.
     mbarrier_phases: Mutex<HashMap<usize, u64>>,
+    /// Per block (its [`Instance`] of block scope), the phase of its barrier that threads are
+    /// arriving at now and the first arrival's thread and call site: every thread of a block
+    /// arrives at phase `k` before any arrives at `k + 1`, so one entry per block is enough.
+    barrier_sites:
+        Mutex<HashMap<Instance, (u64, ThreadId, &'static core::panic::Location<'static>)>>,
     meter: Arc<Meter>,
     findings: Arc<Findings>,
     events: AtomicU64,

@@ -33,6 +33,12 @@ fn maybe_checked() -> bool {
     RUNNING.load(Ordering::Relaxed) != 0
 }
 
+/// Whether the calling simulated thread runs in a checked launch: where every access costs the
+/// checker's time, a kernel bounds its polls by count lower (a plain spin that may never end).
+pub fn in_checked_launch() -> bool {
+    maybe_checked() && THREAD.with(|t| t.try_borrow().is_ok_and(|c| c.is_some()))
+}
+
 /// What a simulated thread of a checked launch holds.
 struct Current {
     check: ThreadCheck,
@@ -198,8 +204,11 @@ pub(crate) fn fence(kind: FenceKind, scope: impl Into<ThreadScope>) {
 
 /// Before the block barrier: the thread arrives at its next phase.
 #[inline]
+#[track_caller]
 pub(crate) fn barrier_arrive() {
+    let site = Location::caller();
     with(|c| {
+        c.check.block_barrier_site(c.barriers, site);
         let sync = block_barrier(c.check.id());
         c.check.arrive(sync, c.barriers, ThreadScope::Block);
     });

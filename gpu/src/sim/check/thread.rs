@@ -352,6 +352,35 @@ impl ThreadCheck {
         me.tick(&launch.meter);
     }
 
+    /// Notes that this thread arrives at phase `phase` of its block's barrier from `site`: a
+    /// thread of the block that arrived at the same phase from another call site is a
+    /// [`FindingKind::BarrierDivergence`].
+    pub fn block_barrier_site(&mut self, phase: u64, site: &'static Location<'static>) {
+        let launch = &*self.launch;
+        let block = launch.shape.instance(self.me.id, ThreadScope::Block);
+        let mut sites = launch
+            .barrier_sites
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let entry = sites.entry(block).or_insert((phase, self.me.id, site));
+        if entry.0 != phase {
+            *entry = (phase, self.me.id, site);
+        } else if site_differs(entry.2, site) {
+            let at = |thread, site| Access {
+                thread,
+                site,
+                kind: AccessKind::Barrier,
+                bytes: Bytes::shared(0, 0),
+                mode: Mode::Plain,
+            };
+            let (first, second) = (at(entry.1, entry.2), at(self.me.id, site));
+            drop(sites);
+            launch
+                .findings
+                .race(FindingKind::BarrierDivergence, first, second);
+        }
+    }
+
     /// Waits for phase `phase` of `sync` to complete, acquiring at `scope` what every arrival
     /// at it released: a block barrier's or warp's threads leaving it, a cluster barrier's
     /// `wait.acquire`, an `mbarrier` wait that saw the phase complete.
@@ -404,4 +433,9 @@ impl Drop for ThreadCheck {
         l.forgotten.fetch_add(me.forgotten, Ordering::Relaxed);
         l.unchecked.fetch_add(me.unchecked, Ordering::Relaxed);
     }
+}
+
+/// Whether two call sites are different places in the source.
+fn site_differs(a: &Location<'_>, b: &Location<'_>) -> bool {
+    (a.file(), a.line(), a.column()) != (b.file(), b.line(), b.column())
 }
