@@ -27,6 +27,10 @@ pub struct RaceReport {
     pub racy: u32,
     /// `x[0]` after `add_one_atomic`: always `expected`.
     pub atomic: u32,
+    /// `x[0]` after `add_one_block_scope` (block-scope atomics on a counter every block
+    /// shares): usually `expected` on a GPU, though PTX promises nothing — a scope race, which
+    /// `gridsync check race` finds.
+    pub block_scope: u32,
 }
 
 impl RaceReport {
@@ -71,6 +75,18 @@ pub fn run_shape(target: &Target, blocks: u32, threads_per_block: u32) -> Result
     let atomic = target.download(&x)?[0];
     // ANCHOR_END: launch
 
+    let x = target.zeros::<u32>(1)?;
+    // SAFETY: as above.
+    unsafe {
+        crate::launch!(
+            target,
+            gpu::lessons::race::add_one_block_scope,
+            cfg,
+            (x.ptr())
+        )?
+    };
+    let block_scope = target.download(&x)?[0];
+
     if atomic != expected {
         return Err(Error::Mismatch(format!(
             "add_one_atomic counted {atomic}, expected {expected}"
@@ -83,6 +99,7 @@ pub fn run_shape(target: &Target, blocks: u32, threads_per_block: u32) -> Result
         expected,
         racy,
         atomic,
+        block_scope,
     })
 }
 
@@ -93,4 +110,8 @@ store all read the same old value, add one, and store the same new value: their 
 overwrite each other and are lost. The atomic version makes load-add-store one indivisible
 read-modify-write in the memory system (`atom.relaxed.gpu.add.u32`), so every increment counts.
 On a GPU the 16 threads of a block run in lockstep and lose nearly everything; the simulator's
-OS threads interleave less, so they lose fewer — but any loss at all is the bug.";
+OS threads interleave less, so they lose fewer — but any loss at all is the bug.
+A block-scope atomic (`atomicAdd_block`, `atom.cta`) is atomic only among its block's threads:
+on a counter that every block shares PTX promises nothing, though today's GPUs, which perform
+global atomics at L2 whatever the scope, usually count right. No run shows that bug; the
+checker does, from the scopes alone: `gridsync check race`.";

@@ -54,6 +54,15 @@ pub fn print_race(r: &race::RaceReport) {
         "  add_one_atomic (atomic add)         x[0] = {:>6}   (exactly {})",
         r.atomic, r.expected
     );
+    println!(
+        "  add_one_block_scope (atomicAdd_block) x[0] = {:>4}   ({}; a scope race all the same)",
+        r.block_scope,
+        if r.block_scope == r.expected {
+            "right this time"
+        } else {
+            "updates lost"
+        }
+    );
     println!();
     for line in race::EXPLANATION.lines() {
         println!("  {line}");
