@@ -319,11 +319,12 @@ const PLAIN_SPIN_POLLS: u64 = 1 << 24;
 #[cfg(not(target_arch = "nvptx64"))]
 const WEAK_PLAIN_SPIN_POLLS: u64 = 1 << 14;
 
-/// [`PLAIN_SPIN_POLLS`], or [`WEAK_PLAIN_SPIN_POLLS`] in a weak launch.
+/// [`PLAIN_SPIN_POLLS`], or [`WEAK_PLAIN_SPIN_POLLS`] in a weak or a checked launch (where
+/// every poll is also an event of the checker's).
 #[inline(always)]
 fn plain_spin_polls() -> u64 {
     #[cfg(not(target_arch = "nvptx64"))]
-    if crate::sim::in_weak_launch() {
+    if crate::sim::in_weak_launch() || crate::sim::check::in_checked_launch() {
         return WEAK_PLAIN_SPIN_POLLS;
     }
     PLAIN_SPIN_POLLS

@@ -89,8 +89,11 @@ unsafe fn check_partner(slots: Ptr<u32>, r: u32, stale: *mut u32) {
     let (t, n) = (thread_idx_x(), block_dim_x());
     let p = relay_partner(t, n);
     // SAFETY: `p < n`: a slot of this round's buffer. A racy read in the kernels that teach
-    // the race is the point of them: a `u32` read of a slot another thread may be writing.
-    let seen = unsafe { slots.add(((r & 1) * n + p) as usize).load_volatile() };
+    // the race is the point of them: a plain `u32` read of a slot another thread may be
+    // writing — a data race, which the checker reports with this line and the write's. (The
+    // barrier operations around it are `asm` with a memory clobber: the compiler moves no
+    // access across them.)
+    let seen = unsafe { slots.add(((r & 1) * n + p) as usize).load() };
     if seen != relay_value(r, p) {
         // SAFETY: the caller's.
         unsafe { red_add(stale, 1u32, Scope::Device, StoreOrder::Relaxed) };
@@ -108,7 +111,7 @@ unsafe fn write_slot(slots: Ptr<u32>, r: u32) {
     unsafe {
         slots
             .add(((r & 1) * n + t) as usize)
-            .store_volatile(relay_value(r, t))
+            .store(relay_value(r, t))
     };
 }
 

@@ -13,7 +13,7 @@
 //! - points may be 3-D and the box periodic ([`Rule`]).
 
 use super::{Atoms, Coord, Layout, Rule, slot, specialize};
-use crate::atomic::{LoadOrder, Scope, StoreOrder, atomic_add_device, load, store};
+use crate::atomic::atomic_add_device;
 use crate::index::grid_stride;
 use crate::mem::Ptr;
 
@@ -105,23 +105,20 @@ unsafe fn find_neighbor_wrong<T: Coord, const D3: bool, const PERIODIC: bool>(
     let (n, mn) = (n as usize, mn as usize);
     // One append done wrong: between the read of `NN[a]` and the add, another thread may read
     // the same count; both write the same slot (one neighbor is lost) and both add (a slot at
-    // the end is never written). The loads and stores are relaxed atomics, so the race is a
-    // logic error the host can show, not undefined behaviour; on the GPU they compile to the
-    // same plain `ld`/`st` as the book's code.
+    // the end is never written). The read of `NN[a]` and the write of the slot are plain, as
+    // in the book: the read races with other threads' `atomicAdd`s, the write with another
+    // thread's write of the same slot — data races, which the checker reports with both
+    // lines.
     // ANCHOR: wrong_append
+    let (nn, nl) = (Ptr::new(nn), Ptr::new(nl));
     let append = |a: usize, b: usize| {
-        // SAFETY: `a < n`; `NN` and `NL` are only touched atomically during the launch.
+        // SAFETY: `a < n`, `k < mn`: inside `NN` and `NL`. The races are the lesson.
         unsafe {
-            let k = load(nn.add(a), Scope::Device, LoadOrder::Relaxed) as usize;
+            let k = nn.add(a).load() as usize;
             if k < mn {
-                store(
-                    nl.add(a * mn + k),
-                    b as u32,
-                    Scope::Device,
-                    StoreOrder::Relaxed,
-                );
+                nl.add(a * mn + k).store(b as u32);
             }
-            atomic_add_device(nn.add(a), 1);
+            atomic_add_device(nn.add(a).as_ptr(), 1);
         }
     };
     // ANCHOR_END: wrong_append
