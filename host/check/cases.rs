@@ -10,6 +10,8 @@ use crate::dot::{DotKernel, DotLaunch};
 use crate::histogram::{Bins, HistKernel, HistogramLaunch};
 use crate::locks::{Shape as LockShape, Variant as LockVariant};
 use crate::mbarrier::{MbarrierOptions, RelayKernel};
+use crate::neighbor::NeighborOptions;
+use crate::neighbor::launch::BookKernel;
 use crate::pipeline::{PipelineKernel, PipelineOptions};
 use crate::reduce::{Accumulate, Step, StepLaunch};
 use crate::runtime::error::{Error, Result};
@@ -201,6 +203,14 @@ pub fn cases() -> Vec<Case> {
         ),
         case!(
             "mbarrier",
+            K::RelayStuckParity.name(),
+            DataRace,
+            "2 × 64, 6 rounds",
+            "waits by a parity it never moves on: later waits pass at once, reads come early",
+            |t| relay(t, RelayKernel::StuckParity)
+        ),
+        case!(
+            "mbarrier",
             K::RelayWaitBeforeArrive.name(),
             Stuck,
             "2 × 64, 6 rounds",
@@ -212,7 +222,7 @@ pub fn cases() -> Vec<Case> {
             "pipeline",
             K::PipelineTransform.name(),
             Clean,
-            "2 blocks, 3 tiles",
+            "2 blocks, 8 tiles",
             "consumers wait for the copy, the producer for the reads",
             |t| pipeline(t, PipelineKernel::Transform)
         ),
@@ -220,16 +230,17 @@ pub fn cases() -> Vec<Case> {
             "pipeline",
             K::PipelineNoFullWait.name(),
             DataRace,
-            "2 blocks, 3 tiles",
+            "2 blocks, 8 tiles",
             "consumers read a stage before its copy lands",
             |t| pipeline(t, PipelineKernel::NoFullWait)
         ),
         case!(
             "pipeline",
             K::PipelineNoEmptyWait.name(),
-            DataRace,
-            "2 blocks, 3 tiles",
-            "the producer refills a stage still being read",
+            Stuck,
+            "2 blocks, 8 tiles",
+            "the producer refills a stage still being read; here, where copies land at once, \
+             its consumers fall two fills behind and wait for a phase that passed",
             |t| pipeline(t, PipelineKernel::NoEmptyWait)
         ),
         // Reductions.
@@ -371,6 +382,31 @@ pub fn cases() -> Vec<Case> {
             "16-byte loads, shuffles",
             |t| dot(t, DotKernel::Vec4)
         ),
+        // Neighbor lists.
+        case!(
+            "neighbor",
+            K::FindNeighborAtomicF32.name(),
+            Clean,
+            "graphene, 200 atoms",
+            "the slot is atomicAdd's result",
+            |t| neighbor(t, BookKernel::Atomic)
+        ),
+        case!(
+            "neighbor",
+            K::FindNeighborNoAtomicF32.name(),
+            Clean,
+            "graphene, 200 atoms",
+            "every pair twice, a count in a register per atom",
+            |t| neighbor(t, BookKernel::NoAtomic)
+        ),
+        case!(
+            "neighbor",
+            K::FindNeighborWrongF32.name(),
+            DataRace,
+            "graphene, 200 atoms",
+            "the slot read from NN before the atomicAdd, not taken from its result",
+            |t| neighbor(t, BookKernel::Wrong)
+        ),
         // Counting above a threshold.
         case!(
             "count-above",
@@ -484,7 +520,7 @@ fn relay(t: &Target, kernel: RelayKernel) -> Result<Ran> {
 
 fn pipeline(t: &Target, kernel: PipelineKernel) -> Result<Ran> {
     let o = PipelineOptions {
-        tiles: 3,
+        tiles: 8,
         work: 2,
         blocks: Some(2),
         seed: 1,
@@ -528,6 +564,13 @@ fn dot(t: &Target, kernel: DotKernel) -> Result<Ran> {
     let cfg = crate::dot::config_for(t, kernel, LEN, None)?;
     let (got, _) = DotLaunch::new(t, kernel, &da, &db, cfg)?.run_timed(None)?;
     crate::dot::check(kernel, got, &crate::dot::dot_cpu(&a, &b))?;
+    Ok(Ran::Finished)
+}
+
+fn neighbor(t: &Target, kernel: BookKernel) -> Result<Ran> {
+    let atoms = crate::neighbor::graphene::graphene(200, 1)?;
+    let opts = NeighborOptions::default();
+    crate::neighbor::demo::run_book_kernel(t, &atoms, &opts, kernel)?;
     Ok(Ran::Finished)
 }
 

@@ -135,6 +135,33 @@ pub fn run(
     }
 }
 
+/// One of the book's O(N²) kernels in `f32` over `atoms` (at most
+/// [`REFERENCE_ALL_PAIRS_MAX`](super::REFERENCE_ALL_PAIRS_MAX)), checked against the CPU's
+/// all-pairs reference: whether its lists are the reference's. For the mistake
+/// ([`BookKernel::Wrong`]) a difference is its bug showing, not an error: it returns whether its
+/// lists happened to come out right.
+///
+/// # Errors
+/// As [`run`]; [`Error::Mismatch`] if a correct kernel's lists differ from the reference.
+pub fn run_book_kernel(
+    target: &Target,
+    atoms: &Atoms,
+    opts: &NeighborOptions,
+    kernel: BookKernel,
+) -> Result<bool> {
+    let checked = super::api::Checked::<f32>::new(target, atoms, opts.cutoff, opts.periodic)?;
+    let (cut, coords) = (&checked.cut, checked.coords());
+    let expected = super::reference::half_pairs(&coords, cut)?;
+    let device = DeviceAtoms::<f32>::upload(target, atoms)?;
+    let rule = rule(cut, atoms.dims());
+    let padded = BookRun::new(target, &device, rule, kernel, opts.max_neighbors)?.run()?;
+    if kernel == BookKernel::Wrong {
+        return Ok(corruption(&padded, &expected).atoms == 0);
+    }
+    check(&padded.to_list()?, &expected, kernel.name())?;
+    Ok(true)
+}
+
 fn run_in<T: Precision>(
     target: &Target,
     atoms: &Atoms,
