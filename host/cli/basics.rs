@@ -45,17 +45,17 @@ pub fn print_race(r: &race::RaceReport) {
         r.blocks, r.threads_per_block, r.target
     );
     println!(
-        "  add_one        (x[0] = x[0] + 1)   x[0] = {:>6}   ({} of {} updates lost)",
+        "  add_one             (x[0] = x[0] + 1)  x[0] = {:>6}   ({} of {} updates lost)",
         r.racy,
         r.lost(),
         r.expected
     );
     println!(
-        "  add_one_atomic (atomic add)         x[0] = {:>6}   (exactly {})",
+        "  add_one_atomic      (atomic add)       x[0] = {:>6}   (exactly {})",
         r.atomic, r.expected
     );
     println!(
-        "  add_one_block_scope (atomicAdd_block) x[0] = {:>4}   ({}; a scope race all the same)",
+        "  add_one_block_scope (atomicAdd_block)  x[0] = {:>6}   ({}; a scope race all the same)",
         r.block_scope,
         if r.block_scope == r.expected {
             "right this time"
