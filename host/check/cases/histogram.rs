@@ -1,0 +1,135 @@
+//! The histograms: of bytes, each kernel of the lesson, and of 16-bit values in 65 536 bins.
+
+use super::{BLOCKS, THREADS};
+use crate::check::{Case, Ran};
+use crate::histogram::wide::{RANGE_BINS, WideKernel, WideLaunch};
+use crate::histogram::{Bins, HistKernel, HistogramLaunch};
+use crate::runtime::error::Result;
+use crate::runtime::launch::Target;
+use gpu::LaunchConfig;
+
+/// The histogram kernels.
+pub(super) fn cases() -> Vec<Case> {
+    use gpu::Kernel as K;
+    vec![
+        case!(
+            "histogram",
+            K::HistogramGlobal.name(),
+            Clean,
+            "5003 bytes",
+            "a global atomic per byte",
+            |t| histogram(t, HistKernel::Global)
+        ),
+        case!(
+            "histogram",
+            K::HistogramShared.name(),
+            Clean,
+            "5003 bytes",
+            "a shared histogram per block, barriers around it",
+            |t| histogram(t, HistKernel::Shared)
+        ),
+        case!(
+            "histogram",
+            K::HistogramSharedRows.name(),
+            Clean,
+            "5003 bytes",
+            "a row of plain stores per block",
+            |t| histogram(t, HistKernel::SharedRows)
+        ),
+        case!(
+            "histogram",
+            K::HistogramWarp.name(),
+            Clean,
+            "5003 bytes",
+            "a histogram per warp",
+            |t| histogram(t, HistKernel::Warp)
+        ),
+        case!(
+            "histogram",
+            K::HistogramVec16.name(),
+            Clean,
+            "5003 bytes",
+            "per warp, 16-byte loads",
+            |t| histogram(t, HistKernel::Vec16)
+        ),
+        case!(
+            "histogram",
+            K::HistogramLane.name(),
+            Clean,
+            "5003 bytes",
+            "a histogram per lane",
+            |t| histogram(t, HistKernel::Lane)
+        ),
+        case!(
+            "histogram",
+            K::HistogramPipeline.name(),
+            Clean,
+            "5003 bytes",
+            "fed by a producer warp's bulk copies (sm_90)",
+            |t| histogram(t, HistKernel::Pipeline)
+        ),
+        case!(
+            "histogram",
+            K::HistogramU16Global.name(),
+            Clean,
+            "3 × 40, 5003 u16",
+            "a global atomic per value, 65 536 bins",
+            |t| histogram_u16(t, WideKernel::Global)
+        ),
+        case!(
+            "histogram",
+            K::HistogramU16Ranges.name(),
+            Clean,
+            "3×2 × 40, 5003 u16",
+            "a block per bin range, counted in shared memory, then flushed",
+            |t| histogram_u16(t, WideKernel::Ranges)
+        ),
+        case!(
+            "histogram",
+            K::HistogramU16Cluster.name(),
+            Clean,
+            "2 clusters × 4, 5003 u16",
+            "the bins spread over a cluster's blocks, counted through DSMEM (sm_90)",
+            |t| histogram_u16(t, WideKernel::Cluster(4))
+        ),
+    ]
+}
+
+fn histogram(t: &Target, kernel: HistKernel) -> Result<Ran> {
+    let len = 5003;
+    let data = crate::histogram::uniform_bytes(len, 1);
+    let buf = t.upload(&data)?;
+    let cfg = crate::histogram::config_for(t, kernel, Bins::Byte, len, Some(BLOCKS))?;
+    let got = HistogramLaunch::new(t, kernel, &buf, len, Bins::Byte, cfg)?.run()?;
+    crate::histogram::check(
+        kernel,
+        &got,
+        &crate::histogram::histogram_cpu(&data, Bins::Byte),
+    )?;
+    Ok(Ran::Finished)
+}
+
+/// The 65 536-bin histogram of 5003 random 16-bit values, small launches: 3 blocks of 40
+/// (twice, once per bin range, for the ranges), the clusters as `wide_config` makes them.
+fn histogram_u16(t: &Target, kernel: WideKernel) -> Result<Ran> {
+    let len = 5003;
+    let values: Vec<u16> = crate::histogram::uniform_bytes(2 * len, 1)
+        .chunks_exact(2)
+        .map(|b| u16::from_le_bytes([b[0], b[1]]))
+        .collect();
+    let buf = t.upload(&values)?;
+    let cfg = match kernel {
+        WideKernel::Global => LaunchConfig::linear(BLOCKS, THREADS),
+        WideKernel::Ranges => {
+            let mut cfg = LaunchConfig::linear(BLOCKS, THREADS).with_shared_bytes(4 * RANGE_BINS);
+            cfg.grid.y = crate::histogram::wide::BINS as u32 / RANGE_BINS;
+            cfg
+        }
+        WideKernel::Cluster(_) => crate::histogram::wide::wide_config(t, kernel, len)?,
+    };
+    let launch = WideLaunch::new(t, kernel, &buf, len, cfg)?;
+    launch.launch()?;
+    let got = launch.result()?;
+    crate::histogram::wide::check(kernel, &got, &crate::histogram::histogram_u16_cpu(&values))?;
+    Ok(Ran::Finished)
+}

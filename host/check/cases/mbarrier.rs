@@ -1,0 +1,66 @@
+//! Split-phase barriers (sm_90): the relay between two warps, and its broken waits.
+
+use crate::check::{Case, Ran};
+use crate::mbarrier::{MbarrierOptions, RelayKernel};
+use crate::runtime::error::Result;
+use crate::runtime::launch::Target;
+
+/// The relay kernels.
+pub(super) fn cases() -> Vec<Case> {
+    use gpu::Kernel as K;
+    vec![
+        case!(
+            "mbarrier",
+            K::RelaySyncThreads.name(),
+            Clean,
+            "2 × 64, 6 rounds",
+            "write, sync_threads, read",
+            |t| relay(t, RelayKernel::SyncThreads)
+        ),
+        case!(
+            "mbarrier",
+            K::RelaySplit.name(),
+            Clean,
+            "2 × 64, 6 rounds",
+            "write, arrive, work, wait, read",
+            |t| relay(t, RelayKernel::Split)
+        ),
+        case!(
+            "mbarrier",
+            K::RelayNoWait.name(),
+            DataRace,
+            "2 × 64, 6 rounds",
+            "reads the partner's slot before waiting",
+            |t| relay(t, RelayKernel::NoWait)
+        ),
+        case!(
+            "mbarrier",
+            K::RelayStuckParity.name(),
+            DataRace,
+            "2 × 64, 6 rounds",
+            "waits by a parity it never moves on: later waits pass at once, reads come early",
+            |t| relay(t, RelayKernel::StuckParity)
+        ),
+        case!(
+            "mbarrier",
+            K::RelayWaitBeforeArrive.name(),
+            Stuck,
+            "2 × 64, 6 rounds",
+            "waits for a phase its own arrival completes",
+            |t| relay(t, RelayKernel::WaitBeforeArrive)
+        ),
+    ]
+}
+
+fn relay(t: &Target, kernel: RelayKernel) -> Result<Ran> {
+    let o = MbarrierOptions {
+        rounds: 6,
+        work: 4,
+        blocks: Some(2),
+    };
+    let report = crate::mbarrier::run_kernels(t, &o, &[kernel])?;
+    Ok(match report.runs.first() {
+        Some(r) if r.timed_out => Ran::Stuck(format!("{}: a wait timed out", r.name)),
+        _ => Ran::Finished,
+    })
+}
