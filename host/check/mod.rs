@@ -212,6 +212,8 @@ pub struct CaseOutcome {
     pub events: u64,
     /// Wall time of the checked run, ms.
     pub ms: f64,
+    /// Wall time of the same run without the checker, ms (with `cost`, else `None`).
+    pub plain_ms: Option<f64>,
     /// The verdict.
     pub verdict: Verdict,
     /// The checker's report as text (the findings with both lines).
@@ -252,8 +254,15 @@ pub fn topics() -> Vec<&'static str> {
     t
 }
 
-/// Runs one case on the simulator under the checker with `options`.
-pub fn run_case(case: &Case, options: Options) -> CaseOutcome {
+/// Runs one case on the simulator under the checker with `options`; with `cost`, first once
+/// without it, to time what the checker costs.
+pub fn run_case(case: &Case, options: Options, cost: bool) -> CaseOutcome {
+    let plain_ms = cost.then(|| {
+        let start = Instant::now();
+        // What the run says is the checked run's business; this one is only timed.
+        let _ = (case.run)(&Target::Sim);
+        start.elapsed().as_secs_f64() * 1e3
+    });
     let start = Instant::now();
     let (ran, report) = checked(options, || (case.run)(&Target::Sim));
     let ms = start.elapsed().as_secs_f64() * 1e3;
@@ -299,19 +308,22 @@ pub fn run_case(case: &Case, options: Options) -> CaseOutcome {
         launches: report.launches,
         events: report.events,
         ms,
+        plain_ms,
         verdict,
         report: report.to_string(),
     }
 }
 
-/// Runs the cases of `topics` (every case if empty) under the checker; `progress` is called
-/// with (cases done, cases, the kernel about to run).
+/// Runs the cases of `topics` (every case if empty) under the checker (with `cost`, each also
+/// once without it, timed); `progress` is called with (cases done, cases, the kernel about to
+/// run).
 ///
 /// # Errors
 /// [`Error::InvalidInput`] for a topic without cases (the message lists them).
 pub fn run(
     topics_asked: &[String],
     options: Options,
+    cost: bool,
     mut progress: impl FnMut(usize, usize, &str),
 ) -> Result<CheckReport> {
     let known = topics();
@@ -328,7 +340,7 @@ pub fn run(
     let mut kernels = Vec::with_capacity(chosen.len());
     for (i, case) in chosen.iter().enumerate() {
         progress(i, chosen.len(), case.kernel);
-        kernels.push(run_case(case, options));
+        kernels.push(run_case(case, options, cost));
     }
     progress(chosen.len(), chosen.len(), "");
     let count = |v| {

@@ -19,6 +19,10 @@ pub struct CheckArgs {
     /// List the kernels and what each must show, without running them.
     #[arg(long)]
     list: bool,
+    /// Also run each kernel without the checker, and print what the checker costs: the wall
+    /// time of both runs and their ratio.
+    #[arg(long)]
+    cost: bool,
 }
 
 pub fn command(args: &CheckArgs, json: bool) -> Result<()> {
@@ -34,7 +38,7 @@ pub fn command(args: &CheckArgs, json: bool) -> Result<()> {
         ..Options::DEFAULT
     };
     let mut bar = Bar::new(!json, "check", "{prefix} [{bar:30}] {pos}/{len} {msg}");
-    let report = run(&args.topics, options, |done, total, kernel| {
+    let report = run(&args.topics, options, args.cost, |done, total, kernel| {
         bar.set(done as u64, total as u64, Some(kernel.to_string()))
     })?;
     drop(bar);
@@ -158,6 +162,7 @@ fn print_report(r: &CheckReport) {
             found(k)
         );
     }
+    print_cost(r);
     let with_findings: Vec<_> = r
         .kernels
         .iter()
@@ -198,5 +203,46 @@ fn print_report(r: &CheckReport) {
         r.missed,
         r.false_positives,
         r.failed
+    );
+}
+
+/// With `--cost`: each kernel's wall time without and with the checker, and the ratio.
+fn print_cost(r: &CheckReport) {
+    let timed: Vec<(&CaseOutcome, f64)> = r
+        .kernels
+        .iter()
+        .filter_map(|k| k.plain_ms.map(|p| (k, p)))
+        .collect();
+    if timed.is_empty() {
+        return;
+    }
+    println!();
+    println!(
+        "what the checker costs (wall time on this machine, each kernel's whole library call):"
+    );
+    println!(
+        "  {:<32} {:>10} {:>10} {:>7}",
+        "kernel", "plain ms", "checked ms", "×"
+    );
+    let mut ratios = Vec::new();
+    for (k, plain) in &timed {
+        let ratio = k.ms / plain.max(1e-3);
+        ratios.push(ratio);
+        println!(
+            "  {:<32} {:>10.1} {:>10.1} {:>7.1}",
+            k.kernel, plain, k.ms, ratio
+        );
+    }
+    ratios.sort_by(f64::total_cmp);
+    let (plain, checked) = timed
+        .iter()
+        .fold((0.0, 0.0), |(p, c), (k, plain)| (p + plain, c + k.ms));
+    println!(
+        "  all {} kernels: {plain:.0} ms plain, {checked:.0} ms checked ({:.1}×); per kernel the \
+         median {:.1}×, the most {:.1}×",
+        timed.len(),
+        checked / f64::max(plain, 1e-3),
+        ratios[ratios.len() / 2],
+        ratios[ratios.len() - 1]
     );
 }
