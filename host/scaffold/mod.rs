@@ -288,11 +288,14 @@ Kernels of your own on gridsync's primitives (its API: `cargo doc --open` in thi
 ```sh
 cargo run -- --simulate    # on gridsync's simulator: no GPU needed
 cargo run                  # on GPU 0 (falls back to the simulator without one)
+cargo test                 # the kernels under gridsync's race checker, on the simulator
 ```
 
 - `kernels/src/lib.rs`: the device crate (`no_std` on the GPU, the same code on the simulator);
   `build.rs` builds it to PTX for every supported architecture with `gridsync-builder`.
-- `src/main.rs`: loads the PTX, launches the kernels and checks them against the CPU.
+- `src/main.rs`: loads the PTX, launches the kernels and checks them against the CPU; its
+  tests run them under the checker (`gridsync::check::assert_race_free`: a data race, scope
+  race or stuck wait fails the test with both lines), and show it finding a planted race.
 - `rust-toolchain.toml`: the pinned nightly the device build needs (`rustup` installs it:
   `rustup toolchain install` in this directory, with `rust-src`).
 - `.cargo/config.toml` and `build/cuda-base/`: what `cust` needs on a machine without CUDA.

@@ -131,6 +131,7 @@ fn check_kernels(target: &Target) -> Result<()> {
     Ok(())
 }
 
+// ANCHOR: checker_tests
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,3 +169,4 @@ mod tests {
         assert!(race.second.site.file().ends_with("main.rs"), "{report}");
     }
 }
+// ANCHOR_END: checker_tests
