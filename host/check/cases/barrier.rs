@@ -56,6 +56,14 @@ pub(super) fn cases() -> Vec<Case> {
         ),
         case!(
             "barrier",
+            K::XpxArticle.name(),
+            Stuck,
+            "3 × 40, W = 101, up to 100 rounds",
+            "the article's counter, reused: a waiter misses its brief zero and waits for ever",
+            |t| article(t)
+        ),
+        case!(
+            "barrier",
             K::XpxCountToN.name(),
             DataRace,
             "3 × 40, W = 101, 3 rounds",
@@ -185,6 +193,43 @@ fn grid_absent(t: &Target) -> Result<Ran> {
             cfg,
             LaunchMode::Plain,
             (barrier.ptr(), 1u32)
+        )?
+    };
+    t.synchronize()?;
+    match barrier.check(t) {
+        Err(e @ Error::BarrierTimeout { .. }) => Ok(Ran::Stuck(e.to_string())),
+        Err(e) => Err(e),
+        Ok(()) => Ok(Ran::Finished),
+    }
+}
+
+/// Rounds of `xpx_article`: far more than its first miss needs. Under the checker a waiter misses
+/// the counter's zero at about one barrier in fifteen, so 200 barriers all passing is about one
+/// run in a million.
+const ARTICLE_ROUNDS: u32 = 100;
+
+/// The bound on the article's waits: far above a barrier's wait in a checked run of 3 blocks,
+/// short enough that the stuck run costs little.
+const ARTICLE_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// `xpx_article` for up to [`ARTICLE_ROUNDS`] rounds: the first barrier whose zero a waiter
+/// misses leaves it waiting, and every other block at the next barrier with it, until the
+/// timeout — when every block returns.
+fn article(t: &Target) -> Result<Ran> {
+    let w = 101;
+    let barrier = crate::DeviceGridBarrier::with_timeout(t, ARTICLE_TIMEOUT)?;
+    let x = t.upload(&crate::barrier::initial_x(w, 1))?;
+    let p = t.zeros::<f32>(w)?;
+    let cfg = LaunchConfig::linear(BLOCKS, THREADS);
+    // SAFETY: `x` and `p` hold `w` floats each; the barrier's live state.
+    unsafe {
+        crate::launch_grid_synced!(
+            t,
+            &barrier,
+            gpu::lessons::barrier::xpx_article,
+            cfg,
+            LaunchMode::Plain,
+            (x.ptr(), p.ptr(), w as u64, ARTICLE_ROUNDS, barrier.ptr())
         )?
     };
     t.synchronize()?;

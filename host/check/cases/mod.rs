@@ -41,7 +41,9 @@ mod hopper_checks;
 mod locks;
 mod mbarrier;
 mod neighbor;
+mod neighbor_cells;
 mod pipeline;
+mod primitives;
 mod race;
 mod reduce;
 mod reduce_typed;
@@ -55,6 +57,7 @@ pub fn cases() -> Vec<Case> {
         locks::cases(),
         barrier::cases(),
         atomics::cases(),
+        primitives::cases(),
         mbarrier::cases(),
         hopper::cases(),
         pipeline::cases(),
@@ -64,6 +67,7 @@ pub fn cases() -> Vec<Case> {
         histogram::cases(),
         dot::cases(),
         neighbor::cases(),
+        neighbor_cells::cases(),
         count_above::cases(),
     ]
     .concat()
