@@ -78,7 +78,7 @@ impl<T: Copy> Ptr<T> {
     /// The pointer `count` elements further: `p + count` in CUDA, `p.add(count)` in Rust.
     ///
     /// # Safety
-    /// As [`pointer::add`]: the result stays inside the allocation `self` points into.
+    /// As a raw pointer's `add`: the result stays inside the allocation `self` points into.
     #[inline(always)]
     pub const unsafe fn add(self, count: usize) -> Ptr<T> {
         Ptr {
