@@ -77,6 +77,7 @@ use crate::shared::shared_window_addr as shared_addr;
 /// writes `src` or `dst` meanwhile.
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn cp_async_4(dst: *mut u32, src: *const u32) {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: the caller upholds the contract above.
@@ -87,9 +88,10 @@ pub unsafe fn cp_async_4(dst: *mut u32, src: *const u32) {
         )
     };
     #[cfg(not(target_arch = "nvptx64"))]
-    // SAFETY: the caller upholds the contract above.
+    // SAFETY: the caller upholds the contract above. The simulator copies at once: the checker
+    // sees the issuing thread's load and store, here.
     unsafe {
-        dst.write(src.read())
+        crate::mem::Ptr::new(dst).store(crate::mem::Ptr::new(src.cast_mut()).load())
     };
 }
 
@@ -101,6 +103,7 @@ pub unsafe fn cp_async_4(dst: *mut u32, src: *const u32) {
 /// As [`cp_async_4`], for 8-byte-aligned elements.
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn cp_async_8(dst: *mut u64, src: *const u64) {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: the caller upholds the contract above.
@@ -111,9 +114,10 @@ pub unsafe fn cp_async_8(dst: *mut u64, src: *const u64) {
         )
     };
     #[cfg(not(target_arch = "nvptx64"))]
-    // SAFETY: the caller upholds the contract above.
+    // SAFETY: the caller upholds the contract above. The simulator copies at once: the checker
+    // sees the issuing thread's load and store, here.
     unsafe {
-        dst.write(src.read())
+        crate::mem::Ptr::new(dst).store(crate::mem::Ptr::new(src.cast_mut()).load())
     };
 }
 
@@ -125,6 +129,7 @@ pub unsafe fn cp_async_8(dst: *mut u64, src: *const u64) {
 /// As [`cp_async_4`], for 16-byte-aligned elements.
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn cp_async_16(dst: *mut [u32; 4], src: *const [u32; 4]) {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: the caller upholds the contract above.
@@ -135,9 +140,10 @@ pub unsafe fn cp_async_16(dst: *mut [u32; 4], src: *const [u32; 4]) {
         )
     };
     #[cfg(not(target_arch = "nvptx64"))]
-    // SAFETY: the caller upholds the contract above.
+    // SAFETY: the caller upholds the contract above. The simulator copies at once: the checker
+    // sees the issuing thread's load and store, here.
     unsafe {
-        dst.write(src.read())
+        crate::mem::Ptr::new(dst).store(crate::mem::Ptr::new(src.cast_mut()).load())
     };
 }
 
@@ -158,6 +164,7 @@ pub unsafe fn cp_async_16(dst: *mut [u32; 4], src: *const [u32; 4]) {
 /// allocation; `src_bytes <= 16`.
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 #[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn cp_async_16_zfill(dst: *mut [u32; 4], src: *const u8, src_bytes: u32) {
     #[cfg(target_arch = "nvptx64")]
     // SAFETY: the caller upholds the contract above.
@@ -171,10 +178,19 @@ pub unsafe fn cp_async_16_zfill(dst: *mut [u32; 4], src: *const u8, src_bytes: u
     {
         let mut bytes = [0u8; 16];
         let n = (src_bytes as usize).min(16);
+        // The checker sees the `n` bytes read and the 16 written, by the issuing thread, here.
+        if n > 0 {
+            crate::sim::check::report_access(
+                crate::sim::check::AccessKind::Load,
+                src as usize,
+                n as u32,
+                false,
+            );
+        }
         // SAFETY: the caller upholds the contract above: `src[..n]` and `dst` are valid.
         unsafe {
             core::ptr::copy_nonoverlapping(src, bytes.as_mut_ptr(), n);
-            dst.cast::<[u8; 16]>().write(bytes);
+            crate::mem::Ptr::new(dst.cast::<[u8; 16]>()).store(bytes);
         }
     }
 }

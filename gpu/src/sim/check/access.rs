@@ -245,15 +245,20 @@ pub enum FindingKind {
     /// every thread takes, which PTX leaves undefined and `compute-sanitizer --tool synccheck`
     /// reports as divergent threads. Both sides are the barriers' call sites.
     BarrierDivergence,
+    /// Not a race either: a read of shared memory that no access of the launch has written —
+    /// on a GPU, whatever the last kernel left there (the simulator's shared memory is zeroed,
+    /// which hides it). Both sides are the read.
+    UninitializedRead,
 }
 
 impl FindingKind {
-    /// `data race`, `scope race` or `barrier divergence`.
+    /// `data race`, `scope race`, `barrier divergence` or `uninitialized read`.
     pub const fn name(self) -> &'static str {
         match self {
             FindingKind::DataRace => "data race",
             FindingKind::ScopeRace => "scope race",
             FindingKind::BarrierDivergence => "barrier divergence",
+            FindingKind::UninitializedRead => "uninitialized read",
         }
     }
 }

@@ -22,13 +22,17 @@ pub struct Finding {
 
 impl std::fmt::Display for Finding {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{}: {}\n  and {}",
-            self.kind.name(),
-            self.second,
-            self.first
-        )?;
+        if self.first == self.second {
+            write!(f, "{}: {}", self.kind.name(), self.second)?;
+        } else {
+            write!(
+                f,
+                "{}: {}\n  and {}",
+                self.kind.name(),
+                self.second,
+                self.first
+            )?;
+        }
         if self.count > 1 {
             write!(f, "\n  ({} times between these two call sites)", self.count)?;
         }

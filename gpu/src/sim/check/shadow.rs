@@ -16,7 +16,7 @@
 //! thread; past [`Options::records_per_granule`](super::Options::records_per_granule) of one
 //! kind the oldest is forgotten (counted in the report: a race with it may go unseen).
 
-use super::access::{AccessKind, Bytes, FindingKind, Mode, VolatileAs, classify, covers};
+use super::access::{AccessKind, Bytes, FindingKind, Mode, Space, VolatileAs, classify, covers};
 use super::clock::{Meter, VectorClock};
 use super::shape::Shape;
 use super::sync::Releases;
@@ -62,6 +62,9 @@ pub(super) struct Cell {
     reads: Vec<Record>,
     /// The releases kept at each atomic location that starts in this granule.
     locations: Vec<(usize, u32, Releases)>,
+    /// The bytes written so far in this launch (bit *i*: byte *i*): a read of shared memory
+    /// outside them reads what the hardware left there.
+    written: u8,
 }
 
 impl Cell {
@@ -77,6 +80,15 @@ impl Cell {
     ) -> (u64, isize) {
         let ordered = |r: &Record| r.slot == new.slot || r.clock <= clock.get(r.slot);
         let me = rules.shape.thread_of(new.slot);
+        // Shared memory starts undefined on a GPU (the simulator's is zeroed): a read of bytes
+        // no access of this launch has written is initcheck's finding, for shared memory.
+        let reads = matches!(new.kind, AccessKind::Load | AccessKind::Rmw);
+        if reads && new.bytes.space == Space::Shared && new.mask & !self.written != 0 {
+            race(new, FindingKind::UninitializedRead);
+        }
+        if new.kind.writes() {
+            self.written |= new.mask;
+        }
         let lists: &[&Vec<Record>] = if new.kind.writes() {
             &[&self.writes, &self.reads]
         } else {

@@ -75,7 +75,8 @@ fn a_block_scope_counter_shared_by_two_blocks_is_a_scope_race() {
 fn a_block_scope_counter_within_one_block_does_not_race() {
     let (checker, l) = launch(2, 2);
     let [mut a, mut b] = threads(&l, [tid(1, 0), tid(1, 1)]);
-    let x = Bytes::shared(X, 4);
+    // (In global memory: a shared word would be read uninitialized by the first add.)
+    let x = Bytes::global(X, 4);
     atomic_add(&mut a, x, Order::Relaxed, ThreadScope::Block);
     atomic_add(&mut b, x, Order::Relaxed, ThreadScope::Block);
     let r = finish(&checker, l, [a, b]);

@@ -184,7 +184,8 @@ fn cluster_scope_atomics_are_morally_strong_within_the_cluster_only() {
     let shape = Shape::new(4, 1).with_clusters(vec![0, 0, 1, 1]).unwrap();
     let l = checker.launch(shape).unwrap();
     let mut ts = threads(&l, [tid(0, 0), tid(1, 0), tid(2, 0)]);
-    let x = Bytes::shared(X, 4);
+    // Global memory: the first add of a shared word would read it uninitialized.
+    let x = Bytes::global(X, 4);
     atomic_add(&mut ts[0], x, Order::Relaxed, ThreadScope::Cluster);
     atomic_add(&mut ts[1], x, Order::Relaxed, ThreadScope::Cluster);
     let r = finish(&checker, l, ts);
