@@ -116,7 +116,20 @@ pub(super) struct Kept<'a> {
 /// What a thread's relaxed reads met, for its next acquire fence to take: per scope of the read
 /// and block of the releasing thread, the join of the releases met.
 #[derive(Debug, Default)]
-pub(super) struct Pending(Vec<(ThreadScope, Instance, Arc<SyncClock>)>);
+pub(super) struct Pending(Vec<Met>);
+
+/// One entry of [`Pending`].
+#[derive(Debug)]
+struct Met {
+    read: ThreadScope,
+    from: Instance,
+    /// The join of the releases met.
+    clock: Arc<SyncClock>,
+    /// The last release joined in. Holding it keeps it shared, so its location cannot change it
+    /// in place: the same pointer is the same clock, and a spin that meets it again and again
+    /// (a failed compare-and-swap, a relaxed poll) joins it once.
+    last: Arc<SyncClock>,
+}
 
 impl Pending {
     /// Remembers what a relaxed read of scope `read` met.
@@ -124,11 +137,19 @@ impl Pending {
         match self
             .0
             .iter_mut()
-            .find(|(s, from, _)| *s == read && *from == kept.from)
+            .find(|m| m.read == read && m.from == kept.from)
         {
-            Some((_, _, c)) if Arc::ptr_eq(c, kept.clock) => {}
-            Some((_, _, c)) => SyncClock::join(c, kept.clock.clock()),
-            None => self.0.push((read, kept.from, Arc::clone(kept.clock))),
+            Some(m) if Arc::ptr_eq(&m.last, kept.clock) => {}
+            Some(m) => {
+                SyncClock::join(&mut m.clock, kept.clock.clock());
+                m.last = Arc::clone(kept.clock);
+            }
+            None => self.0.push(Met {
+                read,
+                from: kept.from,
+                clock: Arc::clone(kept.clock),
+                last: Arc::clone(kept.clock),
+            }),
         }
     }
 
@@ -142,10 +163,10 @@ impl Pending {
         scope: ThreadScope,
         into: &mut VectorClock,
     ) {
-        self.0.retain(|(read, from, clock)| {
-            let mine = shape.instance(me, scope.min(*read));
-            if shape.within(*from, mine) {
-                into.join(clock.clock());
+        self.0.retain(|m| {
+            let mine = shape.instance(me, scope.min(m.read));
+            if shape.within(m.from, mine) {
+                into.join(m.clock.clock());
                 false
             } else {
                 true
