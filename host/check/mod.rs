@@ -83,16 +83,20 @@ pub enum Expect {
     ScopeRace,
     /// A wait that cannot complete: the kernel's bounded wait gave up (a deadlock).
     Stuck,
+    /// A read of shared memory that nothing of the launch wrote
+    /// ([`FindingKind::UninitializedRead`]).
+    Uninitialized,
 }
 
 impl Expect {
-    /// `clean`, `data race`, `scope race`, `stuck wait`.
+    /// `clean`, `data race`, `scope race`, `stuck wait`, `uninit read`.
     pub const fn name(self) -> &'static str {
         match self {
             Expect::Clean => "clean",
             Expect::DataRace => "data race",
             Expect::ScopeRace => "scope race",
             Expect::Stuck => "stuck wait",
+            Expect::Uninitialized => "uninit read",
         }
     }
 }
@@ -283,6 +287,7 @@ pub fn run_case(case: &Case, options: Options, cost: bool) -> CaseOutcome {
             Expect::DataRace if has(FindingKind::DataRace) => Verdict::Ok,
             Expect::ScopeRace if has(FindingKind::ScopeRace) => Verdict::Ok,
             Expect::Stuck if stuck.is_some() => Verdict::Ok,
+            Expect::Uninitialized if has(FindingKind::UninitializedRead) => Verdict::Ok,
             _ => Verdict::Missed,
         }
     };

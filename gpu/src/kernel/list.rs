@@ -56,6 +56,7 @@ kernel_list! {
     HistogramGlobal => histogram_global,
     HistogramShared => histogram_shared,
     HistogramSharedRows => histogram_shared_rows,
+    HistogramSharedUnzeroed => histogram_shared_unzeroed,
     HistogramWarp => histogram_warp,
     HistogramVec16 => histogram_vec16,
     HistogramLane => histogram_lane,

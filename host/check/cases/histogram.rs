@@ -38,6 +38,14 @@ pub(super) fn cases() -> Vec<Case> {
         ),
         case!(
             "histogram",
+            K::HistogramSharedUnzeroed.name(),
+            Uninitialized,
+            "3 × 40, 5003 bytes",
+            "the shared bins counted into without zeroing them first",
+            unzeroed
+        ),
+        case!(
+            "histogram",
             K::HistogramWarp.name(),
             Clean,
             "5003 bytes",
@@ -131,5 +139,27 @@ fn histogram_u16(t: &Target, kernel: WideKernel) -> Result<Ran> {
     launch.launch()?;
     let got = launch.result()?;
     crate::histogram::wide::check(kernel, &got, &crate::histogram::histogram_u16_cpu(&values))?;
+    Ok(Ran::Finished)
+}
+
+/// `histogram_shared_unzeroed` over 5003 random bytes into 256 bins: right on the simulator,
+/// whose shared memory starts zeroed; the checker's business is the bins' first reads.
+fn unzeroed(t: &Target) -> Result<Ran> {
+    let len = 5003;
+    let data = crate::histogram::uniform_bytes(len, 1);
+    let buf = t.upload(&data)?;
+    let histo = t.zeros::<u64>(256)?;
+    let shared = gpu::lessons::histogram::shared_u64_bytes(256);
+    let cfg = LaunchConfig::linear(BLOCKS, THREADS).with_shared_bytes(shared);
+    // SAFETY: `buf` holds `len` bytes, `histo` 256 zeroed bins; the launch gives the bins'
+    // shared memory.
+    unsafe {
+        crate::launch!(
+            t,
+            gpu::lessons::histogram::histogram_shared_unzeroed,
+            cfg,
+            (buf.ptr().cast_const(), len as u64, histo.ptr(), 256u32)
+        )?
+    };
     Ok(Ran::Finished)
 }

@@ -52,7 +52,10 @@ pub use pipeline::{
     PIPELINE_COLUMNS, PIPELINE_STAGE_BYTES, PIPELINE_STAGES, PIPELINE_THREADS_PER_BLOCK,
     histogram_pipeline, pipeline_shared_bytes,
 };
-pub use source::{histogram_global, histogram_shared, histogram_shared_rows, shared_u64_bytes};
+pub use source::{
+    histogram_global, histogram_shared, histogram_shared_rows, histogram_shared_unzeroed,
+    shared_u64_bytes,
+};
 pub use warp::{WARP_BINS, histogram_vec16, histogram_warp, warp_shared_bytes};
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]
 pub use wide::histogram_u16_cluster;

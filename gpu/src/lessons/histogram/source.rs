@@ -112,6 +112,46 @@ kernel! {
 }
 // ANCHOR_END: shared
 
+// ANCHOR: shared_unzeroed
+kernel! {
+    /// [`histogram_shared`] without zeroing its shared bins: each block counts on top of
+    /// whatever its shared memory held.
+    ///
+    /// What can go wrong: shared memory is not cleared between kernels. On a GPU the bins
+    /// start from what the last kernel on that SM left in those bytes — zero on a fresh
+    /// context, often, and garbage after another kernel — so the histogram is right in a test
+    /// and wrong in a program. The simulator's shared memory starts zeroed, so the counts are
+    /// right there too; the checker reports the first read of each bin (the block-scope add,
+    /// and the flush's load of a bin the block never counted) as an uninitialized read, with
+    /// its line. compute-sanitizer's initcheck watches global memory only.
+    pub unsafe fn histogram_shared_unzeroed(arr: *const u8, len: u64, histo: *mut u64, bins: u32) {
+        let arr = Ptr::new(arr.cast_mut());
+        // SAFETY: the launch gave `bins` u64 of dynamic shared memory.
+        let histo_local = Ptr::new(unsafe { dynamic_shared::<u64>() });
+        // (No zeroing here: the lesson.)
+        for iarr in grid_stride(len as usize) {
+            // SAFETY: `iarr < len`.
+            let byte = unsafe { arr.add(iarr).load() } as u32;
+            if in_bins(byte, bins) {
+                // SAFETY: `byte < bins`; the bins are touched only atomically, by this block.
+                unsafe { atomic_add_block(histo_local.add(byte as usize).as_ptr(), 1u64) };
+            }
+        }
+        sync_threads(); // every count is in before any thread reads a bin
+        let mut bin = thread_idx_x();
+        while bin < bins {
+            // SAFETY: `bin < bins`; after the barrier the shared bins are only read.
+            let count = unsafe { histo_local.add(bin as usize).load() };
+            if count != 0 {
+                // SAFETY: `histo` has `bins` u64, touched only atomically during the launch.
+                unsafe { atomic_add_device(histo.add(bin as usize), count) };
+            }
+            bin += block_dim_x();
+        }
+    }
+}
+// ANCHOR_END: shared_unzeroed
+
 kernel! {
     /// An instrument, not a histogram to use: [`histogram_shared`] with its final atomics
     /// replaced by plain stores of the block's non-zero bins into the block's own row,
