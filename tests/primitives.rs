@@ -6,36 +6,8 @@ mod checker;
 mod common;
 
 use gpu::checks::primitives::WARP_CHECK_FIELDS;
+use gridsync::primitives::warp::warp_check_row;
 use gridsync::{LaunchConfig, Target, launch};
-
-/// What `warp_check` must write for thread `g` of a grid of `blocks × block` threads.
-fn expected_row(input: &[u32], block: usize, g: usize) -> [Option<u32>; WARP_CHECK_FIELDS] {
-    let t = g % block;
-    let lane = t % 32;
-    let base = g - lane;
-    let lanes = (block - (t - lane)).min(32);
-    let exists = |l: usize| l < lanes;
-    let v = input[g];
-    let ballot = (0..lanes)
-        .filter(|&l| input[base + l] & 1 == 1)
-        .fold(0u32, |b, l| b | 1 << l);
-    let block_start = g - t;
-    let sum = input[block_start..block_start + block]
-        .iter()
-        .fold(0u32, |s, x| s.wrapping_add(*x));
-    let down = exists(lane + 1).then(|| input[g + 1]);
-    [
-        Some(lane as u32),
-        Some(input[base]),
-        Some(if lane == 0 { v } else { input[g - 1] }),
-        down,
-        exists(lane ^ 1).then(|| input[base + (lane ^ 1)]),
-        Some(ballot),
-        Some(sum),
-        exists(lane + 1).then(|| (g + 1) as u32),
-        down,
-    ]
-}
 
 fn check_warp_primitives(target: &Target, blocks: u32, block: u32) {
     let mut rng = common::rng();
@@ -58,7 +30,7 @@ fn check_warp_primitives(target: &Target, blocks: u32, block: u32) {
     };
     let got = target.download(&out).unwrap();
     for g in 0..n {
-        for (f, want) in expected_row(&input, block as usize, g).iter().enumerate() {
+        for (f, want) in warp_check_row(&input, block as usize, g).iter().enumerate() {
             if let Some(want) = want {
                 let have = got[g * WARP_CHECK_FIELDS + f];
                 assert_eq!(

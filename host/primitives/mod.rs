@@ -4,3 +4,4 @@
 
 pub mod barrier;
 pub mod lock;
+pub mod warp;
