@@ -119,9 +119,9 @@ enum Command {
     /// failure or device memory not given back.
     Stress(cli::stress::StressArgs),
     /// The checker, on the simulator, no GPU needed: every lesson and library kernel at small
-    /// shapes with every access followed — data races, scope races and stuck waits reported
-    /// with both source lines; each broken kernel must be found, every other one clean
-    /// (exit status 4 otherwise).
+    /// shapes with every access followed — data races, scope races, barrier divergence,
+    /// uninitialized shared memory and stuck waits reported with both source lines; each broken
+    /// kernel must be found, every other one clean (exit status 4 otherwise).
     Check(cli::check::CheckArgs),
     /// A new project of your own kernels on gridsync's primitives (like `cargo new`): the host
     /// program, the `kernels/` device crate, the PTX build and the pinned toolchain; `cargo run

@@ -8,8 +8,8 @@ use gridsync::{Error, Result};
 
 #[derive(Args)]
 pub struct CheckArgs {
-    /// Topics to check (race, locks, barrier, atomics, mbarrier, hopper, pipeline, reduce,
-    /// streams, histogram, dot, neighbor, count-above) [default: all].
+    /// Topics to check (race, locks, barrier, atomics, primitives, mbarrier, hopper, pipeline,
+    /// reduce, streams, histogram, dot, neighbor, count-above) [default: all].
     #[arg(value_name = "TOPIC")]
     topics: Vec<String>,
     /// Count a volatile access as a plain one (stricter than PTX, which counts it relaxed at
