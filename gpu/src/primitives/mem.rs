@@ -102,7 +102,13 @@ impl<T: Copy> Ptr<T> {
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn load(self) -> T {
         #[cfg(not(target_arch = "nvptx64"))]
-        report(self.p, crate::sim::check::AccessKind::Load, false);
+        {
+            report(self.p, crate::sim::check::AccessKind::Load, false);
+            // SAFETY: the caller's contract.
+            if let Some(v) = unsafe { weak_load(self.p, false) } {
+                return v;
+            }
+        }
         // SAFETY: the caller's contract.
         unsafe { self.p.read() }
     }
@@ -115,7 +121,13 @@ impl<T: Copy> Ptr<T> {
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn store(self, v: T) {
         #[cfg(not(target_arch = "nvptx64"))]
-        report(self.p, crate::sim::check::AccessKind::Store, false);
+        {
+            report(self.p, crate::sim::check::AccessKind::Store, false);
+            // SAFETY: the caller's contract.
+            if unsafe { weak_store(self.p, v, false) } {
+                return;
+            }
+        }
         // SAFETY: the caller's contract.
         unsafe { self.p.write(v) }
     }
@@ -129,7 +141,13 @@ impl<T: Copy> Ptr<T> {
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn load_volatile(self) -> T {
         #[cfg(not(target_arch = "nvptx64"))]
-        report(self.p, crate::sim::check::AccessKind::Load, true);
+        {
+            report(self.p, crate::sim::check::AccessKind::Load, true);
+            // SAFETY: the caller's contract.
+            if let Some(v) = unsafe { weak_load(self.p, true) } {
+                return v;
+            }
+        }
         // SAFETY: the caller's contract.
         unsafe { self.p.read_volatile() }
     }
@@ -142,7 +160,13 @@ impl<T: Copy> Ptr<T> {
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn store_volatile(self, v: T) {
         #[cfg(not(target_arch = "nvptx64"))]
-        report(self.p, crate::sim::check::AccessKind::Store, true);
+        {
+            report(self.p, crate::sim::check::AccessKind::Store, true);
+            // SAFETY: the caller's contract.
+            if unsafe { weak_store(self.p, v, true) } {
+                return;
+            }
+        }
         // SAFETY: the caller's contract.
         unsafe { self.p.write_volatile(v) }
     }
@@ -154,4 +178,70 @@ impl<T: Copy> Ptr<T> {
 #[inline(always)]
 fn report<T>(p: *const T, kind: crate::sim::check::AccessKind, volatile: bool) {
     crate::sim::check::report_access(kind, p as usize, size_of::<T>() as u32, volatile);
+}
+
+/// The weak memory's width for a `T`, where it has one (4 and 8 bytes).
+#[cfg(not(target_arch = "nvptx64"))]
+fn weak_width<T>() -> Option<crate::sim::weak::sched::Width> {
+    use crate::sim::weak::sched::Width;
+    match size_of::<T>() {
+        4 => Some(Width::W32),
+        8 => Some(Width::W64),
+        _ => None,
+    }
+}
+
+/// In a weak launch ([`sim::weak::scoped`](crate::sim::weak::scoped)), a load of a 4- or
+/// 8-byte `T` from the weak memory — plain as PTX's weak load (it may keep returning what it
+/// read until a fence or an acquire lets it see more), volatile as relaxed; `None` elsewhere,
+/// and for other widths, which read the host's memory.
+///
+/// # Safety
+/// As [`Ptr::load`].
+#[cfg(not(target_arch = "nvptx64"))]
+unsafe fn weak_load<T: Copy>(p: *const T, volatile: bool) -> Option<T> {
+    use crate::sim::weak::LoadKind;
+    let width = weak_width::<T>()?;
+    let kind = if volatile {
+        LoadKind::Relaxed
+    } else {
+        LoadKind::Weak
+    };
+    let bits = crate::sim::weak_op(|w, me| w.load(me, p as usize, width, kind))?;
+    let bytes = bits.to_le_bytes();
+    // SAFETY: `T` is 4 or 8 bytes of plain data (it was read from memory as such), and the
+    // first `size_of::<T>()` bytes of the little-endian value are its bytes.
+    Some(unsafe { core::mem::transmute_copy::<[u8; 8], T>(&bytes) })
+}
+
+/// In a weak launch, a store of a 4- or 8-byte `T` to the weak memory (which writes the host's
+/// memory too); whether it was one.
+///
+/// # Safety
+/// As [`Ptr::store`].
+#[cfg(not(target_arch = "nvptx64"))]
+unsafe fn weak_store<T: Copy>(p: *mut T, v: T, volatile: bool) -> bool {
+    use crate::sim::weak::StoreKind;
+    let Some(width) = weak_width::<T>() else {
+        return false;
+    };
+    if !crate::sim::in_weak_launch() {
+        return false;
+    }
+    let mut bytes = [0u8; 8];
+    // SAFETY: `v` is `size_of::<T>()` (4 or 8) bytes; `bytes` holds 8.
+    unsafe {
+        core::ptr::copy_nonoverlapping(
+            (&raw const v).cast::<u8>(),
+            bytes.as_mut_ptr(),
+            size_of::<T>(),
+        )
+    };
+    let bits = u64::from_le_bytes(bytes);
+    let kind = if volatile {
+        StoreKind::Relaxed
+    } else {
+        StoreKind::Weak
+    };
+    crate::sim::weak_op(|w, me| w.store(me, p as usize, width, bits, kind)).is_some()
 }
