@@ -30,9 +30,18 @@ enum Memory<T> {
         ptr: cu::CUdeviceptr,
         context: Arc<Context>,
     },
-    /// Host memory the simulated threads reach through raw pointers.
-    Host(Box<[UnsafeCell<T>]>),
+    /// Host memory the simulated threads reach through raw pointers: the buffer's `len`
+    /// values, then a guard zone of at least [`SIM_GUARD_BYTES`] that no kernel may touch,
+    /// registered with the checker, which reports an access there as out of bounds (and which
+    /// keeps a kernel's overrun off other host memory).
+    Host {
+        cells: Box<[UnsafeCell<T>]>,
+        _registered: gpu::sim::check::Allocation,
+    },
 }
+
+/// The guard zone behind each simulator buffer, in bytes.
+pub const SIM_GUARD_BYTES: usize = 256;
 
 /// `len` values of `T` on a [`Target`]. Freed on drop.
 pub struct Buffer<T: Plain> {
@@ -56,7 +65,7 @@ impl<T: Plain> Buffer<T> {
     pub fn ptr(&self) -> *mut T {
         match &self.memory {
             Memory::Device { ptr, .. } => *ptr as *mut T,
-            Memory::Host(cells) => UnsafeCell::raw_get(cells.as_ptr()),
+            Memory::Host { cells, .. } => UnsafeCell::raw_get(cells.as_ptr()),
         }
     }
 
@@ -113,13 +122,18 @@ impl Target {
                 // hold rather than abort in the allocator.
                 let what = format!("a simulator buffer of {len} elements");
                 crate::runtime::memory::check_host(&what, bytes as u64)?;
-                Ok(Buffer {
+                let guard = SIM_GUARD_BYTES.div_ceil(size_of::<T>());
+                let cells: Box<[UnsafeCell<T>]> = (0..len + guard)
                     // SAFETY: all-zero bytes are a valid `T` (`Plain`).
-                    memory: Memory::Host(
-                        (0..len)
-                            .map(|_| UnsafeCell::new(unsafe { std::mem::zeroed() }))
-                            .collect(),
-                    ),
+                    .map(|_| UnsafeCell::new(unsafe { std::mem::zeroed() }))
+                    .collect();
+                let start = UnsafeCell::raw_get(cells.as_ptr()) as usize;
+                let guard_bytes = guard * size_of::<T>();
+                Ok(Buffer {
+                    memory: Memory::Host {
+                        cells,
+                        _registered: gpu::sim::check::allocation(start, bytes, guard_bytes),
+                    },
                     len,
                 })
             }
@@ -166,8 +180,8 @@ impl Target {
     /// A driver error.
     pub fn fill_bytes<T: Plain>(&self, buf: &Buffer<T>, byte: u8) -> Result<()> {
         match (&buf.memory, self) {
-            (Memory::Host(cells), _) => {
-                for cell in cells.iter() {
+            (Memory::Host { cells, .. }, _) => {
+                for cell in &cells[..buf.len] {
                     // SAFETY: simulated launches return only when their grid is done, so no
                     // kernel touches the buffer now; every bit pattern is a valid `T` (`Plain`).
                     unsafe { cell.get().cast::<u8>().write_bytes(byte, size_of::<T>()) };
@@ -213,7 +227,7 @@ impl Target {
             )));
         }
         match (&buf.memory, self) {
-            (Memory::Host(cells), _) => {
+            (Memory::Host { cells, .. }, _) => {
                 for (cell, v) in cells.iter().zip(data) {
                     // SAFETY: no kernel runs while the host holds `&Buffer` here (the simulator's
                     // launches return only when done).
@@ -252,7 +266,10 @@ impl Target {
     pub fn download<T: Plain>(&self, buf: &Buffer<T>) -> Result<Vec<T>> {
         match (&buf.memory, self) {
             // SAFETY: as in `write`: no simulated kernel is running.
-            (Memory::Host(cells), _) => Ok(cells.iter().map(|c| unsafe { *c.get() }).collect()),
+            (Memory::Host { cells, .. }, _) => Ok(cells[..buf.len]
+                .iter()
+                .map(|c| unsafe { *c.get() })
+                .collect()),
             (Memory::Device { ptr, .. }, Target::Gpu(gpu)) => {
                 let mut out = Vec::<T>::with_capacity(buf.len);
                 if buf.bytes() > 0 {

@@ -522,3 +522,42 @@ fn sum_of_shared_words(zero_first: bool) {
     }
     std::hint::black_box(sum);
 }
+
+#[test]
+fn an_access_past_a_simulator_buffer_is_out_of_bounds_with_its_line() {
+    let run = |len: usize, touched: usize| {
+        let buf = gridsync::Target::Sim.zeros::<u32>(len).unwrap();
+        let p = buf.ptr() as usize;
+        let ((), report) = checked(Options::DEFAULT, || {
+            gpu::sim::launch(&LaunchConfig::linear(1, 1), || write_words(p, touched)).unwrap();
+        });
+        report
+    };
+    // Every word of a buffer of 10 (and of an empty one, none): nothing to report.
+    assert!(run(10, 10).is_clean());
+    assert!(run(0, 0).is_clean());
+    // One word past the end: reported with the store's line, its offset and the buffer's size.
+    let report = run(10, 11);
+    let oob: Vec<_> = report.of_kind(FindingKind::OutOfBounds).collect();
+    assert_eq!(oob.len(), 1, "{report}");
+    assert_eq!(
+        oob[0].second.site.line(),
+        line_of(THIS_RS, "unsafe { x.add(i).store(i as u32) };"),
+        "{report}"
+    );
+    assert!(
+        report
+            .to_string()
+            .contains("bytes 40..44 of a buffer of 40 bytes"),
+        "{report}"
+    );
+}
+
+/// Writes `words` words from the start of the `u32`s at `p`.
+fn write_words(p: usize, words: usize) {
+    let x = Ptr::new(p as *mut u32);
+    for i in 0..words {
+        // SAFETY: the buffer holds `words` words, or (on purpose) its guard zone takes the last.
+        unsafe { x.add(i).store(i as u32) };
+    }
+}

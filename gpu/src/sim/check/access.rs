@@ -249,16 +249,21 @@ pub enum FindingKind {
     /// on a GPU, whatever the last kernel left there (the simulator's shared memory is zeroed,
     /// which hides it). Both sides are the read.
     UninitializedRead,
+    /// An access of a checked launch that runs past the end of a buffer the simulator
+    /// allocated (into its guard zone): memcheck's out-of-bounds access. `second` is the
+    /// access; `first` spans the buffer (its first byte and length), at the same site.
+    OutOfBounds,
 }
 
 impl FindingKind {
-    /// `data race`, `scope race`, `barrier divergence` or `uninitialized read`.
+    /// `data race`, `scope race`, `barrier divergence`, `uninitialized read` or `out of bounds`.
     pub const fn name(self) -> &'static str {
         match self {
             FindingKind::DataRace => "data race",
             FindingKind::ScopeRace => "scope race",
             FindingKind::BarrierDivergence => "barrier divergence",
             FindingKind::UninitializedRead => "uninitialized read",
+            FindingKind::OutOfBounds => "out of bounds",
         }
     }
 }

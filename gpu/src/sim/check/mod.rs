@@ -27,6 +27,7 @@
 //! Host only, like the rest of the simulator.
 
 mod access;
+mod bounds;
 mod clock;
 mod mode;
 mod report;
@@ -39,6 +40,7 @@ mod thread;
 mod tests;
 
 pub use access::{Access, AccessKind, Bytes, FindingKind, Mode, Space, VolatileAs};
+pub use bounds::{Allocation, allocation};
 pub use clock::StopReason;
 pub(crate) use mode::{
     MBarrierUpdate, access as report_access, atomic as report_atomic, barrier_arrive,

@@ -22,7 +22,18 @@ pub struct Finding {
 
 impl std::fmt::Display for Finding {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.first == self.second {
+        if self.kind == FindingKind::OutOfBounds {
+            let (access, buffer) = (&self.second, &self.first.bytes);
+            let offset = access.bytes.addr.wrapping_sub(buffer.addr);
+            write!(
+                f,
+                "{}: {access}: bytes {offset}..{} of a buffer of {} bytes at {:#x}",
+                self.kind.name(),
+                offset + access.bytes.width as usize,
+                buffer.width,
+                buffer.addr
+            )?;
+        } else if self.first == self.second {
             write!(f, "{}: {}", self.kind.name(), self.second)?;
         } else {
             write!(

@@ -6,7 +6,7 @@
 //! `fence.sc`s — is reached under the lock of its shard, one lock at a time.
 
 use super::LaunchState;
-use super::access::{Access, AccessKind, Bytes, FindingKind, Mode};
+use super::access::{Access, AccessKind, Bytes, FindingKind, Mode, Space};
 use super::clock::{Meter, StopReason, SyncClock, VectorClock};
 use super::shadow::{Cell, Record, Rules, granules};
 use super::shape::{ThreadId, ThreadScope};
@@ -181,6 +181,7 @@ impl ThreadCheck {
         if let Mode::Atomic { order, scope } = mode {
             return self.atomic(kind, at, order, scope, site, || ());
         }
+        self.bounds(kind, at, mode, site);
         let (launch, me) = (&*self.launch, &mut self.me);
         if me.begin(&launch.meter) && at.width > 0 {
             let access = me.record(kind, at, mode, site);
@@ -242,6 +243,7 @@ impl ThreadCheck {
         site: &'static Location<'static>,
         op: impl FnOnce() -> (R, AccessKind),
     ) -> R {
+        self.bounds(kind, at, Mode::Atomic { order, scope }, site);
         let (launch, me) = (&*self.launch, &mut self.me);
         if !me.begin(&launch.meter) || at.width == 0 {
             return op().0;
@@ -350,6 +352,31 @@ impl ThreadCheck {
             kept.add_clock(shape.instance(me.id, scope), from, &me.clock, &launch.meter);
         });
         me.tick(&launch.meter);
+    }
+
+    /// Reports an access of global memory that overruns a buffer the simulator allocated
+    /// ([`FindingKind::OutOfBounds`]).
+    fn bounds(&self, kind: AccessKind, at: Bytes, mode: Mode, site: &'static Location<'static>) {
+        if at.space != Space::Global {
+            return;
+        }
+        let Some((start, len)) = super::bounds::overrun(at.addr, at.width) else {
+            return;
+        };
+        let access = Access {
+            thread: self.me.id,
+            site,
+            kind,
+            bytes: at,
+            mode,
+        };
+        let buffer = Access {
+            bytes: Bytes::global(start, len.min(u32::MAX as usize) as u32),
+            ..access
+        };
+        self.launch
+            .findings
+            .race(FindingKind::OutOfBounds, buffer, access);
     }
 
     /// Notes that this thread arrives at phase `phase` of its block's barrier from `site`: a
