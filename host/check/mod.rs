@@ -150,6 +150,8 @@ pub enum Verdict {
     FalsePositive,
     /// The run failed (an error other than the broken kernel's own).
     Failed,
+    /// Not run: on the weak memory, a kernel it does not simulate (clusters).
+    NotRun,
 }
 
 /// One access of a finding, as `gridsync check --json` writes it.
@@ -230,6 +232,10 @@ pub struct CaseOutcome {
 pub struct CheckReport {
     /// Whether volatile accesses counted as plain ones.
     pub volatile_as_plain: bool,
+    /// The weak memory's seed, where the launches ran on it.
+    pub weak_seed: Option<u64>,
+    /// Kernels not run (on the weak memory, those on clusters).
+    pub not_run: usize,
     /// Each kernel's outcome.
     pub kernels: Vec<CaseOutcome>,
     /// Broken kernels whose bug was not found.
@@ -258,18 +264,42 @@ pub fn topics() -> Vec<&'static str> {
     t
 }
 
-/// Runs one case on the simulator under the checker with `options`; with `cost`, first once
-/// without it, to time what the checker costs.
-pub fn run_case(case: &Case, options: Options, cost: bool) -> CaseOutcome {
-    let plain_ms = cost.then(|| {
+/// How `gridsync check` runs its cases.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct How {
+    /// The checker's options.
+    pub options: Options,
+    /// Also run each case once without the checker, timed, to show what the checker costs.
+    pub cost: bool,
+    /// Run every launch on the weak memory, seeded with this (`gpu::sim::weak::scoped`): a
+    /// stale read shows as a wrong answer too. Kernels on clusters, which the weak memory does
+    /// not simulate, are then not run ([`Verdict::NotRun`]). Not what `gridsync check` does:
+    /// the weak memory runs one thread at a time (the whole list takes minutes), its order of
+    /// threads is another run's, in which a race that needs a particular interleaving may not
+    /// happen (`xpx_plain_spin`'s, whose fences then order every arrival before the spin), and
+    /// `timer_check` compares clocks the weak scheduler's turns stretch.
+    pub weak: Option<u64>,
+}
+
+/// Runs one case on the simulator under the checker as `how` says.
+pub fn run_case(case: &Case, how: How) -> CaseOutcome {
+    let plain_ms = how.cost.then(|| {
         let start = Instant::now();
         // What the run says is the checked run's business; this one is only timed.
         let _ = (case.run)(&Target::Sim);
         start.elapsed().as_secs_f64() * 1e3
     });
     let start = Instant::now();
-    let (ran, report) = checked(options, || (case.run)(&Target::Sim));
+    let run = || checked(how.options, || (case.run)(&Target::Sim));
+    let (ran, report) = match how.weak {
+        Some(seed) => gpu::sim::weak::scoped(seed, run).0,
+        None => run(),
+    };
     let ms = start.elapsed().as_secs_f64() * 1e3;
+    let not_run = matches!(
+        &ran,
+        Err(Error::Sim(gpu::sim::SimError::Config(why))) if how.weak.is_some() && why.contains("weak memory")
+    );
     let (stuck, error) = match ran {
         Ok(Ran::Finished) => (None, None),
         Ok(Ran::Stuck(why)) => (Some(why), None),
@@ -278,7 +308,9 @@ pub fn run_case(case: &Case, options: Options, cost: bool) -> CaseOutcome {
         Err(e) => (None, Some(e.to_string())),
     };
     let has = |kind| report.of_kind(kind).next().is_some();
-    let verdict = if error.is_some() {
+    let verdict = if not_run {
+        Verdict::NotRun
+    } else if error.is_some() {
         Verdict::Failed
     } else {
         match case.expect {
@@ -319,16 +351,14 @@ pub fn run_case(case: &Case, options: Options, cost: bool) -> CaseOutcome {
     }
 }
 
-/// Runs the cases of `topics` (every case if empty) under the checker (with `cost`, each also
-/// once without it, timed); `progress` is called with (cases done, cases, the kernel about to
-/// run).
+/// Runs the cases of `topics` (every case if empty) under the checker, as `how` says;
+/// `progress` is called with (cases done, cases, the kernel about to run).
 ///
 /// # Errors
 /// [`Error::InvalidInput`] for a topic without cases (the message lists them).
 pub fn run(
     topics_asked: &[String],
-    options: Options,
-    cost: bool,
+    how: How,
     mut progress: impl FnMut(usize, usize, &str),
 ) -> Result<CheckReport> {
     let known = topics();
@@ -345,7 +375,7 @@ pub fn run(
     let mut kernels = Vec::with_capacity(chosen.len());
     for (i, case) in chosen.iter().enumerate() {
         progress(i, chosen.len(), case.kernel);
-        kernels.push(run_case(case, options, cost));
+        kernels.push(run_case(case, how));
     }
     progress(chosen.len(), chosen.len(), "");
     let count = |v| {
@@ -355,7 +385,9 @@ pub fn run(
             .count()
     };
     Ok(CheckReport {
-        volatile_as_plain: options.volatile == VolatileAs::Plain,
+        volatile_as_plain: how.options.volatile == VolatileAs::Plain,
+        weak_seed: how.weak,
+        not_run: count(Verdict::NotRun),
         missed: count(Verdict::Missed),
         false_positives: count(Verdict::FalsePositive),
         failed: count(Verdict::Failed),

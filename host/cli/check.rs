@@ -3,7 +3,7 @@
 
 use super::output::{Bar, print_json};
 use clap::Args;
-use gridsync::check::{CaseOutcome, CheckReport, Options, Verdict, VolatileAs, cases, run};
+use gridsync::check::{CaseOutcome, CheckReport, How, Options, Verdict, VolatileAs, cases, run};
 use gridsync::{Error, Result};
 
 #[derive(Args)]
@@ -29,16 +29,20 @@ pub fn command(args: &CheckArgs, json: bool) -> Result<()> {
     if args.list {
         return list(json);
     }
-    let options = Options {
-        volatile: if args.volatile_as_plain {
-            VolatileAs::Plain
-        } else {
-            VolatileAs::RelaxedSystem
+    let how = How {
+        options: Options {
+            volatile: if args.volatile_as_plain {
+                VolatileAs::Plain
+            } else {
+                VolatileAs::RelaxedSystem
+            },
+            ..Options::DEFAULT
         },
-        ..Options::DEFAULT
+        cost: args.cost,
+        weak: None,
     };
     let mut bar = Bar::new(!json, "check", "{prefix} [{bar:30}] {pos}/{len} {msg}");
-    let report = run(&args.topics, options, args.cost, |done, total, kernel| {
+    let report = run(&args.topics, how, |done, total, kernel| {
         bar.set(done as u64, total as u64, Some(kernel.to_string()))
     })?;
     drop(bar);
@@ -133,13 +137,15 @@ fn found(k: &CaseOutcome) -> String {
 fn print_report(r: &CheckReport) {
     println!(
         "the checker on the simulator: {} kernels at small shapes, every access followed with its \
-         happens-before (volatile as {})",
+         happens-before (volatile as {}){}",
         r.kernels.len(),
         if r.volatile_as_plain {
             "plain"
         } else {
             "PTX has it: relaxed at system scope"
-        }
+        },
+        r.weak_seed
+            .map_or(String::new(), |s| format!("; on the weak memory, seed {s}"))
     );
     println!();
     println!(
@@ -152,6 +158,7 @@ fn print_report(r: &CheckReport) {
             Verdict::Missed => "MISSED",
             Verdict::FalsePositive => "FALSE+",
             Verdict::Failed => "FAILED",
+            Verdict::NotRun => "not run",
         };
         println!(
             "  {:<12} {:<32} {:<11} {:<9} {}",
@@ -179,30 +186,37 @@ fn print_report(r: &CheckReport) {
             }
         }
     }
-    let broken = r
+    let run: Vec<&CaseOutcome> = r
         .kernels
         .iter()
-        .filter(|k| k.expect.name() != "clean")
-        .count();
-    let caught = r
-        .kernels
+        .filter(|k| k.verdict != Verdict::NotRun)
+        .collect();
+    let broken = run.iter().filter(|k| k.expect.name() != "clean").count();
+    let caught = run
         .iter()
         .filter(|k| k.expect.name() != "clean" && k.verdict == Verdict::Ok)
         .count();
-    let clean = r.kernels.len() - broken;
-    let clean_ok = r
-        .kernels
+    let clean = run.len() - broken;
+    let clean_ok = run
         .iter()
         .filter(|k| k.expect.name() == "clean" && k.verdict == Verdict::Ok)
         .count();
     println!();
     println!(
         "{} kernels: {caught} of {broken} broken kernels found, {clean_ok} of {clean} correct \
-         kernels clean; {} missed, {} false positives, {} failed runs",
+         kernels clean; {} missed, {} false positives, {} failed runs{}",
         r.kernels.len(),
         r.missed,
         r.false_positives,
-        r.failed
+        r.failed,
+        if r.not_run > 0 {
+            format!(
+                "; {} not run (clusters, which the weak memory does not simulate)",
+                r.not_run
+            )
+        } else {
+            String::new()
+        }
     );
 }
 

@@ -244,13 +244,33 @@ fn a_shared_word_read_after_the_barrier_is_clean() {
 }
 
 #[test]
-fn a_checked_launch_is_not_a_weak_one_yet() {
-    let ((r, _), _) = gpu::sim::weak::scoped(1, || {
-        checked(Options::default(), || {
-            gpu::sim::launch(&LaunchConfig::linear(1, 1), || {})
-        })
-    });
-    assert!(matches!(r, Err(gpu::sim::SimError::Config(_))), "{r:?}");
+fn a_weak_launch_is_checked_too() {
+    use gridsync::locks::{Shape, Variant, run_variant};
+    let run = |variant| {
+        let ((ran, report), _) = gpu::sim::weak::scoped(7, || {
+            checked(Options::DEFAULT, || {
+                let shape = Shape {
+                    blocks: 2,
+                    threads: 8,
+                };
+                let target = gridsync::Target::Sim;
+                run_variant(&target, variant, shape, 3, gridsync::MutexBounds::default())
+            })
+        });
+        (ran.unwrap(), report)
+    };
+    // The unfenced lock: its critical section races, found on the weak memory as on the
+    // host's (where its lost updates, if any, are the weak memory's doing).
+    let (lock, report) = run(Variant::Unfenced);
+    assert!(lock.counter <= lock.expected);
+    assert!(
+        report.of_kind(FindingKind::DataRace).next().is_some(),
+        "{report}"
+    );
+    // The fenced one: every update, nothing found.
+    let (lock, report) = run(Variant::Fenced);
+    assert_eq!(lock.counter, lock.expected);
+    assert!(report.is_clean(), "{report}");
 }
 
 /// Thread 0 of block 0 writes a global word, then the cluster's threads meet at the cluster

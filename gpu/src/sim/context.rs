@@ -217,10 +217,49 @@ pub(crate) fn weak<R>(op: impl FnOnce(&WeakLaunch, u32) -> R) -> Option<R> {
     let launch = unsafe { &*c.launch };
     let w = launch.weak.as_ref()?;
     let r = op(w, c.rank);
-    if let Err(why) = w.switch(c.rank, &|| launch.aborted()) {
+    if HOLD.get() > 0 {
+        // Inside one of the checker's locks: the thread keeps the token until it lets go.
+        HANDOFF_DUE.set(true);
+    } else if let Err(why) = w.switch(c.rank, &|| launch.aborted()) {
         launch.stuck(why, "a memory operation");
     }
     Some(r)
+}
+
+thread_local! {
+    /// How many [`HoldToken`]s the thread holds.
+    static HOLD: Cell<u32> = const { Cell::new(0) };
+    /// Whether a weak operation made while holding them owes the token a hand-off.
+    static HANDOFF_DUE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Keeps the weak launch's token with the calling thread while it lives: the checker holds one
+/// around the memory operations it makes under its own locks (an atomic, an `mbarrier`'s
+/// update), so that no other thread runs — and waits for that lock — before it is released.
+/// The hand-off the operations owe happens when the last one drops.
+pub(crate) struct HoldToken(());
+
+impl HoldToken {
+    pub(crate) fn new() -> HoldToken {
+        HOLD.set(HOLD.get() + 1);
+        HoldToken(())
+    }
+}
+
+impl Drop for HoldToken {
+    fn drop(&mut self) {
+        HOLD.set(HOLD.get() - 1);
+        if HOLD.get() == 0 && HANDOFF_DUE.replace(false) && !std::thread::panicking() {
+            let Some(c) = CTX.get() else { return };
+            // SAFETY: as in `weak`.
+            let launch = unsafe { &*c.launch };
+            if let Some(w) = launch.weak.as_ref()
+                && let Err(why) = w.switch(c.rank, &|| launch.aborted())
+            {
+                launch.stuck(why, "a memory operation");
+            }
+        }
+    }
 }
 
 /// Whether the calling thread runs in a weak launch ([`weak::scoped`](super::weak::scoped)):

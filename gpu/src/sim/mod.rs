@@ -255,12 +255,6 @@ pub fn launch<F: Fn() + Sync>(cfg: &LaunchConfig, kernel: F) -> Result<(), SimEr
         ));
     }
     let check = check::next_launch(cfg)?;
-    if weak.is_some() && check.is_some() {
-        return Err(SimError::Config(
-            "a launch is not checked and weak at once yet (check::checked inside weak::scoped)"
-                .into(),
-        ));
-    }
     let per_block = cfg.block.count() as u32;
     let launch = &Launch::new(cfg, weak, check);
     let kernel = &kernel;

@@ -53,20 +53,22 @@ macro_rules! native_fns {
         #[inline]
         #[track_caller]
         pub(super) unsafe fn $name(addr: *mut $bits, val: $bits, scope: Scope, order: Order) -> $bits {
-            let weak = weak_op(|w, me| {
-                w.rmw(me, addr as usize, Width::$w, order, |old| {
-                    let ($o, $v) = (old as $bits, val);
-                    Some($weak as u64)
-                })
-            });
-            if let Some(old) = weak {
-                return old as $bits;
-            }
             // SAFETY: the caller upholds the atomic module's contract: `addr` is valid, aligned
             // and only accessed atomically while the kernel runs.
             let a = unsafe { $atomic::from_ptr(addr.cast()) };
+            // The operation — on the weak memory in a weak launch — runs inside the checker's
+            // report, so that a weak launch is checked too.
             report_atomic(AccessKind::Rmw, addr as usize, size_of::<$bits>() as u32, order, scope, || {
-                a.$method(val as $val, rmw(order)) as $bits
+                let weak = weak_op(|w, me| {
+                    w.rmw(me, addr as usize, Width::$w, order, |old| {
+                        let ($o, $v) = (old as $bits, val);
+                        Some($weak as u64)
+                    })
+                });
+                match weak {
+                    Some(old) => old as $bits,
+                    None => a.$method(val as $val, rmw(order)) as $bits,
+                }
             })
         }
     )*};
@@ -131,24 +133,25 @@ macro_rules! width_fns {
         #[inline]
         #[track_caller]
         pub(super) unsafe fn $cas(addr: *mut $bits, cmp: $bits, val: $bits, scope: Scope, order: Order) -> $bits {
-            let weak = weak_op(|w, me| {
-                w.rmw(me, addr as usize, Width::$w, order, |old| {
-                    (old as $bits == cmp).then_some(val as u64)
-                })
-            });
-            if let Some(old) = weak {
-                return old as $bits;
-            }
             // SAFETY: as in `native_fns`.
             let a = unsafe { $atomic::from_ptr(addr) };
             // A failed swap wrote nothing: the checker takes it as a load.
             let (old, swapped) = report_compare_and_swap(addr as usize, size_of::<$bits>() as u32, order, scope, || {
+                let weak = weak_op(|w, me| {
+                    w.rmw(me, addr as usize, Width::$w, order, |old| {
+                        (old as $bits == cmp).then_some(val as u64)
+                    })
+                });
+                if let Some(old) = weak {
+                    let old = old as $bits;
+                    return ((old, old == cmp), old == cmp);
+                }
                 match a.compare_exchange(cmp, val, rmw(order), failure(order)) {
                     Ok(old) => ((old, true), true),
                     Err(old) => ((old, false), false),
                 }
             });
-            if !swapped {
+            if !swapped && !crate::sim::in_weak_launch() {
                 // A failed swap is usually one turn of a spin loop: give the core to the
                 // thread being waited for (a lock holder), as a GPU scheduler would issue
                 // another warp. Without it a few cores full of spinners starve the holder.
@@ -164,9 +167,6 @@ macro_rules! width_fns {
                 LoadOrder::Relaxed => LoadKind::Relaxed,
                 LoadOrder::Acquire => LoadKind::Acquire,
             };
-            if let Some(v) = weak_op(|w, me| w.load(me, addr as usize, Width::$w, kind)) {
-                return v as $bits;
-            }
             // SAFETY: as in `native_fns`; the load does not write through the pointer.
             let a = unsafe { $atomic::from_ptr(addr.cast_mut()) };
             let checked = match order {
@@ -174,7 +174,10 @@ macro_rules! width_fns {
                 LoadOrder::Acquire => Order::Acquire,
             };
             report_atomic(AccessKind::Load, addr as usize, size_of::<$bits>() as u32, checked, scope, || {
-                a.load(load_order(order))
+                match weak_op(|w, me| w.load(me, addr as usize, Width::$w, kind)) {
+                    Some(v) => v as $bits,
+                    None => a.load(load_order(order)),
+                }
             })
         }
 
@@ -185,9 +188,6 @@ macro_rules! width_fns {
                 StoreOrder::Relaxed => StoreKind::Relaxed,
                 StoreOrder::Release => StoreKind::Release,
             };
-            if weak_op(|w, me| w.store(me, addr as usize, Width::$w, val as u64, kind)).is_some() {
-                return;
-            }
             // SAFETY: as in `native_fns`.
             let a = unsafe { $atomic::from_ptr(addr) };
             let checked = match order {
@@ -195,7 +195,9 @@ macro_rules! width_fns {
                 StoreOrder::Release => Order::Release,
             };
             report_atomic(AccessKind::Store, addr as usize, size_of::<$bits>() as u32, checked, scope, || {
-                a.store(val, store_order(order))
+                if weak_op(|w, me| w.store(me, addr as usize, Width::$w, val as u64, kind)).is_none() {
+                    a.store(val, store_order(order))
+                }
             })
         }
     )*};

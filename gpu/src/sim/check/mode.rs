@@ -164,6 +164,9 @@ pub(crate) fn atomic<R>(
     if !maybe_checked() {
         return op();
     }
+    // In a weak launch the operation runs under the checker's lock: the token stays here
+    // until that lock is released.
+    let _hold = crate::sim::context::HoldToken::new();
     let site = Location::caller();
     THREAD.with(|t| match t.try_borrow_mut().as_deref_mut() {
         Ok(Some(c)) => c
@@ -187,6 +190,9 @@ pub(crate) fn compare_and_swap<R>(
     if !maybe_checked() {
         return op().0;
     }
+    // In a weak launch the operation runs under the checker's lock: the token stays here
+    // until that lock is released.
+    let _hold = crate::sim::context::HoldToken::new();
     let site = Location::caller();
     THREAD.with(|t| match t.try_borrow_mut().as_deref_mut() {
         Ok(Some(c)) => c
@@ -324,6 +330,9 @@ pub(crate) fn mbarrier_update(
     if !maybe_checked() {
         return op();
     }
+    // In a weak launch the operation runs under the checker's lock: the token stays here
+    // until that lock is released.
+    let _hold = crate::sim::context::HoldToken::new();
     THREAD.with(|t| match t.try_borrow_mut().as_deref_mut() {
         Ok(Some(c)) => c.check.with_mbarrier_phases(addr, |check, done| {
             match update {
@@ -360,6 +369,9 @@ pub(crate) fn mbarrier_test(
     if !maybe_checked() {
         return op();
     }
+    // In a weak launch the operation runs under the checker's lock: the token stays here
+    // until that lock is released.
+    let _hold = crate::sim::context::HoldToken::new();
     THREAD.with(|t| match t.try_borrow_mut().as_deref_mut() {
         Ok(Some(c)) => c.check.with_mbarrier_phases(addr, |check, done| {
             let complete = op();
