@@ -463,7 +463,7 @@ impl ClusterGridBarrier {
     pub unsafe fn from_ptr(state: *mut crate::grid::GridBarrierState) -> ClusterGridBarrier {
         use crate::atomic::{LoadOrder, Scope, load};
         // SAFETY: the caller's contract; nothing writes the setting during a launch.
-        let sleep_word = unsafe { (&raw const (*state).poll_sleep_ns).read() };
+        let sleep_word = unsafe { crate::mem::Ptr::new(&raw mut (*state).poll_sleep_ns).load() };
         // SAFETY: as above; the arrival word is only ever accessed atomically.
         let start = unsafe { load(&raw mut (*state).arrived, Scope::Device, LoadOrder::Relaxed) };
         ClusterGridBarrier {
