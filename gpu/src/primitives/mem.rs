@@ -102,15 +102,13 @@ impl<T: Copy> Ptr<T> {
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn load(self) -> T {
         #[cfg(not(target_arch = "nvptx64"))]
-        {
-            report(self.p, crate::sim::check::AccessKind::Load, false);
-            // SAFETY: the caller's contract.
-            if let Some(v) = unsafe { weak_load(self.p, false) } {
-                return v;
-            }
-        }
         // SAFETY: the caller's contract.
-        unsafe { self.p.read() }
+        return unsafe { sim_load(self.p, false) };
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: the caller's contract.
+        unsafe {
+            self.p.read()
+        }
     }
 
     /// A plain store: CUDA `*p = v`, PTX `st`.
@@ -121,15 +119,15 @@ impl<T: Copy> Ptr<T> {
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn store(self, v: T) {
         #[cfg(not(target_arch = "nvptx64"))]
-        {
-            report(self.p, crate::sim::check::AccessKind::Store, false);
-            // SAFETY: the caller's contract.
-            if unsafe { weak_store(self.p, v, false) } {
-                return;
-            }
-        }
         // SAFETY: the caller's contract.
-        unsafe { self.p.write(v) }
+        unsafe {
+            sim_store(self.p, v, false)
+        };
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: the caller's contract.
+        unsafe {
+            self.p.write(v)
+        }
     }
 
     /// A volatile load: CUDA `*(volatile T*)p`, PTX `ld.volatile`. Read from memory each time
@@ -141,15 +139,13 @@ impl<T: Copy> Ptr<T> {
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn load_volatile(self) -> T {
         #[cfg(not(target_arch = "nvptx64"))]
-        {
-            report(self.p, crate::sim::check::AccessKind::Load, true);
-            // SAFETY: the caller's contract.
-            if let Some(v) = unsafe { weak_load(self.p, true) } {
-                return v;
-            }
-        }
         // SAFETY: the caller's contract.
-        unsafe { self.p.read_volatile() }
+        return unsafe { sim_load(self.p, true) };
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: the caller's contract.
+        unsafe {
+            self.p.read_volatile()
+        }
     }
 
     /// A volatile store: PTX `st.volatile`. Not a release.
@@ -160,24 +156,16 @@ impl<T: Copy> Ptr<T> {
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn store_volatile(self, v: T) {
         #[cfg(not(target_arch = "nvptx64"))]
-        {
-            report(self.p, crate::sim::check::AccessKind::Store, true);
-            // SAFETY: the caller's contract.
-            if unsafe { weak_store(self.p, v, true) } {
-                return;
-            }
-        }
         // SAFETY: the caller's contract.
-        unsafe { self.p.write_volatile(v) }
+        unsafe {
+            sim_store(self.p, v, true)
+        };
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: the caller's contract.
+        unsafe {
+            self.p.write_volatile(v)
+        }
     }
-}
-
-/// The simulator's report of an access through `p`, where the kernel made it.
-#[cfg(not(target_arch = "nvptx64"))]
-#[track_caller]
-#[inline(always)]
-fn report<T>(p: *const T, kind: crate::sim::check::AccessKind, volatile: bool) {
-    crate::sim::check::report_access(kind, p as usize, size_of::<T>() as u32, volatile);
 }
 
 /// The weak memory's width for a `T`, where it has one (4 and 8 bytes).
@@ -191,57 +179,89 @@ fn weak_width<T>() -> Option<crate::sim::weak::sched::Width> {
     }
 }
 
-/// In a weak launch ([`sim::weak::scoped`](crate::sim::weak::scoped)), a load of a 4- or
-/// 8-byte `T` from the weak memory — plain as PTX's weak load (it may keep returning what it
-/// read until a fence or an acquire lets it see more), volatile as relaxed; `None` elsewhere,
-/// and for other widths, which read the host's memory.
+/// The simulator's side of a load through `p`: reported to the checker in a checked launch,
+/// where the kernel made it; then, in a weak launch and for a 4- or 8-byte `T`, made on the weak
+/// memory — plain as PTX's weak load (it may keep returning what it read until a fence or an
+/// acquire lets it see more), volatile as relaxed; otherwise read from the host's memory.
 ///
 /// # Safety
 /// As [`Ptr::load`].
 #[cfg(not(target_arch = "nvptx64"))]
-unsafe fn weak_load<T: Copy>(p: *const T, volatile: bool) -> Option<T> {
+#[track_caller]
+#[inline(always)]
+unsafe fn sim_load<T: Copy>(p: *const T, volatile: bool) -> T {
+    use crate::sim::check::{AccessKind, report_access};
     use crate::sim::weak::LoadKind;
-    let width = weak_width::<T>()?;
+    report_access(
+        AccessKind::Load,
+        p as usize,
+        size_of::<T>() as u32,
+        volatile,
+    );
     let kind = if volatile {
         LoadKind::Relaxed
     } else {
         LoadKind::Weak
     };
-    let bits = crate::sim::weak_op(|w, me| w.load(me, p as usize, width, kind))?;
-    let bytes = bits.to_le_bytes();
-    // SAFETY: `T` is 4 or 8 bytes of plain data (it was read from memory as such), and the
-    // first `size_of::<T>()` bytes of the little-endian value are its bytes.
-    Some(unsafe { core::mem::transmute_copy::<[u8; 8], T>(&bytes) })
+    let weak = weak_width::<T>()
+        .and_then(|width| crate::sim::weak_op(|w, me| w.load(me, p as usize, width, kind)));
+    match weak {
+        // SAFETY: `T` is 4 or 8 bytes of plain data (it was read from memory as such), and
+        // the first `size_of::<T>()` bytes of the little-endian value are its bytes.
+        Some(bits) => unsafe { core::mem::transmute_copy::<[u8; 8], T>(&bits.to_le_bytes()) },
+        // SAFETY: the caller's contract.
+        None if volatile => unsafe { p.read_volatile() },
+        // SAFETY: the caller's contract.
+        None => unsafe { p.read() },
+    }
 }
 
-/// In a weak launch, a store of a 4- or 8-byte `T` to the weak memory (which writes the host's
-/// memory too); whether it was one.
+/// The simulator's side of a store through `p`, as [`sim_load`]: reported, then made on the
+/// weak memory (which writes the host's memory too) or in the host's memory.
 ///
 /// # Safety
 /// As [`Ptr::store`].
 #[cfg(not(target_arch = "nvptx64"))]
-unsafe fn weak_store<T: Copy>(p: *mut T, v: T, volatile: bool) -> bool {
+#[track_caller]
+#[inline(always)]
+unsafe fn sim_store<T: Copy>(p: *mut T, v: T, volatile: bool) {
+    use crate::sim::check::{AccessKind, report_access};
     use crate::sim::weak::StoreKind;
-    let Some(width) = weak_width::<T>() else {
-        return false;
-    };
-    if !crate::sim::in_weak_launch() {
-        return false;
+    report_access(
+        AccessKind::Store,
+        p as usize,
+        size_of::<T>() as u32,
+        volatile,
+    );
+    if let Some(width) = weak_width::<T>()
+        && crate::sim::in_weak_launch()
+    {
+        let mut bytes = [0u8; 8];
+        // SAFETY: `v` is `size_of::<T>()` (4 or 8) bytes; `bytes` holds 8.
+        unsafe {
+            core::ptr::copy_nonoverlapping(
+                (&raw const v).cast::<u8>(),
+                bytes.as_mut_ptr(),
+                size_of::<T>(),
+            )
+        };
+        let (bits, kind) = (
+            u64::from_le_bytes(bytes),
+            if volatile {
+                StoreKind::Relaxed
+            } else {
+                StoreKind::Weak
+            },
+        );
+        if crate::sim::weak_op(|w, me| w.store(me, p as usize, width, bits, kind)).is_some() {
+            return;
+        }
     }
-    let mut bytes = [0u8; 8];
-    // SAFETY: `v` is `size_of::<T>()` (4 or 8) bytes; `bytes` holds 8.
-    unsafe {
-        core::ptr::copy_nonoverlapping(
-            (&raw const v).cast::<u8>(),
-            bytes.as_mut_ptr(),
-            size_of::<T>(),
-        )
-    };
-    let bits = u64::from_le_bytes(bytes);
-    let kind = if volatile {
-        StoreKind::Relaxed
+    if volatile {
+        // SAFETY: the caller's contract.
+        unsafe { p.write_volatile(v) }
     } else {
-        StoreKind::Weak
-    };
-    crate::sim::weak_op(|w, me| w.store(me, p as usize, width, bits, kind)).is_some()
+        // SAFETY: the caller's contract.
+        unsafe { p.write(v) }
+    }
 }
