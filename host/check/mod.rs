@@ -269,7 +269,8 @@ pub fn topics() -> Vec<&'static str> {
 pub struct How {
     /// The checker's options.
     pub options: Options,
-    /// Also run each case once without the checker, timed, to show what the checker costs.
+    /// Also run each case without the checker, to show what the checker costs: each run, plain
+    /// and checked, [`COST_REPEATS`] times, and the medians compared.
     pub cost: bool,
     /// Run every launch on the weak memory, seeded with this (`gpu::sim::weak::scoped`): a
     /// stale read shows as a wrong answer too. Kernels on clusters, which the weak memory does
@@ -281,13 +282,41 @@ pub struct How {
     pub weak: Option<u64>,
 }
 
+/// How many times [`How::cost`] times each run, plain and checked: their median is shown.
+/// The runs are short (milliseconds) and the simulator's threads share the host's cores with
+/// whatever else runs, so one run's time can be several times another's.
+pub const COST_REPEATS: usize = 5;
+
+/// The median wall time of [`COST_REPEATS`] runs of `f`, ms.
+fn median_ms(mut f: impl FnMut()) -> f64 {
+    let mut times: Vec<f64> = (0..COST_REPEATS)
+        .map(|_| {
+            let start = Instant::now();
+            f();
+            start.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    median(&mut times)
+}
+
+/// The median of `xs` (the mean of the two middle ones for an even count).
+fn median(xs: &mut [f64]) -> f64 {
+    xs.sort_by(f64::total_cmp);
+    let n = xs.len();
+    if n % 2 == 1 {
+        xs[n / 2]
+    } else {
+        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
+    }
+}
+
 /// Runs one case on the simulator under the checker as `how` says.
 pub fn run_case(case: &Case, how: How) -> CaseOutcome {
+    // What the other runs say is the first checked run's business; they are only timed.
     let plain_ms = how.cost.then(|| {
-        let start = Instant::now();
-        // What the run says is the checked run's business; this one is only timed.
-        let _ = (case.run)(&Target::Sim);
-        start.elapsed().as_secs_f64() * 1e3
+        median_ms(|| {
+            let _ = (case.run)(&Target::Sim);
+        })
     });
     let start = Instant::now();
     let run = || checked(how.options, || (case.run)(&Target::Sim));
@@ -295,7 +324,16 @@ pub fn run_case(case: &Case, how: How) -> CaseOutcome {
         Some(seed) => gpu::sim::weak::scoped(seed, run).0,
         None => run(),
     };
-    let ms = start.elapsed().as_secs_f64() * 1e3;
+    let mut ms = start.elapsed().as_secs_f64() * 1e3;
+    if how.cost {
+        let mut times = vec![ms];
+        times.extend((1..COST_REPEATS).map(|_| {
+            let start = Instant::now();
+            let _ = run();
+            start.elapsed().as_secs_f64() * 1e3
+        }));
+        ms = median(&mut times);
+    }
     let not_run = matches!(
         &ran,
         Err(Error::Sim(gpu::sim::SimError::Config(why))) if how.weak.is_some() && why.contains("weak memory")

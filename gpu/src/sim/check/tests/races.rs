@@ -322,3 +322,71 @@ fn checking_stops_at_the_shadow_bound_and_says_so() {
     assert!(r.unchecked > 0 && r.unchecked < 1000, "{r}");
     assert!(!r.is_clean());
 }
+
+/// A spin's load, repeated: `times` plain loads of `x` from one line.
+fn spin_reads(t: &mut ThreadCheck, x: Bytes, times: usize) -> Site {
+    let site: Site = Location::caller();
+    for _ in 0..times {
+        t.access(AccessKind::Load, x, Mode::Plain, site);
+    }
+    site
+}
+
+#[test]
+fn a_repeated_access_at_one_epoch_is_checked_once_and_races_as_the_first_did() {
+    let (checker, l) = launch(1, 2);
+    let x = Bytes::global(X, 4);
+    let [mut reader, mut writer] = threads(&l, [tid(0, 0), tid(0, 1)]);
+    let read = spin_reads(&mut reader, x, 5);
+    let write = plain(&mut writer, AccessKind::Store, x);
+    // Later repeats, still at the reader's epoch: the write races with them as with the first.
+    spin_reads(&mut reader, x, 5);
+    let r = finish(&checker, l, [reader, writer]);
+    assert_eq!(
+        found(&r),
+        [(
+            FindingKind::DataRace,
+            read.line().min(write.line()),
+            read.line().max(write.line())
+        )],
+        "{r}"
+    );
+    // Every repeat, before the write and after it, is the first read's record: the race is
+    // found once, when the write meets that record.
+    assert_eq!(r.findings[0].count, 1, "{r}");
+    assert_eq!(r.events, 11, "every repeat is still counted as an event");
+}
+
+#[test]
+fn a_repeat_after_a_release_is_checked_again() {
+    let (checker, l) = launch(2, 1);
+    let (x, flag) = (Bytes::global(X, 4), Bytes::global(FLAG, 4));
+    let [mut a, mut b] = threads(&l, [tid(0, 0), tid(1, 0)]);
+    // Thread a reads x, releases through `flag`, and reads x again from the same line: the
+    // second read is a new epoch. b acquires the flag and writes x: ordered after the first
+    // read, not after the second.
+    let site: Site = Location::caller();
+    a.access(AccessKind::Load, x, Mode::Plain, site);
+    a.atomic(
+        AccessKind::Store,
+        flag,
+        Order::Release,
+        ThreadScope::Device,
+        site,
+        || (),
+    );
+    a.access(AccessKind::Load, x, Mode::Plain, site);
+    b.atomic(
+        AccessKind::Load,
+        flag,
+        Order::Acquire,
+        ThreadScope::Device,
+        site,
+        || (),
+    );
+    let write = plain(&mut b, AccessKind::Store, x);
+    let r = finish(&checker, l, [a, b]);
+    assert_eq!(r.of_kind(FindingKind::DataRace).count(), 1, "{r}");
+    assert_eq!(r.findings[0].count, 1, "{r}");
+    assert!(r.findings.iter().any(|f| f.second.site == write), "{r}");
+}
