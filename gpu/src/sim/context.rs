@@ -1,6 +1,7 @@
 //! What each simulated thread knows about itself, and the block and warp state it shares.
 
 use super::barrier::SimBarrier;
+use super::check::ThreadScope;
 use super::weak::sched::WeakLaunch;
 use super::{Abort, Launch, SimError};
 use crate::LaunchConfig;
@@ -280,11 +281,11 @@ pub(crate) fn block_barrier(predicate: bool) -> bool {
         // leaves with what every one of them had seen when it arrived.
         Some(w) => {
             let key = block.barrier.key();
-            w.barrier_arrive(c.rank, key);
+            w.barrier_arrive(c.rank, key, ThreadScope::Block);
             let any = block
                 .barrier
                 .wait_weak(launch, w, c.rank, "sync_threads", predicate);
-            w.barrier_leave(c.rank, key);
+            w.barrier_leave(c.rank, key, ThreadScope::Block);
             any
         }
         None => block.barrier.wait(launch, "sync_threads", predicate),
@@ -382,10 +383,10 @@ fn exchange(value: u64, synchronizes: bool) -> WarpView {
         let meet = || match &launch.weak {
             Some(w) => {
                 let key = warp.barrier.key();
-                w.barrier_arrive(c.rank, key);
+                w.barrier_arrive(c.rank, key, ThreadScope::Block);
                 warp.barrier
                     .wait_weak(launch, w, c.rank, "a warp operation", false);
-                w.barrier_leave(c.rank, key);
+                w.barrier_leave(c.rank, key, ThreadScope::Block);
             }
             None => {
                 warp.barrier.wait(launch, "a warp operation", false);

@@ -166,7 +166,7 @@ pub(crate) unsafe fn arrive(
 ) -> u64 {
     // In a weak launch an arrival releases what this thread has seen to those who complete a
     // wait on the barrier (`mbarrier.arrive` has release semantics).
-    let _ = super::weak_op(|w, me| w.barrier_arrive(me, p as usize));
+    let _ = super::weak_op(|w, me| w.barrier_arrive(me, p as usize, scope.into()));
     // SAFETY: forwarded to the caller.
     let old = unsafe {
         update(
@@ -221,7 +221,7 @@ fn add_tx(tx: i32, bytes: i64) -> i32 {
 pub(crate) unsafe fn phase_done(p: *mut u64, parity: u64, scope: BarrierScope) -> bool {
     check::mbarrier_test(p as usize, parity & PARITY_BIT != 0, scope, || {
         // SAFETY: forwarded to the caller.
-        unsafe { test_word(p, parity) }
+        unsafe { test_word(p, parity, scope) }
     })
 }
 
@@ -229,7 +229,7 @@ pub(crate) unsafe fn phase_done(p: *mut u64, parity: u64, scope: BarrierScope) -
 ///
 /// # Safety
 /// As [`word`].
-unsafe fn test_word(p: *mut u64, parity: u64) -> bool {
+unsafe fn test_word(p: *mut u64, parity: u64, scope: BarrierScope) -> bool {
     // SAFETY: forwarded to the caller.
     let w = unsafe { word(p) }.load(Ordering::Acquire);
     let s = State::decode(w);
@@ -240,7 +240,7 @@ unsafe fn test_word(p: *mut u64, parity: u64) -> bool {
     let done = (w & PARITY_BIT) != (parity & PARITY_BIT);
     if done {
         // A completed wait acquires what the arrivals released.
-        let _ = super::weak_op(|w, me| w.barrier_leave(me, p as usize));
+        let _ = super::weak_op(|w, me| w.barrier_leave(me, p as usize, scope.into()));
     }
     done
 }

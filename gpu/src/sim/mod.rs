@@ -248,14 +248,15 @@ pub fn check_config(cfg: &LaunchConfig) -> Result<(), SimError> {
 pub fn launch<F: Fn() + Sync>(cfg: &LaunchConfig, kernel: F) -> Result<(), SimError> {
     check_config(cfg)?;
     let total = cfg.threads() as u32;
-    let weak = weak::sched::next_launch_seed().map(|rng| weak::sched::WeakLaunch::new(total, rng));
+    let per_block = cfg.block.count() as u32;
+    let weak = weak::sched::next_launch_seed()
+        .map(|rng| weak::sched::WeakLaunch::new(total, per_block, rng));
     if weak.is_some() && cfg.is_clustered() {
         return Err(SimError::Config(
             "the weak memory does not simulate thread block clusters".into(),
         ));
     }
     let check = check::next_launch(cfg)?;
-    let per_block = cfg.block.count() as u32;
     let launch = &Launch::new(cfg, weak, check);
     let kernel = &kernel;
     // Every thread of the grid is there before any runs: a partial grid never runs.

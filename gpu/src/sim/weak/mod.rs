@@ -24,6 +24,8 @@ pub mod chooser;
 pub mod machine;
 pub mod program;
 pub(crate) mod sched;
+#[cfg(test)]
+mod scope_tests;
 pub mod view;
 
 pub use chooser::{Chooser, Exhaustive, Seeded};

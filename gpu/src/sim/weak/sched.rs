@@ -19,6 +19,7 @@
 use super::chooser::{Chooser, Seeded};
 use super::machine::{FenceKind, LoadKind, Machine, StoreKind};
 use crate::atomic::Order;
+use crate::sim::check::ThreadScope;
 use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
@@ -120,8 +121,9 @@ pub(crate) enum Stuck {
 }
 
 impl WeakLaunch {
-    /// A launch of `threads` threads; the first to run is drawn from `rng`.
-    pub(crate) fn new(threads: u32, mut rng: Seeded) -> WeakLaunch {
+    /// A launch of `threads` threads in blocks of `per_block` (what scopes hold); the first to
+    /// run is drawn from `rng`.
+    pub(crate) fn new(threads: u32, per_block: u32, mut rng: Seeded) -> WeakLaunch {
         let mut ready: BTreeSet<u32> = (0..threads).collect();
         let first = pick(&mut rng, &ready);
         if let Some(f) = first {
@@ -129,7 +131,7 @@ impl WeakLaunch {
         }
         WeakLaunch {
             inner: Mutex::new(Inner {
-                machine: Machine::new(threads as usize),
+                machine: Machine::new(threads as usize).with_blocks(per_block as usize),
                 rng,
                 token: first,
                 ready,
@@ -292,10 +294,22 @@ impl WeakLaunch {
         op(&mut g.machine, &mut g.rng)
     }
 
-    /// A load by `me` of the `w` bytes at `addr`.
+    /// A load by `me` of the `w` bytes at `addr`, at system scope.
     pub(crate) fn load(&self, me: u32, addr: usize, w: Width, kind: LoadKind) -> u64 {
+        self.load_scoped(me, addr, w, kind, ThreadScope::System)
+    }
+
+    /// A load by `me` of the `w` bytes at `addr`, at `scope`.
+    pub(crate) fn load_scoped(
+        &self,
+        me: u32,
+        addr: usize,
+        w: Width,
+        kind: LoadKind,
+        scope: ThreadScope,
+    ) -> u64 {
         let (v, stale) = self.with_machine(Some((addr, w)), |m, rng| {
-            let v = m.load(me as usize, addr as u64, kind, rng);
+            let v = m.load_scoped(me as usize, addr as u64, kind, scope, rng);
             (v, v != m.latest(addr as u64))
         });
         if stale {
@@ -304,16 +318,30 @@ impl WeakLaunch {
         v
     }
 
-    /// A store by `me`; real memory gets the value (every store goes after the others).
+    /// A store by `me` at system scope; real memory gets the value (every store goes after
+    /// the others).
     pub(crate) fn store(&self, me: u32, addr: usize, w: Width, value: u64, kind: StoreKind) {
+        self.store_scoped(me, addr, w, value, kind, ThreadScope::System);
+    }
+
+    /// A store by `me` at `scope`; real memory gets the newest write.
+    pub(crate) fn store_scoped(
+        &self,
+        me: u32,
+        addr: usize,
+        w: Width,
+        value: u64,
+        kind: StoreKind,
+        scope: ThreadScope,
+    ) {
         self.with_machine(Some((addr, w)), |m, rng| {
-            m.store(me as usize, addr as u64, value, kind, rng);
+            m.store_scoped(me as usize, addr as u64, value, kind, scope, rng);
             // SAFETY: as in `with_machine`.
             unsafe { write(addr, w, m.latest(addr as u64)) };
         });
     }
 
-    /// A read-modify-write by `me`; returns the value read.
+    /// A read-modify-write by `me` at system scope; returns the value read.
     pub(crate) fn rmw(
         &self,
         me: u32,
@@ -322,27 +350,48 @@ impl WeakLaunch {
         order: Order,
         f: impl FnOnce(u64) -> Option<u64>,
     ) -> u64 {
-        self.with_machine(Some((addr, w)), |m, _| {
-            let old = m.rmw(me as usize, addr as u64, order, f);
+        self.rmw_scoped(me, addr, w, order, ThreadScope::System, f)
+    }
+
+    /// A read-modify-write by `me` at `scope`; returns the value read. Real memory gets the
+    /// newest write (which a narrow one that read past another block's update is not).
+    pub(crate) fn rmw_scoped(
+        &self,
+        me: u32,
+        addr: usize,
+        w: Width,
+        order: Order,
+        scope: ThreadScope,
+        f: impl FnOnce(u64) -> Option<u64>,
+    ) -> u64 {
+        self.with_machine(Some((addr, w)), |m, rng| {
+            let old = m.rmw_scoped(me as usize, addr as u64, order, scope, f, rng);
             // SAFETY: as in `with_machine`.
             unsafe { write(addr, w, m.latest(addr as u64)) };
             old
         })
     }
 
-    /// `me` arrives at the barrier at `key`.
-    pub(crate) fn barrier_arrive(&self, me: u32, key: usize) {
-        self.with_machine(None, |m, _| m.barrier_arrive(me as usize, key));
+    /// `me` arrives at the barrier at `key`, whose participants are inside `scope`.
+    pub(crate) fn barrier_arrive(&self, me: u32, key: usize, scope: ThreadScope) {
+        self.with_machine(None, |m, _| {
+            m.barrier_arrive_scoped(me as usize, key, scope)
+        });
     }
 
-    /// `me` leaves the barrier at `key`.
-    pub(crate) fn barrier_leave(&self, me: u32, key: usize) {
-        self.with_machine(None, |m, _| m.barrier_leave(me as usize, key));
+    /// `me` leaves the barrier at `key`, whose participants are inside `scope`.
+    pub(crate) fn barrier_leave(&self, me: u32, key: usize, scope: ThreadScope) {
+        self.with_machine(None, |m, _| m.barrier_leave_scoped(me as usize, key, scope));
     }
 
-    /// A fence by `me`.
+    /// A fence by `me` at system scope.
     pub(crate) fn fence(&self, me: u32, kind: FenceKind) {
-        self.with_machine(None, |m, _| m.fence(me as usize, kind));
+        self.fence_scoped(me, kind, ThreadScope::System);
+    }
+
+    /// A fence by `me` at `scope`.
+    pub(crate) fn fence_scoped(&self, me: u32, kind: FenceKind, scope: ThreadScope) {
+        self.with_machine(None, |m, _| m.fence_scoped(me as usize, kind, scope));
     }
 }
 
