@@ -107,23 +107,46 @@ fn short_site(site: &str) -> String {
     }
 }
 
-/// What the checker found, in a few words: each finding's kind and its two lines.
+/// `file.rs:line` as (file, line), to order sites by line number, not as text.
+fn site_order(site: &str) -> (&str, u32) {
+    match site.rsplit_once(':') {
+        Some((file, line)) => (file, line.parse().unwrap_or(0)),
+        None => (site, 0),
+    }
+}
+
+/// What the checker found, in a few words: a stuck wait or a failed run first, then each
+/// finding's kind and its two lines (the earlier line first; the findings in order of kind and
+/// line, so that two runs that found the same print the same).
 fn found(k: &CaseOutcome) -> String {
-    let mut parts: Vec<String> = k
-        .findings
-        .iter()
-        .map(|f| {
-            let (a, b) = (short_site(&f.first.site), short_site(&f.second.site));
-            let pair = if a == b { a } else { format!("{a} ↔ {b}") };
-            format!("{} {pair}", f.kind)
-        })
-        .collect();
+    let mut parts: Vec<String> = Vec::new();
     if let Some(s) = &k.stuck {
         parts.push(format!("stuck: {s}"));
     }
     if let Some(e) = &k.error {
         parts.push(format!("error: {e}"));
     }
+    let mut pairs: Vec<(&str, String, String)> = k
+        .findings
+        .iter()
+        .map(|f| {
+            let (a, b) = (short_site(&f.first.site), short_site(&f.second.site));
+            let (a, b) = if site_order(&b) < site_order(&a) {
+                (b, a)
+            } else {
+                (a, b)
+            };
+            (f.kind, a, b)
+        })
+        .collect();
+    pairs.sort_by(|x, y| {
+        (x.0, site_order(&x.1), site_order(&x.2)).cmp(&(y.0, site_order(&y.1), site_order(&y.2)))
+    });
+    pairs.dedup();
+    parts.extend(pairs.into_iter().map(|(kind, a, b)| {
+        let pair = if a == b { a } else { format!("{a} ↔ {b}") };
+        format!("{kind} {pair}")
+    }));
     if parts.is_empty() {
         return "nothing".into();
     }
@@ -175,7 +198,7 @@ fn print_report(r: &CheckReport) {
     let with_findings: Vec<_> = r
         .kernels
         .iter()
-        .filter(|k| !k.findings.is_empty())
+        .filter(|k| !k.findings.is_empty() || k.stuck.is_some())
         .collect();
     if !with_findings.is_empty() {
         println!();
@@ -183,6 +206,9 @@ fn print_report(r: &CheckReport) {
         for k in with_findings {
             println!();
             println!("{} ({}, {}):", k.kernel, k.topic, k.shape);
+            if let Some(s) = &k.stuck {
+                println!("  stuck wait: {s}");
+            }
             for line in k.report.lines() {
                 println!("  {line}");
             }

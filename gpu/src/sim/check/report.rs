@@ -45,7 +45,12 @@ impl std::fmt::Display for Finding {
             )?;
         }
         if self.count > 1 {
-            write!(f, "\n  ({} times between these two call sites)", self.count)?;
+            let sites = if site_key(self.first.site) == site_key(self.second.site) {
+                "at this call site"
+            } else {
+                "between these two call sites"
+            };
+            write!(f, "\n  ({} times {sites})", self.count)?;
         }
         Ok(())
     }
@@ -106,11 +111,14 @@ impl std::fmt::Display for Report {
                 self.unchecked
             )?;
         }
+        let plural = |n: usize| if n == 1 { "" } else { "s" };
         write!(
             f,
-            "{} findings in {} launches, {} events checked",
+            "{} finding{} in {} launch{}, {} events checked",
             self.findings.len(),
+            plural(self.findings.len()),
             self.launches,
+            if self.launches == 1 { "" } else { "es" },
             self.events
         )?;
         if self.forgotten > 0 {
