@@ -97,6 +97,7 @@ pub use kernel::Kernel;
 pub use kernel::{Dim3, LaunchConfig};
 
 pub mod primitives;
+mod seam;
 pub use primitives::{
     access, async_copy, atomic, block_reduce, block_scan, grid, index, lock, mem, multi_grid,
     readonly, shared, shared_atomic, sync, time, vector, warp,
