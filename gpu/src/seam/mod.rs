@@ -28,6 +28,7 @@
 //! | `spin` | what a poll loop does between polls, beyond the instructions (the simulator's OS threads must leave each other the cores) |
 //! | `sync` | `bar.sync`, `bar.red.or`, `membar`, `fence` per scope, proxy and `mbarrier_init` fences |
 //! | `warp` | `activemask`, `bar.warp.sync`, `vote.sync.ballot`, `shfl.sync` |
+//! | `atomic` | `atom`, `red`, `ld.relaxed/.acquire`, `st.relaxed/.release`, per type, scope and ordering |
 //!
 //! The seam is `pub(crate)`: the typed layer is the API. A wrapper's contract is the typed
 //! layer's, and its twin is only as faithful as the simulator's model of the instruction; a
