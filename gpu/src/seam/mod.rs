@@ -29,6 +29,9 @@
 //! | `sync` | `bar.sync`, `bar.red.or`, `membar`, `fence` per scope, proxy and `mbarrier_init` fences |
 //! | `warp` | `activemask`, `bar.warp.sync`, `vote.sync.ballot`, `shfl.sync` |
 //! | `atomic` | `atom`, `red`, `ld.relaxed/.acquire`, `st.relaxed/.release`, per type, scope and ordering |
+//! | `access` | 32-bit plain and volatile `ld`/`st`, one instruction each where written |
+//! | `mem` | the typed pointer's accesses: the compiler's own loads and stores of any `T` |
+//! | `readonly` | `ld.global.nc` |
 //!
 //! The seam is `pub(crate)`: the typed layer is the API. A wrapper's contract is the typed
 //! layer's, and its twin is only as faithful as the simulator's model of the instruction; a

@@ -2,7 +2,10 @@
 //! the `asm!` block. Scopes and orderings given as values fold away with the constants a
 //! kernel passes, leaving one instruction. What needs sm_80 or sm_90 is compiled for it only.
 
+pub(crate) mod access;
 pub(crate) mod atomic;
+pub(crate) mod mem;
+pub(crate) mod readonly;
 pub(crate) mod spin;
 pub(crate) mod sreg;
 pub(crate) mod sync;

@@ -1,7 +1,10 @@
 //! The simulator side of the seam: the twin of each PTX wrapper, same name and signature,
 //! running the operation on [`crate::sim`] and reporting it to the checker.
 
+pub(crate) mod access;
 pub(crate) mod atomic;
+pub(crate) mod mem;
+pub(crate) mod readonly;
 pub(crate) mod spin;
 pub(crate) mod sreg;
 pub(crate) mod sync;
