@@ -19,14 +19,8 @@
 /// - accesses by different threads to one element are separated by a barrier or are atomic.
 #[inline(always)]
 pub unsafe fn dynamic_shared<T>() -> *mut T {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<T>()
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        crate::sim::shared_base().cast()
-    }
+    // SAFETY: the caller's contract.
+    unsafe { crate::seam::shared::dynamic_shared_base() }
 }
 
 /// The number of bytes of dynamic shared memory this launch gave each block.
@@ -34,19 +28,7 @@ pub unsafe fn dynamic_shared<T>() -> *mut T {
 /// PTX: `mov.u32 %r, %dynamic_smem_size;`.
 #[inline(always)]
 pub fn dynamic_shared_bytes() -> u32 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let n: u32;
-        // SAFETY: reading a special register has no preconditions.
-        unsafe {
-            core::arch::asm!("mov.u32 {0}, %dynamic_smem_size;", out(reg32) n, options(nostack, pure, nomem));
-        }
-        n
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        crate::sim::shared_len()
-    }
+    crate::seam::sreg::dynamic_smem_size()
 }
 
 /// The shared-window (`.shared` state space) address of a generic pointer into shared memory:

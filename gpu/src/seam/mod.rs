@@ -32,6 +32,8 @@
 //! | `access` | 32-bit plain and volatile `ld`/`st`, one instruction each where written |
 //! | `mem` | the typed pointer's accesses: the compiler's own loads and stores of any `T` |
 //! | `readonly` | `ld.global.nc` |
+//! | `shared` | dynamic shared memory, the shared window's addresses (`cvta.to.shared`), `red.shared` |
+//! | `cluster` | `barrier.cluster`, `mapa`, distributed shared memory accesses (sm_90) |
 //!
 //! The seam is `pub(crate)`: the typed layer is the API. A wrapper's contract is the typed
 //! layer's, and its twin is only as faithful as the simulator's model of the instruction; a

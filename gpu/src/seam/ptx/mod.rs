@@ -4,8 +4,11 @@
 
 pub(crate) mod access;
 pub(crate) mod atomic;
+#[cfg(target_feature = "sm_90")]
+pub(crate) mod cluster;
 pub(crate) mod mem;
 pub(crate) mod readonly;
+pub(crate) mod shared;
 pub(crate) mod spin;
 pub(crate) mod sreg;
 pub(crate) mod sync;

@@ -48,6 +48,17 @@ pub(crate) fn laneid() -> u32 {
     l
 }
 
+/// `mov.u32 r, %dynamic_smem_size;`
+#[inline(always)]
+pub(crate) fn dynamic_smem_size() -> u32 {
+    let n: u32;
+    // SAFETY: reading a special register has no preconditions.
+    unsafe {
+        core::arch::asm!("mov.u32 {0}, %dynamic_smem_size;", out(reg32) n, options(nostack, pure, nomem));
+    }
+    n
+}
+
 /// `mov.u64 r, %globaltimer;`
 #[inline(always)]
 pub(crate) fn globaltimer() -> u64 {
@@ -69,4 +80,41 @@ pub(crate) fn clock64() -> u64 {
         core::arch::asm!("mov.u64 {0}, %clock64;", out(reg64) t, options(nostack));
     }
     t
+}
+
+macro_rules! cluster_registers {
+    ($($name:ident => $reg:literal;)*) => {$(
+        #[doc = concat!("`mov.u32 r, ", $reg, ";` (sm_90).")]
+        #[cfg(target_feature = "sm_90")]
+        #[inline(always)]
+        pub(crate) fn $name() -> u32 {
+            let v: u32;
+            // SAFETY: reading a special register has no preconditions.
+            unsafe {
+                core::arch::asm!(
+                    concat!("mov.u32 {0}, ", $reg, ";"),
+                    out(reg32) v,
+                    options(nostack, pure, nomem)
+                );
+            }
+            v
+        }
+    )*};
+}
+
+cluster_registers! {
+    cluster_ctarank => "%cluster_ctarank";
+    cluster_nctarank => "%cluster_nctarank";
+    cluster_ctaid_x => "%cluster_ctaid.x";
+    cluster_ctaid_y => "%cluster_ctaid.y";
+    cluster_ctaid_z => "%cluster_ctaid.z";
+    cluster_nctaid_x => "%cluster_nctaid.x";
+    cluster_nctaid_y => "%cluster_nctaid.y";
+    cluster_nctaid_z => "%cluster_nctaid.z";
+    clusterid_x => "%clusterid.x";
+    clusterid_y => "%clusterid.y";
+    clusterid_z => "%clusterid.z";
+    nclusterid_x => "%nclusterid.x";
+    nclusterid_y => "%nclusterid.y";
+    nclusterid_z => "%nclusterid.z";
 }

@@ -59,3 +59,9 @@ fences! {
     fence_sc_gpu => "fence.sc.gpu;";
     fence_sc_sys => "fence.sc.sys;";
 }
+
+#[cfg(target_feature = "sm_90")]
+fences! {
+    fence_acq_rel_cluster => "fence.acq_rel.cluster;";
+    fence_sc_cluster => "fence.sc.cluster;";
+}

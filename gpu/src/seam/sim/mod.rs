@@ -3,8 +3,10 @@
 
 pub(crate) mod access;
 pub(crate) mod atomic;
+pub(crate) mod cluster;
 pub(crate) mod mem;
 pub(crate) mod readonly;
+pub(crate) mod shared;
 pub(crate) mod spin;
 pub(crate) mod sreg;
 pub(crate) mod sync;

@@ -25,6 +25,20 @@ sim_registers! {
     nctaid_x => |i| i.grid_dim[0];
     nctaid_y => |i| i.grid_dim[1];
     nctaid_z => |i| i.grid_dim[2];
+    cluster_ctarank => |i| i.cluster_rank();
+    cluster_nctarank => |i| i.cluster_dim.iter().product();
+    cluster_ctaid_x => |i| i.cluster_ctaid()[0];
+    cluster_ctaid_y => |i| i.cluster_ctaid()[1];
+    cluster_ctaid_z => |i| i.cluster_ctaid()[2];
+    cluster_nctaid_x => |i| i.cluster_dim[0];
+    cluster_nctaid_y => |i| i.cluster_dim[1];
+    cluster_nctaid_z => |i| i.cluster_dim[2];
+    clusterid_x => |i| i.cluster_id()[0];
+    clusterid_y => |i| i.cluster_id()[1];
+    clusterid_z => |i| i.cluster_id()[2];
+    nclusterid_x => |i| i.cluster_count()[0];
+    nclusterid_y => |i| i.cluster_count()[1];
+    nclusterid_z => |i| i.cluster_count()[2];
 }
 
 /// The simulator's SMs: a block's is its rank in the grid modulo [`SIM_SMS`](crate::index::SIM_SMS).
@@ -39,6 +53,12 @@ pub(crate) fn smid() -> u32 {
 #[inline(always)]
 pub(crate) fn laneid() -> u32 {
     crate::sim::lane()
+}
+
+/// The bytes of the launch's dynamic shared memory.
+#[inline(always)]
+pub(crate) fn dynamic_smem_size() -> u32 {
+    crate::sim::shared_len()
 }
 
 /// The host's clock, in nanoseconds.

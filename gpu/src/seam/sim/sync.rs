@@ -55,3 +55,18 @@ fences! {
     fence_sc_gpu => Sc, crate::atomic::Scope::Device, SeqCst;
     fence_sc_sys => Sc, crate::atomic::Scope::System, SeqCst;
 }
+
+/// `fence.acq_rel.cluster`: reported with cluster scope, then a host fence (the weak memory
+/// has no clusters).
+#[inline(always)]
+pub(crate) fn fence_acq_rel_cluster() {
+    report_fence(FenceKind::AcqRel, ThreadScope::Cluster);
+    fence(Ordering::AcqRel);
+}
+
+/// `fence.sc.cluster`: as [`fence_acq_rel_cluster`], sequentially consistent.
+#[inline(always)]
+pub(crate) fn fence_sc_cluster() {
+    report_fence(FenceKind::Sc, ThreadScope::Cluster);
+    fence(Ordering::SeqCst);
+}
