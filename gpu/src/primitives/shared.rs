@@ -30,21 +30,3 @@ pub unsafe fn dynamic_shared<T>() -> *mut T {
 pub fn dynamic_shared_bytes() -> u32 {
     crate::seam::sreg::dynamic_smem_size()
 }
-
-/// The shared-window (`.shared` state space) address of a generic pointer into shared memory:
-/// what instructions that name the state space take. PTX: `cvta.to.shared.u64` and a
-/// truncation to 32 bits (shared addresses are below 2³²). A pointer outside shared memory gives
-/// a meaningless address, not an error.
-#[cfg(target_arch = "nvptx64")]
-#[inline(always)]
-pub(crate) fn shared_window_addr<T>(p: *const T) -> u32 {
-    let addr: u32;
-    // SAFETY: address arithmetic only; nothing is dereferenced.
-    unsafe {
-        core::arch::asm!(
-            "{{ .reg .u64 s; cvta.to.shared.u64 s, {1}; cvt.u32.u64 {0}, s; }}",
-            out(reg32) addr, in(reg64) p, options(nostack, pure, nomem)
-        )
-    };
-    addr
-}

@@ -33,6 +33,8 @@
 //! | `mem` | the typed pointer's accesses: the compiler's own loads and stores of any `T` |
 //! | `readonly` | `ld.global.nc` |
 //! | `shared` | dynamic shared memory, the shared window's addresses (`cvta.to.shared`), `red.shared` |
+//! | `mbarrier` | `mbarrier.*` (sm_90) |
+//! | `async_copy` | `cp.async` (sm_80), `cp.async.bulk` (sm_90) |
 //! | `cluster` | `barrier.cluster`, `mapa`, distributed shared memory accesses (sm_90) |
 //!
 //! The seam is `pub(crate)`: the typed layer is the API. A wrapper's contract is the typed

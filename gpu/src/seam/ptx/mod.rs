@@ -3,9 +3,13 @@
 //! kernel passes, leaving one instruction. What needs sm_80 or sm_90 is compiled for it only.
 
 pub(crate) mod access;
+#[cfg(target_feature = "sm_80")]
+pub(crate) mod async_copy;
 pub(crate) mod atomic;
 #[cfg(target_feature = "sm_90")]
 pub(crate) mod cluster;
+#[cfg(target_feature = "sm_90")]
+pub(crate) mod mbarrier;
 pub(crate) mod mem;
 pub(crate) mod readonly;
 pub(crate) mod shared;

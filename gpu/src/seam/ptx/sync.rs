@@ -62,6 +62,17 @@ fences! {
 
 #[cfg(target_feature = "sm_90")]
 fences! {
+    fence_mbarrier_init_release_cluster => "fence.mbarrier_init.release.cluster;";
+}
+
+#[cfg(target_feature = "sm_90")]
+fences! {
+    fence_proxy_async_shared_cta => "fence.proxy.async.shared::cta;";
+    fence_proxy_async_global => "fence.proxy.async.global;";
+}
+
+#[cfg(target_feature = "sm_90")]
+fences! {
     fence_acq_rel_cluster => "fence.acq_rel.cluster;";
     fence_sc_cluster => "fence.sc.cluster;";
 }

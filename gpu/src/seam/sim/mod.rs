@@ -2,8 +2,10 @@
 //! running the operation on [`crate::sim`] and reporting it to the checker.
 
 pub(crate) mod access;
+pub(crate) mod async_copy;
 pub(crate) mod atomic;
 pub(crate) mod cluster;
+pub(crate) mod mbarrier;
 pub(crate) mod mem;
 pub(crate) mod readonly;
 pub(crate) mod shared;

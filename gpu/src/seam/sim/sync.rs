@@ -70,3 +70,22 @@ pub(crate) fn fence_sc_cluster() {
     report_fence(FenceKind::Sc, ThreadScope::Cluster);
     fence(Ordering::SeqCst);
 }
+
+/// `fence.proxy.async.shared::cta`: the simulator's copies are made by the issuing thread, in
+/// its order; a host fence.
+#[inline(always)]
+pub(crate) fn fence_proxy_async_shared_cta() {
+    fence(Ordering::SeqCst);
+}
+
+/// `fence.proxy.async.global`: as [`fence_proxy_async_shared_cta`].
+#[inline(always)]
+pub(crate) fn fence_proxy_async_global() {
+    fence(Ordering::SeqCst);
+}
+
+/// `fence.mbarrier_init.release.cluster`: a host release fence.
+#[inline(always)]
+pub(crate) fn fence_mbarrier_init_release_cluster() {
+    fence(Ordering::Release);
+}
