@@ -3,9 +3,11 @@
 //! Each primitive is written twice, once per target, and nowhere else:
 //!
 //! - `ptx` (built for `nvptx64`): one `#[inline(always)]` function per PTX instruction
-//!   form, named after it (`mbarrier_try_wait_parity`, `cp_async_bulk_global_to_shared`,
-//!   `shfl_sync_idx_b32`, …), whose body is the `asm!` block (or the `core::arch::nvptx`
-//!   intrinsic) and nothing more, as CCCL's `cuda::ptx` has them;
+//!   form, named after it (`mbarrier_try_wait_parity`, `cp_async_ca_shared_global_4`,
+//!   `shfl_sync_idx_b32`, `fence_acq_rel_gpu`, …), whose body is the `asm!` block (or the
+//!   `core::arch::nvptx` intrinsic, or the raw access) and nothing more, as CCCL's
+//!   `cuda::ptx` has them. `#[inline(always)]` is what keeps the PTX of every kernel what it
+//!   was when the `asm!` stood in the primitive itself;
 //! - `sim` (built for the host): its twin, with the same name and signature, which runs the
 //!   operation on the CPU simulator ([`crate::sim`]): it reports the access, fence or barrier
 //!   to the checker, sends it to the weak memory in a weak launch, and otherwise does it on the
@@ -25,7 +27,7 @@
 //! | topic | what |
 //! |---|---|
 //! | `sreg` | special registers: thread, block, grid and cluster ids, `%laneid`, `%smid`, clocks |
-//! | `spin` | what a poll loop does between polls, beyond the instructions (the simulator's OS threads must leave each other the cores) |
+//! | `spin` | `nanosleep`, and the poll loop's hooks |
 //! | `sync` | `bar.sync`, `bar.red.or`, `membar`, `fence` per scope, proxy and `mbarrier_init` fences |
 //! | `warp` | `activemask`, `bar.warp.sync`, `vote.sync.ballot`, `shfl.sync` |
 //! | `atomic` | `atom`, `red`, `ld.relaxed/.acquire`, `st.relaxed/.release`, per type, scope and ordering |
@@ -36,6 +38,14 @@
 //! | `mbarrier` | `mbarrier.*` (sm_90) |
 //! | `async_copy` | `cp.async` (sm_80), `cp.async.bulk` (sm_90) |
 //! | `cluster` | `barrier.cluster`, `mapa`, distributed shared memory accesses (sm_90) |
+//!
+//! Beside the instructions, the few things that differ by target without being one: the
+//! shared address (`shared::SharedAddr`: the 32-bit shared window on the GPU, the host
+//! pointer in the simulator), the hooks of a bounded poll loop (`spin::stretch_bound`,
+//! `spin::between_polls`, `spin::Backoff`: nothing on the GPU; on the simulator a longer bound
+//! and yields or sleeps, since its OS threads must leave each other the cores) and
+//! `warp::converged_mask` (the active mask on the GPU; the thread alone on the simulator, whose
+//! warp operations need every live lane).
 //!
 //! The seam is `pub(crate)`: the typed layer is the API. A wrapper's contract is the typed
 //! layer's, and its twin is only as faithful as the simulator's model of the instruction; a

@@ -1,4 +1,5 @@
-//! Waiting: `nanosleep`, and the simulator's hooks of a poll loop, which are nothing here.
+//! Waiting: `nanosleep`, and the simulator's hooks of a poll loop, which are nothing here (the
+//! bounded wait that has them is the `mbarrier`'s, sm_90).
 
 /// `nanosleep.u32 ns;`
 #[inline(always)]
@@ -10,6 +11,7 @@ pub(crate) fn nanosleep(ns: u32) {
 }
 
 /// A bound on a wait, as given: the GPU runs at its own speed.
+#[cfg(target_feature = "sm_90")]
 #[inline(always)]
 pub(crate) fn stretch_bound(timeout_ns: u64) -> u64 {
     timeout_ns
@@ -20,8 +22,10 @@ pub(crate) fn stretch_bound(timeout_ns: u64) -> u64 {
 pub(crate) fn between_polls() {}
 
 /// The state of one bounded wait between its polls: none on the GPU.
+#[cfg(target_feature = "sm_90")]
 pub(crate) struct Backoff;
 
+#[cfg(target_feature = "sm_90")]
 impl Backoff {
     /// A wait that has not polled yet.
     #[inline(always)]
