@@ -1,11 +1,11 @@
 //! Atomics, the simulator side: each operation is the `core::sync::atomic` operation with the same
-//! ordering. The scope does not change what the operation does — a CPU's caches are coherent,
-//! every atomic here is as strong as a system-scoped one — so a plain launch checks a kernel's
-//! logic, never whether its scopes are wide enough. In a checked launch (`sim::check::checked`)
-//! each operation is reported with its kind, ordering and scope, and performed under the
-//! checker's lock of its location: the checker sees a scope too narrow for the threads that
-//! share the location. In a weak launch (`sim::weak::scoped`) each operation goes to the weak
-//! memory instead, which may show what the PTX model allows its ordering.
+//! ordering. The scope does not change what the operation does — a CPU's caches are coherent, every
+//! atomic here is as strong as a system-scoped one — so a plain launch checks a kernel's logic,
+//! never whether its scopes are wide enough. In a checked launch (`sim::check::checked`) each
+//! operation is reported with its kind, ordering and scope, and performed under the checker's lock
+//! of its location: the checker sees a scope too narrow for the threads that share the location. In
+//! a weak launch (`sim::weak::scoped`) each operation goes to the weak memory instead, which may
+//! show what the PTX model allows its ordering.
 //!
 //! Every function is `#[track_caller]`, as is every function of the atomic API above it, so a
 //! finding names the kernel's line.
