@@ -15,8 +15,9 @@
 //! | [`sim`] | the CPU simulator (host only) |
 //! | `kernel/` | [`kernel!`], the one list of kernels ([`Kernel`]), launch shapes ([`LaunchConfig`]) |
 //!
-//! Kernels call primitives, never the reverse, and only the primitives touch
-//! `core::arch::nvptx` or inline PTX.
+//! Kernels call primitives, never the reverse. Only the primitives' seam (`src/seam/`, private)
+//! touches `core::arch::nvptx` or inline PTX: each primitive is one PTX wrapper per instruction
+//! there and its twin on the simulator, and the typed primitives above are written once for both.
 //!
 //! # Reading order
 //!
@@ -97,6 +98,7 @@ pub use kernel::Kernel;
 pub use kernel::{Dim3, LaunchConfig};
 
 pub mod primitives;
+mod seam;
 pub use primitives::{
     access, async_copy, atomic, block_reduce, block_scan, grid, index, lock, mem, multi_grid,
     readonly, shared, shared_atomic, sync, time, vector, warp,

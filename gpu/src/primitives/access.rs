@@ -28,38 +28,7 @@
 //! `p` is non-null, aligned to 4 bytes, and points to global or shared memory the calling
 //! thread may access.
 
-/// The simulator's side of every load here: reported to the checker in a checked launch
-/// (volatile as volatile, the rest as plain), then made.
-#[cfg(not(target_arch = "nvptx64"))]
-#[track_caller]
-unsafe fn sim_load(p: *const u32, kind: crate::sim::weak::LoadKind) -> u32 {
-    use crate::sim::weak::sched::Width;
-    let volatile = kind == crate::sim::weak::LoadKind::Relaxed;
-    crate::sim::check::report_access(crate::sim::check::AccessKind::Load, p as usize, 4, volatile);
-    match crate::sim::weak_op(|w, me| w.load(me, p as usize, Width::W32, kind)) {
-        Some(v) => v as u32,
-        // SAFETY: the caller's contract.
-        None => unsafe { p.read_volatile() },
-    }
-}
-
-/// The simulator's side of every store here, as [`sim_load`].
-#[cfg(not(target_arch = "nvptx64"))]
-#[track_caller]
-unsafe fn sim_store(p: *mut u32, v: u32, kind: crate::sim::weak::StoreKind) {
-    use crate::sim::weak::sched::Width;
-    let volatile = kind == crate::sim::weak::StoreKind::Relaxed;
-    crate::sim::check::report_access(
-        crate::sim::check::AccessKind::Store,
-        p as usize,
-        4,
-        volatile,
-    );
-    if crate::sim::weak_op(|w, me| w.store(me, p as usize, Width::W32, v.into(), kind)).is_none() {
-        // SAFETY: the caller's contract.
-        unsafe { p.write_volatile(v) }
-    }
-}
+use crate::seam::access as seam;
 
 /// Loads `*p` as a Rust `*p` does: a plain load the compiler may merge with others, hoist out
 /// of a loop or drop.
@@ -72,16 +41,8 @@ unsafe fn sim_store(p: *mut u32, v: u32, kind: crate::sim::weak::StoreKind) {
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn load_plain(p: *const u32) -> u32 {
-    #[cfg(target_arch = "nvptx64")]
     // SAFETY: the caller's contract.
-    unsafe {
-        *p
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    // SAFETY: the caller's contract.
-    unsafe {
-        sim_load(p, crate::sim::weak::LoadKind::Weak)
-    }
+    unsafe { seam::read_u32(p) }
 }
 
 /// Stores `v` to `*p` as a Rust `*p = v` does.
@@ -93,16 +54,8 @@ pub unsafe fn load_plain(p: *const u32) -> u32 {
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn store_plain(p: *mut u32, v: u32) {
-    #[cfg(target_arch = "nvptx64")]
     // SAFETY: the caller's contract.
-    unsafe {
-        *p = v
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    // SAFETY: the caller's contract.
-    unsafe {
-        sim_store(p, v, crate::sim::weak::StoreKind::Weak)
-    }
+    unsafe { seam::write_u32(p, v) }
 }
 
 /// Loads `*p` with a plain (weak) load the compiler keeps where it is written.
@@ -116,20 +69,8 @@ pub unsafe fn store_plain(p: *mut u32, v: u32) {
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn load_weak(p: *const u32) -> u32 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let v: u32;
-        // SAFETY: the caller's contract; the asm reads 4 bytes at `p`.
-        unsafe {
-            core::arch::asm!("ld.u32 {v}, [{p}];", v = out(reg32) v, p = in(reg64) p, options(nostack, readonly))
-        };
-        v
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
     // SAFETY: the caller's contract.
-    unsafe {
-        sim_load(p, crate::sim::weak::LoadKind::Weak)
-    }
+    unsafe { seam::ld_u32(p) }
 }
 
 /// Stores `v` to `*p` with a plain (weak) store the compiler keeps where it is written.
@@ -141,16 +82,8 @@ pub unsafe fn load_weak(p: *const u32) -> u32 {
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn store_weak(p: *mut u32, v: u32) {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: the caller's contract; the asm writes 4 bytes at `p`.
-    unsafe {
-        core::arch::asm!("st.u32 [{p}], {v};", v = in(reg32) v, p = in(reg64) p, options(nostack))
-    };
-    #[cfg(not(target_arch = "nvptx64"))]
     // SAFETY: the caller's contract.
-    unsafe {
-        sim_store(p, v, crate::sim::weak::StoreKind::Weak)
-    }
+    unsafe { seam::st_u32(p, v) }
 }
 
 /// Loads `*p` with a volatile load: read again from memory every time it is executed.
@@ -166,20 +99,8 @@ pub unsafe fn store_weak(p: *mut u32, v: u32) {
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn load_volatile(p: *const u32) -> u32 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let v: u32;
-        // SAFETY: the caller's contract; the asm reads 4 bytes at `p`.
-        unsafe {
-            core::arch::asm!("ld.volatile.u32 {v}, [{p}];", v = out(reg32) v, p = in(reg64) p, options(nostack, readonly))
-        };
-        v
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
     // SAFETY: the caller's contract.
-    unsafe {
-        sim_load(p, crate::sim::weak::LoadKind::Relaxed)
-    }
+    unsafe { seam::ld_volatile_u32(p) }
 }
 
 /// Stores `v` to `*p` with a volatile store.
@@ -194,14 +115,6 @@ pub unsafe fn load_volatile(p: *const u32) -> u32 {
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn store_volatile(p: *mut u32, v: u32) {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: the caller's contract; the asm writes 4 bytes at `p`.
-    unsafe {
-        core::arch::asm!("st.volatile.u32 [{p}], {v};", v = in(reg32) v, p = in(reg64) p, options(nostack))
-    };
-    #[cfg(not(target_arch = "nvptx64"))]
     // SAFETY: the caller's contract.
-    unsafe {
-        sim_store(p, v, crate::sim::weak::StoreKind::Relaxed)
-    }
+    unsafe { seam::st_volatile_u32(p, v) }
 }

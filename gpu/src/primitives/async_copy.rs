@@ -33,6 +33,8 @@
 
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]
 use crate::mbarrier::MBarrier;
+#[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
+use crate::seam::async_copy as seam;
 
 /// The most bytes one bulk copy may move: what one `mbarrier` phase can count, 2²⁰ − 1
 /// rounded down to a multiple of 16.
@@ -64,9 +66,6 @@ pub fn check_bulk_copy(dst: *const u8, src: *const u8, bytes: u32) -> Result<(),
     Ok(())
 }
 
-#[cfg(all(target_arch = "nvptx64", target_feature = "sm_80"))]
-use crate::shared::shared_window_addr as shared_addr;
-
 /// Starts a copy of 4 bytes from global to shared memory, through the L1 cache.
 ///
 /// CUDA: `__pipeline_memcpy_async(dst, src, 4)`. PTX: `cp.async.ca.shared.global [dst], [src], 4`.
@@ -79,20 +78,8 @@ use crate::shared::shared_window_addr as shared_addr;
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn cp_async_4(dst: *mut u32, src: *const u32) {
-    #[cfg(target_arch = "nvptx64")]
     // SAFETY: the caller upholds the contract above.
-    unsafe {
-        core::arch::asm!(
-            "{{ .reg .u64 g; cvta.to.global.u64 g, {1}; cp.async.ca.shared.global [{0}], [g], 4; }}",
-            in(reg32) shared_addr(dst), in(reg64) src, options(nostack)
-        )
-    };
-    #[cfg(not(target_arch = "nvptx64"))]
-    // SAFETY: the caller upholds the contract above. The simulator copies at once: the checker
-    // sees the issuing thread's load and store, here.
-    unsafe {
-        crate::mem::Ptr::new(dst).store(crate::mem::Ptr::new(src.cast_mut()).load())
-    };
+    unsafe { seam::cp_async_ca_shared_global_4(dst, src) };
 }
 
 /// Starts a copy of 8 bytes from global to shared memory, through the L1 cache.
@@ -105,20 +92,8 @@ pub unsafe fn cp_async_4(dst: *mut u32, src: *const u32) {
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn cp_async_8(dst: *mut u64, src: *const u64) {
-    #[cfg(target_arch = "nvptx64")]
     // SAFETY: the caller upholds the contract above.
-    unsafe {
-        core::arch::asm!(
-            "{{ .reg .u64 g; cvta.to.global.u64 g, {1}; cp.async.ca.shared.global [{0}], [g], 8; }}",
-            in(reg32) shared_addr(dst), in(reg64) src, options(nostack)
-        )
-    };
-    #[cfg(not(target_arch = "nvptx64"))]
-    // SAFETY: the caller upholds the contract above. The simulator copies at once: the checker
-    // sees the issuing thread's load and store, here.
-    unsafe {
-        crate::mem::Ptr::new(dst).store(crate::mem::Ptr::new(src.cast_mut()).load())
-    };
+    unsafe { seam::cp_async_ca_shared_global_8(dst, src) };
 }
 
 /// Starts a copy of 16 bytes from global to shared memory, bypassing L1 (data read once).
@@ -131,20 +106,8 @@ pub unsafe fn cp_async_8(dst: *mut u64, src: *const u64) {
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn cp_async_16(dst: *mut [u32; 4], src: *const [u32; 4]) {
-    #[cfg(target_arch = "nvptx64")]
     // SAFETY: the caller upholds the contract above.
-    unsafe {
-        core::arch::asm!(
-            "{{ .reg .u64 g; cvta.to.global.u64 g, {1}; cp.async.cg.shared.global [{0}], [g], 16; }}",
-            in(reg32) shared_addr(dst), in(reg64) src, options(nostack)
-        )
-    };
-    #[cfg(not(target_arch = "nvptx64"))]
-    // SAFETY: the caller upholds the contract above. The simulator copies at once: the checker
-    // sees the issuing thread's load and store, here.
-    unsafe {
-        crate::mem::Ptr::new(dst).store(crate::mem::Ptr::new(src.cast_mut()).load())
-    };
+    unsafe { seam::cp_async_cg_shared_global_16(dst, src) };
 }
 
 /// [`cp_async_16`] that copies only the first `src_bytes` (0 to 16) of `src` and fills the
@@ -166,33 +129,8 @@ pub unsafe fn cp_async_16(dst: *mut [u32; 4], src: *const [u32; 4]) {
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub unsafe fn cp_async_16_zfill(dst: *mut [u32; 4], src: *const u8, src_bytes: u32) {
-    #[cfg(target_arch = "nvptx64")]
     // SAFETY: the caller upholds the contract above.
-    unsafe {
-        core::arch::asm!(
-            "{{ .reg .u64 g; cvta.to.global.u64 g, {1}; cp.async.cg.shared.global [{0}], [g], 16, {2}; }}",
-            in(reg32) shared_addr(dst), in(reg64) src, in(reg32) src_bytes, options(nostack)
-        )
-    };
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let mut bytes = [0u8; 16];
-        let n = (src_bytes as usize).min(16);
-        // The checker sees the `n` bytes read and the 16 written, by the issuing thread, here.
-        if n > 0 {
-            crate::sim::check::report_access(
-                crate::sim::check::AccessKind::Load,
-                src as usize,
-                n as u32,
-                false,
-            );
-        }
-        // SAFETY: the caller upholds the contract above: `src[..n]` and `dst` are valid.
-        unsafe {
-            core::ptr::copy_nonoverlapping(src, bytes.as_mut_ptr(), n);
-            crate::mem::Ptr::new(dst.cast::<[u8; 16]>()).store(bytes);
-        }
-    }
+    unsafe { seam::cp_async_cg_shared_global_16_zfill(dst, src, src_bytes) };
 }
 
 /// Closes the group of this thread's `cp.async` copies issued since the last commit.
@@ -201,11 +139,7 @@ pub unsafe fn cp_async_16_zfill(dst: *mut [u32; 4], src: *const u8, src_bytes: u
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 #[inline(always)]
 pub fn cp_async_commit_group() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: groups this thread's own copies; no memory is touched.
-    unsafe {
-        core::arch::asm!("cp.async.commit_group;", options(nostack))
-    };
+    seam::cp_async_commit_group()
 }
 
 /// Waits until at most `N` of this thread's committed `cp.async` groups are still in flight:
@@ -218,11 +152,7 @@ pub fn cp_async_commit_group() {
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 #[inline(always)]
 pub fn cp_async_wait_group<const N: u32>() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: waits for this thread's own copies.
-    unsafe {
-        core::arch::asm!("cp.async.wait_group {n};", n = const N, options(nostack))
-    };
+    seam::cp_async_wait_group::<N>()
 }
 
 /// Waits until all of this thread's `cp.async` copies have landed.
@@ -231,11 +161,7 @@ pub fn cp_async_wait_group<const N: u32>() {
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_80"))]
 #[inline(always)]
 pub fn cp_async_wait_all() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: waits for this thread's own copies.
-    unsafe {
-        core::arch::asm!("cp.async.wait_all;", options(nostack))
-    };
+    seam::cp_async_wait_all()
 }
 
 /// Has `bar` count one arrival when all of this thread's `cp.async` copies issued so far have
@@ -249,25 +175,8 @@ pub fn cp_async_wait_all() {
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]
 #[inline(always)]
 pub unsafe fn cp_async_mbarrier_arrive_noinc(bar: MBarrier) {
-    #[cfg(target_arch = "nvptx64")]
     // SAFETY: the caller upholds the contract above.
-    unsafe {
-        core::arch::asm!(
-            "cp.async.mbarrier.arrive.noinc.shared::cta.b64 [{0}];",
-            in(reg32) bar.shared_addr(), options(nostack)
-        )
-    };
-    #[cfg(not(target_arch = "nvptx64"))]
-    // SAFETY: the copies are done already; the arrival is the caller's to make.
-    unsafe {
-        crate::sim::mbarrier::arrive(
-            bar.host_ptr(),
-            1,
-            0,
-            0,
-            crate::mbarrier::BarrierScope::Block,
-        );
-    }
+    unsafe { seam::cp_async_mbarrier_arrive_noinc_shared_cta(bar.addr()) };
 }
 
 /// Starts a bulk copy of `bytes` from global memory at `src` to this block's shared memory at
@@ -315,35 +224,8 @@ pub unsafe fn cp_async_bulk_global_to_shared_unchecked(
     bytes: u32,
     bar: MBarrier,
 ) {
-    #[cfg(target_arch = "nvptx64")]
     // SAFETY: the caller upholds the contract above.
-    unsafe {
-        core::arch::asm!(
-            "{{ .reg .u64 g; cvta.to.global.u64 g, {1}; cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [{0}], [g], {2}, [{3}]; }}",
-            in(reg32) shared_addr(dst), in(reg64) src, in(reg32) bytes, in(reg32) bar.shared_addr(),
-            options(nostack)
-        )
-    };
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        use crate::sim::check::{AccessKind, Bytes, MBarrierUpdate, Space, report_access};
-        // The checker: the copy reads its source as the issuing thread, and its write of the
-        // destination is released to the phase its bytes complete.
-        report_access(AccessKind::Load, src as usize, bytes, false);
-        let write = MBarrierUpdate::BulkWrite(
-            Bytes {
-                addr: dst as usize,
-                width: bytes,
-                space: Space::Shared,
-            },
-            core::panic::Location::caller(),
-        );
-        // SAFETY: the caller upholds the contract above.
-        unsafe {
-            core::ptr::copy_nonoverlapping(src, dst, bytes as usize);
-            crate::sim::mbarrier::transact(bar.host_ptr(), -(bytes as i64), write);
-        }
-    }
+    unsafe { seam::cp_async_bulk_shared_cluster_global_mbarrier(dst, src, bytes, bar.addr()) };
 }
 
 /// Starts a bulk copy of `bytes` from this block's shared memory at `src` to global memory at
@@ -370,19 +252,8 @@ pub unsafe fn cp_async_bulk_shared_to_global(
     bytes: u32,
 ) -> Result<(), BulkCopyError> {
     check_bulk_copy(dst, src, bytes)?;
-    #[cfg(target_arch = "nvptx64")]
     // SAFETY: the caller upholds the contract above.
-    unsafe {
-        core::arch::asm!(
-            "{{ .reg .u64 g; cvta.to.global.u64 g, {0}; cp.async.bulk.global.shared::cta.bulk_group [g], [{1}], {2}; }}",
-            in(reg64) dst, in(reg32) shared_addr(src), in(reg32) bytes, options(nostack)
-        )
-    };
-    #[cfg(not(target_arch = "nvptx64"))]
-    // SAFETY: the caller upholds the contract above.
-    unsafe {
-        core::ptr::copy_nonoverlapping(src, dst, bytes as usize)
-    };
+    unsafe { seam::cp_async_bulk_global_shared_cta(dst, src, bytes) };
     Ok(())
 }
 
@@ -391,11 +262,7 @@ pub unsafe fn cp_async_bulk_shared_to_global(
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]
 #[inline(always)]
 pub fn cp_async_bulk_commit_group() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: groups this thread's own copies.
-    unsafe {
-        core::arch::asm!("cp.async.bulk.commit_group;", options(nostack))
-    };
+    seam::cp_async_bulk_commit_group()
 }
 
 /// Waits until at most `N` of this thread's bulk groups are still in flight: the older groups'
@@ -405,11 +272,7 @@ pub fn cp_async_bulk_commit_group() {
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]
 #[inline(always)]
 pub fn cp_async_bulk_wait_group<const N: u32>() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: waits for this thread's own copies.
-    unsafe {
-        core::arch::asm!("cp.async.bulk.wait_group {n};", n = const N, options(nostack))
-    };
+    seam::cp_async_bulk_wait_group::<N>()
 }
 
 /// Waits until at most `N` of this thread's bulk groups may still be *reading* their source:
@@ -420,11 +283,7 @@ pub fn cp_async_bulk_wait_group<const N: u32>() {
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]
 #[inline(always)]
 pub fn cp_async_bulk_wait_group_read<const N: u32>() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: waits for this thread's own copies.
-    unsafe {
-        core::arch::asm!("cp.async.bulk.wait_group.read {n};", n = const N, options(nostack))
-    };
+    seam::cp_async_bulk_wait_group_read::<N>()
 }
 
 /// Orders this thread's ordinary (generic-proxy) accesses to this block's shared memory before
@@ -439,13 +298,7 @@ pub fn cp_async_bulk_wait_group_read<const N: u32>() {
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]
 #[inline(always)]
 pub fn fence_proxy_async_shared() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: a fence only orders this thread's accesses.
-    unsafe {
-        core::arch::asm!("fence.proxy.async.shared::cta;", options(nostack))
-    };
-    #[cfg(not(target_arch = "nvptx64"))]
-    core::sync::atomic::fence(core::sync::atomic::Ordering::SeqCst);
+    crate::seam::sync::fence_proxy_async_shared_cta()
 }
 
 /// [`fence_proxy_async_shared`] for global memory: ordinary writes to global memory before it,
@@ -453,11 +306,5 @@ pub fn fence_proxy_async_shared() {
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]
 #[inline(always)]
 pub fn fence_proxy_async_global() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: a fence only orders this thread's accesses.
-    unsafe {
-        core::arch::asm!("fence.proxy.async.global;", options(nostack))
-    };
-    #[cfg(not(target_arch = "nvptx64"))]
-    core::sync::atomic::fence(core::sync::atomic::Ordering::SeqCst);
+    crate::seam::sync::fence_proxy_async_global()
 }

@@ -29,33 +29,20 @@
 //! split barrier over the cluster's threads, and `mapa` returns the address in the sibling
 //! block's own shared-memory buffer.
 
+use crate::seam::cluster::{
+    atom_relaxed_cluster_shared_cluster_add_u32, ld_shared_cluster_u32, mapa_shared_cluster_u32,
+    red_relaxed_cluster_shared_cluster_add_u32,
+};
+use crate::seam::shared::SharedAddr;
 use crate::shared_atomic::SharedU32;
 
 macro_rules! cluster_registers {
-    ($($(#[$doc:meta])* $name:ident => $reg:literal, $sim:expr;)*) => {
+    ($($(#[$doc:meta])* $name:ident => $sreg:ident;)*) => {
         $(
             $(#[$doc])*
             #[inline(always)]
             pub fn $name() -> u32 {
-                #[cfg(target_arch = "nvptx64")]
-                {
-                    let v: u32;
-                    // SAFETY: reading a special register has no preconditions.
-                    unsafe {
-                        core::arch::asm!(
-                            concat!("mov.u32 {0}, ", $reg, ";"),
-                            out(reg32) v,
-                            options(nostack, pure, nomem)
-                        );
-                    }
-                    v
-                }
-                #[cfg(not(target_arch = "nvptx64"))]
-                {
-                    let ids = crate::sim::ids();
-                    #[allow(clippy::redundant_closure_call)]
-                    ($sim)(ids)
-                }
+                crate::seam::sreg::$sreg()
             }
         )*
     };
@@ -65,36 +52,36 @@ cluster_registers! {
     /// This block's rank in its cluster, `0..cluster_block_count()` (x fastest).
     ///
     /// CUDA: `this_cluster().block_rank()`. PTX: `%cluster_ctarank`.
-    cluster_block_rank => "%cluster_ctarank", |i: crate::sim::Ids| i.cluster_rank();
+    cluster_block_rank => cluster_ctarank;
     /// The number of blocks in this block's cluster (1 in a launch without clusters).
     ///
     /// CUDA: `this_cluster().num_blocks()`. PTX: `%cluster_nctarank`.
-    cluster_block_count => "%cluster_nctarank", |i: crate::sim::Ids| i.cluster_dim.iter().product();
+    cluster_block_count => cluster_nctarank;
     /// This block's position in its cluster, x. CUDA: `this_cluster().block_index().x`.
     /// PTX: `%cluster_ctaid.x`.
-    cluster_block_idx_x => "%cluster_ctaid.x", |i: crate::sim::Ids| i.cluster_ctaid()[0];
+    cluster_block_idx_x => cluster_ctaid_x;
     /// This block's position in its cluster, y. PTX: `%cluster_ctaid.y`.
-    cluster_block_idx_y => "%cluster_ctaid.y", |i: crate::sim::Ids| i.cluster_ctaid()[1];
+    cluster_block_idx_y => cluster_ctaid_y;
     /// This block's position in its cluster, z. PTX: `%cluster_ctaid.z`.
-    cluster_block_idx_z => "%cluster_ctaid.z", |i: crate::sim::Ids| i.cluster_ctaid()[2];
+    cluster_block_idx_z => cluster_ctaid_z;
     /// Blocks per cluster, x. CUDA: `this_cluster().dim_blocks().x`. PTX: `%cluster_nctaid.x`.
-    cluster_dim_x => "%cluster_nctaid.x", |i: crate::sim::Ids| i.cluster_dim[0];
+    cluster_dim_x => cluster_nctaid_x;
     /// Blocks per cluster, y. PTX: `%cluster_nctaid.y`.
-    cluster_dim_y => "%cluster_nctaid.y", |i: crate::sim::Ids| i.cluster_dim[1];
+    cluster_dim_y => cluster_nctaid_y;
     /// Blocks per cluster, z. PTX: `%cluster_nctaid.z`.
-    cluster_dim_z => "%cluster_nctaid.z", |i: crate::sim::Ids| i.cluster_dim[2];
+    cluster_dim_z => cluster_nctaid_z;
     /// This block's cluster's position in the grid of clusters, x. PTX: `%clusterid.x`.
-    cluster_idx_x => "%clusterid.x", |i: crate::sim::Ids| i.cluster_id()[0];
+    cluster_idx_x => clusterid_x;
     /// This block's cluster's position, y. PTX: `%clusterid.y`.
-    cluster_idx_y => "%clusterid.y", |i: crate::sim::Ids| i.cluster_id()[1];
+    cluster_idx_y => clusterid_y;
     /// This block's cluster's position, z. PTX: `%clusterid.z`.
-    cluster_idx_z => "%clusterid.z", |i: crate::sim::Ids| i.cluster_id()[2];
+    cluster_idx_z => clusterid_z;
     /// Clusters in the grid, x. PTX: `%nclusterid.x`.
-    clusters_per_grid_x => "%nclusterid.x", |i: crate::sim::Ids| i.cluster_count()[0];
+    clusters_per_grid_x => nclusterid_x;
     /// Clusters in the grid, y. PTX: `%nclusterid.y`.
-    clusters_per_grid_y => "%nclusterid.y", |i: crate::sim::Ids| i.cluster_count()[1];
+    clusters_per_grid_y => nclusterid_y;
     /// Clusters in the grid, z. PTX: `%nclusterid.z`.
-    clusters_per_grid_z => "%nclusterid.z", |i: crate::sim::Ids| i.cluster_count()[2];
+    clusters_per_grid_z => nclusterid_z;
 }
 
 /// The calling thread arrives at its cluster's barrier and goes on: what it wrote before is
@@ -108,14 +95,7 @@ cluster_registers! {
 /// arrive once per phase, and must wait before it arrives again.
 #[inline(always)]
 pub fn cluster_arrive() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: an arrival at the cluster barrier; the once-per-phase rule (above) is the
-    // caller's.
-    unsafe {
-        core::arch::asm!("barrier.cluster.arrive.release;", options(nostack));
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    crate::sim::cluster_arrive(true);
+    crate::seam::cluster::barrier_cluster_arrive_release()
 }
 
 /// [`cluster_arrive`] that orders nothing: the arrival only counts.
@@ -127,13 +107,7 @@ pub fn cluster_arrive() {
 /// sibling's shared memory) where no data passes through it; cheaper than a release.
 #[inline(always)]
 pub fn cluster_arrive_relaxed() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: as `cluster_arrive`.
-    unsafe {
-        core::arch::asm!("barrier.cluster.arrive.relaxed;", options(nostack));
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    crate::sim::cluster_arrive(false);
+    crate::seam::cluster::barrier_cluster_arrive_relaxed()
 }
 
 /// Waits until every running thread of the cluster has arrived at the phase this thread
@@ -147,13 +121,7 @@ pub fn cluster_arrive_relaxed() {
 /// can keep it waiting — a bug of the kernel, which the simulator reports as a deadlock.
 #[inline(always)]
 pub fn cluster_wait() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: waits at the cluster barrier; the arrival before it is the caller's.
-    unsafe {
-        core::arch::asm!("barrier.cluster.wait.acquire;", options(nostack));
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    crate::sim::cluster_wait();
+    crate::seam::cluster::barrier_cluster_wait_acquire()
 }
 
 /// [`cluster_arrive`] then [`cluster_wait`]: every thread of the cluster waits for all, and
@@ -187,23 +155,8 @@ pub fn cluster_sync() {
 /// - the sibling is still running whenever the result is dereferenced (see the module's rules).
 #[inline(always)]
 pub unsafe fn map_shared_rank<T>(p: *mut T, rank: u32) -> *mut T {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let q: *mut T;
-        // SAFETY: address arithmetic only; the caller upholds the contract.
-        unsafe {
-            core::arch::asm!(
-                "mapa.u64 {0}, {1}, {2};",
-                out(reg64) q, in(reg64) p, in(reg32) rank,
-                options(nostack, pure, nomem)
-            );
-        }
-        q
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        crate::sim::map_shared(p.cast(), rank).cast()
-    }
+    // SAFETY: the caller upholds the contract.
+    unsafe { crate::seam::cluster::mapa_u64(p, rank) }
 }
 
 /// A `u32` in the shared memory of some block of this cluster, addressed in the
@@ -214,10 +167,7 @@ pub unsafe fn map_shared_rank<T>(p: *mut T, rank: u32) -> *mut T {
 /// ptxas emits the distributed-shared-memory atomic directly instead of a generic one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ClusterU32 {
-    #[cfg(target_arch = "nvptx64")]
-    addr: u32,
-    #[cfg(not(target_arch = "nvptx64"))]
-    addr: *mut u32,
+    addr: SharedAddr,
 }
 
 impl ClusterU32 {
@@ -228,41 +178,17 @@ impl ClusterU32 {
     /// `rank < cluster_block_count()`.
     #[inline(always)]
     pub unsafe fn map(word: SharedU32, rank: u32) -> ClusterU32 {
-        #[cfg(target_arch = "nvptx64")]
-        {
-            let addr: u32;
+        ClusterU32 {
             // SAFETY: address arithmetic only.
-            unsafe {
-                core::arch::asm!(
-                    "mapa.shared::cluster.u32 {0}, {1}, {2};",
-                    out(reg32) addr, in(reg32) word.shared_addr(), in(reg32) rank,
-                    options(nostack, pure, nomem)
-                );
-            }
-            ClusterU32 { addr }
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        {
-            ClusterU32 {
-                addr: crate::sim::map_shared(word.host_ptr().cast(), rank).cast(),
-            }
+            addr: unsafe { mapa_shared_cluster_u32(word.addr(), rank) },
         }
     }
 
     /// The address `i` words further (no check).
     #[inline(always)]
     pub fn offset(self, i: u32) -> ClusterU32 {
-        #[cfg(target_arch = "nvptx64")]
-        {
-            ClusterU32 {
-                addr: self.addr.wrapping_add(i.wrapping_mul(4)),
-            }
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        {
-            ClusterU32 {
-                addr: self.addr.wrapping_add(i as usize),
-            }
+        ClusterU32 {
+            addr: self.addr.wrapping_add(i.wrapping_mul(4)),
         }
     }
 
@@ -277,21 +203,8 @@ impl ClusterU32 {
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn red_add_cluster(self, val: u32) {
-        #[cfg(target_arch = "nvptx64")]
         // SAFETY: the caller upholds the contract above.
-        unsafe {
-            core::arch::asm!(
-                "red.relaxed.cluster.shared::cluster.add.u32 [{0}], {1};",
-                in(reg32) self.addr, in(reg32) val, options(nostack)
-            )
-        };
-        // The simulator has no `red`: the add of `fetch_add_cluster`, its result unused (the
-        // caller's line reaches the checker through both).
-        #[cfg(not(target_arch = "nvptx64"))]
-        // SAFETY: the same contract.
-        unsafe {
-            self.fetch_add_cluster(val);
-        }
+        unsafe { red_relaxed_cluster_shared_cluster_add_u32(self.addr, val) };
     }
 
     /// `*self += val` atomically for every thread of the cluster; returns the old value.
@@ -303,31 +216,8 @@ impl ClusterU32 {
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn fetch_add_cluster(self, val: u32) -> u32 {
-        #[cfg(target_arch = "nvptx64")]
-        {
-            let old: u32;
-            // SAFETY: the caller upholds the contract above.
-            unsafe {
-                core::arch::asm!(
-                    "atom.relaxed.cluster.shared::cluster.add.u32 {0}, [{1}], {2};",
-                    out(reg32) old, in(reg32) self.addr, in(reg32) val, options(nostack)
-                )
-            };
-            old
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        {
-            // SAFETY: the caller upholds the contract above.
-            let a = unsafe { core::sync::atomic::AtomicU32::from_ptr(self.addr) };
-            crate::sim::check::report_atomic(
-                crate::sim::check::AccessKind::Rmw,
-                self.addr as usize,
-                4,
-                crate::atomic::Order::Relaxed,
-                crate::sim::check::ThreadScope::Cluster,
-                || a.fetch_add(val, core::sync::atomic::Ordering::Relaxed),
-            )
-        }
+        // SAFETY: the caller upholds the contract above.
+        unsafe { atom_relaxed_cluster_shared_cluster_add_u32(self.addr, val) }
     }
 
     /// A plain load of the word (no atomicity with concurrent writers).
@@ -339,29 +229,8 @@ impl ClusterU32 {
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn read(self) -> u32 {
-        #[cfg(target_arch = "nvptx64")]
-        {
-            let v: u32;
-            // SAFETY: the caller upholds the contract above.
-            unsafe {
-                core::arch::asm!(
-                    "ld.shared::cluster.u32 {0}, [{1}];",
-                    out(reg32) v, in(reg32) self.addr, options(nostack, readonly)
-                )
-            };
-            v
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        {
-            crate::sim::check::report_access(
-                crate::sim::check::AccessKind::Load,
-                self.addr as usize,
-                4,
-                false,
-            );
-            // SAFETY: the caller upholds the contract above.
-            unsafe { self.addr.read() }
-        }
+        // SAFETY: the caller upholds the contract above.
+        unsafe { ld_shared_cluster_u32(self.addr) }
     }
 }
 
@@ -375,33 +244,13 @@ impl ClusterU32 {
 /// memory.
 #[inline(always)]
 pub fn fence_acq_rel_cluster() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: a fence only orders this thread's accesses.
-    unsafe {
-        core::arch::asm!("fence.acq_rel.cluster;", options(nostack));
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        use crate::sim::check::{ThreadScope, report_fence};
-        report_fence(crate::sim::weak::FenceKind::AcqRel, ThreadScope::Cluster);
-        core::sync::atomic::fence(core::sync::atomic::Ordering::AcqRel);
-    }
+    crate::seam::sync::fence_acq_rel_cluster()
 }
 
 /// Sequentially consistent fence at cluster scope. PTX: `fence.sc.cluster`.
 #[inline(always)]
 pub fn fence_sc_cluster() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: a fence only orders this thread's accesses.
-    unsafe {
-        core::arch::asm!("fence.sc.cluster;", options(nostack));
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        use crate::sim::check::{ThreadScope, report_fence};
-        report_fence(crate::sim::weak::FenceKind::Sc, ThreadScope::Cluster);
-        core::sync::atomic::fence(core::sync::atomic::Ordering::SeqCst);
-    }
+    crate::seam::sync::fence_sc_cluster()
 }
 
 /// A grid barrier for a clustered launch: the cluster barrier first, then one arrival per

@@ -509,9 +509,7 @@ pub(crate) unsafe fn wait_for_generation(
         if sleep_ns > 0 {
             nanosleep(sleep_ns);
         }
-        // The simulator's threads share a few cores: let the blocks being waited for run.
-        #[cfg(not(target_arch = "nvptx64"))]
-        std::thread::yield_now();
+        crate::seam::spin::between_polls();
         polls = polls.wrapping_add(1);
         if polls.is_multiple_of(POLLS_PER_CHECK) {
             // The clock and the error word only on the slow path: a barrier that completes

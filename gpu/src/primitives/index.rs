@@ -5,20 +5,12 @@
 //! `%ntid.x`, `%nctaid.x`, …). In the simulator it reads the simulated thread's ids.
 
 macro_rules! special_registers {
-    ($($(#[$doc:meta])* $name:ident => $nvptx:ident, $field:ident . $axis:tt;)*) => {
+    ($($(#[$doc:meta])* $name:ident => $sreg:ident;)*) => {
         $(
             $(#[$doc])*
             #[inline(always)]
             pub fn $name() -> u32 {
-                #[cfg(target_arch = "nvptx64")]
-                {
-                    // SAFETY: reading a special register has no preconditions.
-                    unsafe { core::arch::nvptx::$nvptx() as u32 }
-                }
-                #[cfg(not(target_arch = "nvptx64"))]
-                {
-                    crate::sim::ids().$field[$axis]
-                }
+                crate::seam::sreg::$sreg()
             }
         )*
     };
@@ -26,29 +18,29 @@ macro_rules! special_registers {
 
 special_registers! {
     /// `threadIdx.x`: this thread's index in its block, x.
-    thread_idx_x => _thread_idx_x, thread.0;
+    thread_idx_x => tid_x;
     /// `threadIdx.y`.
-    thread_idx_y => _thread_idx_y, thread.1;
+    thread_idx_y => tid_y;
     /// `threadIdx.z`.
-    thread_idx_z => _thread_idx_z, thread.2;
+    thread_idx_z => tid_z;
     /// `blockIdx.x`: this block's index in the grid, x.
-    block_idx_x => _block_idx_x, block.0;
+    block_idx_x => ctaid_x;
     /// `blockIdx.y`.
-    block_idx_y => _block_idx_y, block.1;
+    block_idx_y => ctaid_y;
     /// `blockIdx.z`.
-    block_idx_z => _block_idx_z, block.2;
+    block_idx_z => ctaid_z;
     /// `blockDim.x`: threads per block, x.
-    block_dim_x => _block_dim_x, block_dim.0;
+    block_dim_x => ntid_x;
     /// `blockDim.y`.
-    block_dim_y => _block_dim_y, block_dim.1;
+    block_dim_y => ntid_y;
     /// `blockDim.z`.
-    block_dim_z => _block_dim_z, block_dim.2;
+    block_dim_z => ntid_z;
     /// `gridDim.x`: blocks per grid, x.
-    grid_dim_x => _grid_dim_x, grid_dim.0;
+    grid_dim_x => nctaid_x;
     /// `gridDim.y`.
-    grid_dim_y => _grid_dim_y, grid_dim.1;
+    grid_dim_y => nctaid_y;
     /// `gridDim.z`.
-    grid_dim_z => _grid_dim_z, grid_dim.2;
+    grid_dim_z => nctaid_z;
 }
 
 /// `blockIdx.x * blockDim.x + threadIdx.x`: this thread's index in a 1-D grid, as `usize` so that
@@ -108,17 +100,5 @@ pub const SIM_SMS: u32 = 4;
 /// `b` is on SM `b mod` [`SIM_SMS`].
 #[inline(always)]
 pub fn sm_id() -> u32 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let id: u32;
-        // SAFETY: reading a special register has no preconditions.
-        unsafe {
-            core::arch::asm!("mov.u32 {id}, %smid;", id = out(reg32) id, options(nomem, nostack))
-        };
-        id
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        block_rank_in_grid() % SIM_SMS
-    }
+    crate::seam::sreg::smid()
 }

@@ -46,6 +46,9 @@
 //! In the simulator the 8 bytes hold the same state in a layout of the simulator's own
 //! (`sim::mbarrier`), updated by compare-and-swap.
 
+use crate::seam::mbarrier::*;
+use crate::seam::shared::SharedAddr;
+use crate::seam::spin;
 use crate::time::globaltimer_ns;
 
 /// How long [`MBarrier::wait`] and [`MBarrier::wait_parity`] wait when the kernel does not
@@ -113,23 +116,10 @@ impl Parity {
 /// An `mbarrier` in this block's shared memory, addressed in the shared state space.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MBarrier {
-    #[cfg(target_arch = "nvptx64")]
-    addr: u32,
-    #[cfg(not(target_arch = "nvptx64"))]
-    addr: *mut u64,
+    addr: SharedAddr,
 }
 
 /// `asm!` with the scope chosen by a constant `BarrierScope`: one instruction after folding.
-#[cfg(target_arch = "nvptx64")]
-macro_rules! scoped_asm {
-    ($scope:expr, $cta:literal, $cluster:literal, $($args:tt)*) => {
-        match $scope {
-            BarrierScope::Block => core::arch::asm!($cta, $($args)*),
-            BarrierScope::Cluster => core::arch::asm!($cluster, $($args)*),
-        }
-    };
-}
-
 impl MBarrier {
     /// The barrier at `p`. PTX: `cvta.to.shared.u64`.
     ///
@@ -137,28 +127,14 @@ impl MBarrier {
     /// `p` is an 8-byte-aligned word of this block's shared memory.
     #[inline(always)]
     pub unsafe fn from_generic(p: *mut u64) -> MBarrier {
-        #[cfg(target_arch = "nvptx64")]
-        {
-            MBarrier {
-                addr: crate::shared::shared_window_addr(p),
-            }
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        {
-            MBarrier { addr: p }
+        MBarrier {
+            addr: crate::seam::shared::cvta_to_shared(p),
         }
     }
 
-    /// The shared-window address (what `cp.async.bulk` names the barrier by).
-    #[cfg(target_arch = "nvptx64")]
+    /// The barrier's shared address (what the asynchronous copies name it by).
     #[inline(always)]
-    pub(crate) fn shared_addr(self) -> u32 {
-        self.addr
-    }
-
-    /// The simulator's word.
-    #[cfg(not(target_arch = "nvptx64"))]
-    pub(crate) fn host_ptr(self) -> *mut u64 {
+    pub(crate) fn addr(self) -> SharedAddr {
         self.addr
     }
 
@@ -171,19 +147,8 @@ impl MBarrier {
     /// The module's contract; `1 <= count <= MAX_COUNT`; no thread uses the barrier meanwhile.
     #[inline(always)]
     pub unsafe fn init(self, count: u32) {
-        #[cfg(target_arch = "nvptx64")]
         // SAFETY: the caller upholds the contract above.
-        unsafe {
-            core::arch::asm!(
-                "mbarrier.init.shared::cta.b64 [{0}], {1};",
-                in(reg32) self.addr, in(reg32) count, options(nostack)
-            )
-        };
-        #[cfg(not(target_arch = "nvptx64"))]
-        // SAFETY: the caller upholds the contract above.
-        unsafe {
-            crate::sim::mbarrier::init(self.addr, count)
-        };
+        unsafe { mbarrier_init(self.addr, count) };
     }
 
     /// Ends the barrier's life: its 8 bytes may be used for other data after it.
@@ -194,16 +159,8 @@ impl MBarrier {
     /// The module's contract; no thread uses the barrier after it (until a new `init`).
     #[inline(always)]
     pub unsafe fn inval(self) {
-        #[cfg(target_arch = "nvptx64")]
         // SAFETY: the caller upholds the contract above.
-        unsafe {
-            core::arch::asm!("mbarrier.inval.shared::cta.b64 [{0}];", in(reg32) self.addr, options(nostack))
-        };
-        #[cfg(not(target_arch = "nvptx64"))]
-        // SAFETY: the caller upholds the contract above.
-        unsafe {
-            crate::sim::mbarrier::inval(self.addr)
-        };
+        unsafe { mbarrier_inval(self.addr) };
     }
 
     /// One arrival: the calling thread's writes before it are released, at `scope`, to the
@@ -229,26 +186,9 @@ impl MBarrier {
     /// The module's contract; `1 <= count <= MAX_COUNT`.
     #[inline(always)]
     pub unsafe fn arrive_count(self, count: u32, scope: BarrierScope) -> Phase {
-        #[cfg(target_arch = "nvptx64")]
-        {
-            let state: u64;
-            // SAFETY: the caller upholds the contract above.
-            unsafe {
-                scoped_asm!(
-                    scope,
-                    "mbarrier.arrive.release.cta.shared::cta.b64 {0}, [{1}], {2};",
-                    "mbarrier.arrive.release.cluster.shared::cta.b64 {0}, [{1}], {2};",
-                    out(reg64) state, in(reg32) self.addr, in(reg32) count, options(nostack)
-                )
-            };
-            Phase { state }
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        {
-            // SAFETY: the caller upholds the contract above.
-            let state = unsafe { crate::sim::mbarrier::arrive(self.addr, count, 0, 0, scope) };
-            Phase { state }
-        }
+        // SAFETY: the caller upholds the contract above.
+        let state = unsafe { mbarrier_arrive(self.addr, count, scope) };
+        Phase { state }
     }
 
     /// Arrives and leaves: this phase gets the arrival, and every later phase expects one
@@ -261,26 +201,9 @@ impl MBarrier {
     /// The module's contract.
     #[inline(always)]
     pub unsafe fn arrive_drop(self, scope: BarrierScope) -> Phase {
-        #[cfg(target_arch = "nvptx64")]
-        {
-            let state: u64;
-            // SAFETY: the caller upholds the contract above.
-            unsafe {
-                scoped_asm!(
-                    scope,
-                    "mbarrier.arrive_drop.release.cta.shared::cta.b64 {0}, [{1}];",
-                    "mbarrier.arrive_drop.release.cluster.shared::cta.b64 {0}, [{1}];",
-                    out(reg64) state, in(reg32) self.addr, options(nostack)
-                )
-            };
-            Phase { state }
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        {
-            // SAFETY: the caller upholds the contract above.
-            let state = unsafe { crate::sim::mbarrier::arrive(self.addr, 1, 1, 0, scope) };
-            Phase { state }
-        }
+        // SAFETY: the caller upholds the contract above.
+        let state = unsafe { mbarrier_arrive_drop(self.addr, scope) };
+        Phase { state }
     }
 
     /// Expects `bytes` more of asynchronous copies in the current phase, then arrives: the
@@ -295,26 +218,9 @@ impl MBarrier {
     /// complete on this barrier in this phase (fewer: the phase never completes).
     #[inline(always)]
     pub unsafe fn arrive_expect_tx(self, bytes: u32, scope: BarrierScope) -> Phase {
-        #[cfg(target_arch = "nvptx64")]
-        {
-            let state: u64;
-            // SAFETY: the caller upholds the contract above.
-            unsafe {
-                scoped_asm!(
-                    scope,
-                    "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 {0}, [{1}], {2};",
-                    "mbarrier.arrive.expect_tx.release.cluster.shared::cta.b64 {0}, [{1}], {2};",
-                    out(reg64) state, in(reg32) self.addr, in(reg32) bytes, options(nostack)
-                )
-            };
-            Phase { state }
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        {
-            // SAFETY: the caller upholds the contract above.
-            let state = unsafe { crate::sim::mbarrier::arrive(self.addr, 1, 0, bytes, scope) };
-            Phase { state }
-        }
+        // SAFETY: the caller upholds the contract above.
+        let state = unsafe { mbarrier_arrive_expect_tx(self.addr, bytes, scope) };
+        Phase { state }
     }
 
     /// Expects `bytes` more of asynchronous copies in the current phase, without arriving.
@@ -326,23 +232,8 @@ impl MBarrier {
     /// As [`MBarrier::arrive_expect_tx`], and the phase has an arrival still pending.
     #[inline(always)]
     pub unsafe fn expect_tx(self, bytes: u32) {
-        #[cfg(target_arch = "nvptx64")]
         // SAFETY: the caller upholds the contract above.
-        unsafe {
-            core::arch::asm!(
-                "mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [{0}], {1};",
-                in(reg32) self.addr, in(reg32) bytes, options(nostack)
-            )
-        };
-        #[cfg(not(target_arch = "nvptx64"))]
-        // SAFETY: the caller upholds the contract above.
-        unsafe {
-            crate::sim::mbarrier::transact(
-                self.addr,
-                bytes as i64,
-                crate::sim::check::MBarrierUpdate::Transact,
-            )
-        };
+        unsafe { mbarrier_expect_tx(self.addr, bytes) };
     }
 
     /// Counts `bytes` as delivered, as a finished copy would: for data a thread produced
@@ -354,23 +245,8 @@ impl MBarrier {
     /// The module's contract; `bytes <= MAX_COUNT`.
     #[inline(always)]
     pub unsafe fn complete_tx(self, bytes: u32) {
-        #[cfg(target_arch = "nvptx64")]
         // SAFETY: the caller upholds the contract above.
-        unsafe {
-            core::arch::asm!(
-                "mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [{0}], {1};",
-                in(reg32) self.addr, in(reg32) bytes, options(nostack)
-            )
-        };
-        #[cfg(not(target_arch = "nvptx64"))]
-        // SAFETY: the caller upholds the contract above.
-        unsafe {
-            crate::sim::mbarrier::transact(
-                self.addr,
-                -(bytes as i64),
-                crate::sim::check::MBarrierUpdate::Transact,
-            )
-        };
+        unsafe { mbarrier_complete_tx(self.addr, bytes) };
     }
 
     /// Whether the phase of `phase` has completed, without waiting; when it has, the writes
@@ -383,25 +259,8 @@ impl MBarrier {
     /// The module's contract; `phase` came from this barrier.
     #[inline(always)]
     pub unsafe fn test_wait(self, phase: &Phase, scope: BarrierScope) -> bool {
-        #[cfg(target_arch = "nvptx64")]
-        {
-            let done: u32;
-            // SAFETY: the caller upholds the contract above.
-            unsafe {
-                scoped_asm!(
-                    scope,
-                    "{{ .reg .pred p; mbarrier.test_wait.acquire.cta.shared::cta.b64 p, [{1}], {2}; selp.u32 {0}, 1, 0, p; }}",
-                    "{{ .reg .pred p; mbarrier.test_wait.acquire.cluster.shared::cta.b64 p, [{1}], {2}; selp.u32 {0}, 1, 0, p; }}",
-                    out(reg32) done, in(reg32) self.addr, in(reg64) phase.state, options(nostack)
-                )
-            };
-            done != 0
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        {
-            // SAFETY: the caller upholds the contract above.
-            unsafe { crate::sim::mbarrier::phase_done(self.addr, phase.state, scope) }
-        }
+        // SAFETY: the caller upholds the contract above.
+        unsafe { mbarrier_test_wait(self.addr, phase.state, scope) }
     }
 
     /// Whether the phase of parity `parity` (0 or 1) has completed, after the hardware has
@@ -415,40 +274,8 @@ impl MBarrier {
     /// The module's contract.
     #[inline(always)]
     pub unsafe fn try_wait_parity(self, parity: u32, scope: BarrierScope) -> bool {
-        #[cfg(target_arch = "nvptx64")]
-        {
-            let done: u32;
-            // SAFETY: the caller upholds the contract above.
-            unsafe {
-                scoped_asm!(
-                    scope,
-                    "{{ .reg .pred p; mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [{1}], {2}; selp.u32 {0}, 1, 0, p; }}",
-                    "{{ .reg .pred p; mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [{1}], {2}; selp.u32 {0}, 1, 0, p; }}",
-                    out(reg32) done, in(reg32) self.addr, in(reg32) parity, options(nostack)
-                )
-            };
-            done != 0
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        {
-            // SAFETY: the caller upholds the contract above.
-            let done = unsafe {
-                crate::sim::mbarrier::phase_done(
-                    self.addr,
-                    if parity & 1 == 1 {
-                        crate::sim::mbarrier::PARITY_BIT
-                    } else {
-                        0
-                    },
-                    scope,
-                )
-            };
-            if !done {
-                // The hardware suspends the thread a while before it answers false.
-                crate::time::nanosleep(0);
-            }
-            done
-        }
+        // SAFETY: the caller upholds the contract above.
+        unsafe { mbarrier_try_wait_parity(self.addr, parity, scope) }
     }
 
     /// Waits, at most `timeout_ns`, for the phase of the token `phase` to complete; then what
@@ -507,29 +334,8 @@ impl MBarrier {
     /// As [`MBarrier::test_wait`].
     #[inline(always)]
     unsafe fn try_wait(self, phase: &Phase, scope: BarrierScope) -> bool {
-        #[cfg(target_arch = "nvptx64")]
-        {
-            let done: u32;
-            // SAFETY: the caller upholds the contract above.
-            unsafe {
-                scoped_asm!(
-                    scope,
-                    "{{ .reg .pred p; mbarrier.try_wait.acquire.cta.shared::cta.b64 p, [{1}], {2}; selp.u32 {0}, 1, 0, p; }}",
-                    "{{ .reg .pred p; mbarrier.try_wait.acquire.cluster.shared::cta.b64 p, [{1}], {2}; selp.u32 {0}, 1, 0, p; }}",
-                    out(reg32) done, in(reg32) self.addr, in(reg64) phase.state, options(nostack)
-                )
-            };
-            done != 0
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        {
-            // SAFETY: forwarded to the caller.
-            let done = unsafe { self.test_wait(phase, scope) };
-            if !done {
-                crate::time::nanosleep(0);
-            }
-            done
-        }
+        // SAFETY: forwarded to the caller.
+        unsafe { mbarrier_try_wait(self.addr, phase.state, scope) }
     }
 
     /// One arrival at the barrier at this barrier's offset in the shared memory of the block of
@@ -544,20 +350,8 @@ impl MBarrier {
     /// the sibling is running.
     #[inline(always)]
     pub unsafe fn arrive_remote(self, rank: u32) {
-        #[cfg(target_arch = "nvptx64")]
         // SAFETY: the caller upholds the contract above.
-        unsafe {
-            core::arch::asm!(
-                "{{ .reg .b32 r; mapa.shared::cluster.u32 r, {0}, {1}; mbarrier.arrive.release.cluster.shared::cluster.b64 _, [r]; }}",
-                in(reg32) self.addr, in(reg32) rank, options(nostack)
-            )
-        };
-        #[cfg(not(target_arch = "nvptx64"))]
-        // SAFETY: the caller upholds the contract above.
-        unsafe {
-            let remote = crate::sim::map_shared(self.addr.cast(), rank).cast::<u64>();
-            crate::sim::mbarrier::arrive(remote, 1, 0, 0, BarrierScope::Cluster);
-        }
+        unsafe { mbarrier_arrive_shared_cluster(self.addr, rank) };
     }
 }
 
@@ -567,11 +361,9 @@ fn bounded(timeout_ns: u64, mut done: impl FnMut() -> bool) -> Result<(), WaitEr
     if done() {
         return Ok(());
     }
-    #[cfg(not(target_arch = "nvptx64"))]
-    let timeout_ns = crate::sim::stretch_bound(timeout_ns);
+    let timeout_ns = spin::stretch_bound(timeout_ns);
     let start = globaltimer_ns();
-    #[cfg(not(target_arch = "nvptx64"))]
-    let mut tries = 0u32;
+    let mut backoff = spin::Backoff::new();
     loop {
         if done() {
             return Ok(());
@@ -579,26 +371,9 @@ fn bounded(timeout_ns: u64, mut done: impl FnMut() -> bool) -> Result<(), WaitEr
         if globaltimer_ns().wrapping_sub(start) > timeout_ns {
             return Err(WaitError::TimedOut);
         }
-        // In the simulator every waiting thread is an OS thread: hundreds of them yielding in
-        // turn can starve the one they wait for (a pipeline's producer) past the bound on a
-        // busy machine. After the first tries they sleep, and leave it the cores.
-        #[cfg(not(target_arch = "nvptx64"))]
-        if crate::sim::weak_op(|_, _| ()).is_none() {
-            tries = tries.saturating_add(1);
-            if tries > SIM_YIELDS_BEFORE_SLEEP {
-                std::thread::sleep(std::time::Duration::from_micros(SIM_SLEEP_US));
-            }
-        }
+        backoff.after_poll();
     }
 }
-
-/// Tries a simulated wait makes, yielding, before it sleeps between tries.
-#[cfg(not(target_arch = "nvptx64"))]
-const SIM_YIELDS_BEFORE_SLEEP: u32 = 64;
-
-/// How long a simulated wait sleeps between tries after that.
-#[cfg(not(target_arch = "nvptx64"))]
-const SIM_SLEEP_US: u64 = 50;
 
 /// Makes this thread's `mbarrier` initializations visible to the other blocks of the cluster
 /// and to the asynchronous proxy (the copy engine) before a cluster barrier: the barrier's
@@ -611,11 +386,5 @@ const SIM_SLEEP_US: u64 = 50;
 /// within one block `sync_threads` after `init` is enough.
 #[inline(always)]
 pub fn fence_mbarrier_init() {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: a fence only orders this thread's operations.
-    unsafe {
-        core::arch::asm!("fence.mbarrier_init.release.cluster;", options(nostack));
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    core::sync::atomic::fence(core::sync::atomic::Ordering::Release);
+    crate::seam::sync::fence_mbarrier_init_release_cluster()
 }

@@ -1,5 +1,7 @@
 //! What a kernel of yours may call: the building blocks every lesson is made of, grouped by the
-//! level they work at. Only these modules touch `core::arch::nvptx` or inline PTX.
+//! level they work at. Each is written once for the GPU and the simulator, over the crate's
+//! private seam (`src/seam/`), which alone touches `core::arch::nvptx` or inline PTX: one
+//! wrapper per PTX instruction, and its simulator twin.
 //!
 //! | level | module | what |
 //! |---|---|---|

@@ -24,40 +24,24 @@ pub trait Ldg: Copy {
 }
 
 macro_rules! ldg_impl {
-    ($($t:ty => $ty:literal, $reg:ident;)*) => {$(
+    ($($t:ty => $seam:ident;)*) => {$(
         impl Ldg for $t {
             #[inline(always)]
             #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn ldg(p: *const $t) -> $t {
-                #[cfg(target_arch = "nvptx64")]
-                {
-                    let v: $t;
-                    // SAFETY: the caller's contract: `p` is a valid global address whose
-                    // contents no thread writes during the launch.
-                    unsafe {
-                        core::arch::asm!(
-                            concat!("ld.global.nc.", $ty, " {0}, [{1}];"),
-                            out($reg) v, in(reg64) p, options(pure, readonly, nostack)
-                        )
-                    };
-                    v
-                }
-                #[cfg(not(target_arch = "nvptx64"))]
-                // SAFETY: as above; on the host a plain load (only read), which the checker
-                // sees.
-                unsafe {
-                    crate::mem::Ptr::new(p.cast_mut()).load()
-                }
+                // SAFETY: the caller's contract: `p` is a valid global address whose contents
+                // no thread writes during the launch.
+                unsafe { crate::seam::readonly::$seam(p) }
             }
         }
     )*};
 }
 
 ldg_impl! {
-    u32 => "u32", reg32;
-    f32 => "f32", reg32;
-    u64 => "u64", reg64;
-    f64 => "f64", reg64;
+    u32 => ld_global_nc_u32;
+    f32 => ld_global_nc_f32;
+    u64 => ld_global_nc_u64;
+    f64 => ld_global_nc_f64;
 }
 
 /// `*p`, loaded through the read-only data cache. CUDA: `__ldg(p)`. PTX: `ld.global.nc.<type>`.

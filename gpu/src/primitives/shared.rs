@@ -19,14 +19,8 @@
 /// - accesses by different threads to one element are separated by a barrier or are atomic.
 #[inline(always)]
 pub unsafe fn dynamic_shared<T>() -> *mut T {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<T>()
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        crate::sim::shared_base().cast()
-    }
+    // SAFETY: the caller's contract.
+    unsafe { crate::seam::shared::dynamic_shared_base() }
 }
 
 /// The number of bytes of dynamic shared memory this launch gave each block.
@@ -34,35 +28,5 @@ pub unsafe fn dynamic_shared<T>() -> *mut T {
 /// PTX: `mov.u32 %r, %dynamic_smem_size;`.
 #[inline(always)]
 pub fn dynamic_shared_bytes() -> u32 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let n: u32;
-        // SAFETY: reading a special register has no preconditions.
-        unsafe {
-            core::arch::asm!("mov.u32 {0}, %dynamic_smem_size;", out(reg32) n, options(nostack, pure, nomem));
-        }
-        n
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        crate::sim::shared_len()
-    }
-}
-
-/// The shared-window (`.shared` state space) address of a generic pointer into shared memory:
-/// what instructions that name the state space take. PTX: `cvta.to.shared.u64` and a
-/// truncation to 32 bits (shared addresses are below 2³²). A pointer outside shared memory gives
-/// a meaningless address, not an error.
-#[cfg(target_arch = "nvptx64")]
-#[inline(always)]
-pub(crate) fn shared_window_addr<T>(p: *const T) -> u32 {
-    let addr: u32;
-    // SAFETY: address arithmetic only; nothing is dereferenced.
-    unsafe {
-        core::arch::asm!(
-            "{{ .reg .u64 s; cvta.to.shared.u64 s, {1}; cvt.u32.u64 {0}, s; }}",
-            out(reg32) addr, in(reg64) p, options(nostack, pure, nomem)
-        )
-    };
-    addr
+    crate::seam::sreg::dynamic_smem_size()
 }

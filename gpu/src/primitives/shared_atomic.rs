@@ -13,8 +13,7 @@
 //! `AtomicU32::fetch_add`, reported to the checker in a checked launch as a block-scope
 //! read-modify-write.
 
-#[cfg(not(target_arch = "nvptx64"))]
-use core::sync::atomic::{AtomicU32, Ordering};
+use crate::seam::shared::SharedAddr;
 
 /// The address of a `u32` in this block's shared memory, in the shared state space.
 ///
@@ -22,10 +21,7 @@ use core::sync::atomic::{AtomicU32, Ordering};
 /// from [`dynamic_shared`](crate::shared::dynamic_shared)); offset with [`SharedU32::offset`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SharedU32 {
-    #[cfg(target_arch = "nvptx64")]
-    addr: u32,
-    #[cfg(not(target_arch = "nvptx64"))]
-    addr: *mut u32,
+    addr: SharedAddr,
 }
 
 impl SharedU32 {
@@ -37,45 +33,23 @@ impl SharedU32 {
     /// global or local memory gives a meaningless shared address.
     #[inline(always)]
     pub unsafe fn from_generic(p: *mut u32) -> SharedU32 {
-        #[cfg(target_arch = "nvptx64")]
-        {
-            SharedU32 {
-                addr: crate::shared::shared_window_addr(p),
-            }
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        {
-            SharedU32 { addr: p }
+        SharedU32 {
+            addr: crate::seam::shared::cvta_to_shared(p),
         }
     }
 
-    /// The shared-window address itself.
-    #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90"))]
+    /// The shared address itself (what `mapa` maps into another block of the cluster).
+    #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]
     #[inline(always)]
-    pub(crate) fn shared_addr(self) -> u32 {
-        self.addr
-    }
-
-    /// The host pointer the simulator's shared-window address is.
-    #[cfg(not(target_arch = "nvptx64"))]
-    pub(crate) fn host_ptr(self) -> *mut u32 {
+    pub(crate) fn addr(self) -> SharedAddr {
         self.addr
     }
 
     /// The address `i` words further (32-bit arithmetic on the device; no check).
     #[inline(always)]
     pub fn offset(self, i: u32) -> SharedU32 {
-        #[cfg(target_arch = "nvptx64")]
-        {
-            SharedU32 {
-                addr: self.addr.wrapping_add(i.wrapping_mul(4)),
-            }
-        }
-        #[cfg(not(target_arch = "nvptx64"))]
-        {
-            SharedU32 {
-                addr: self.addr.wrapping_add(i as usize),
-            }
+        SharedU32 {
+            addr: self.addr.wrapping_add(i.wrapping_mul(4)),
         }
     }
 
@@ -96,26 +70,7 @@ impl SharedU32 {
     #[inline(always)]
     #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
     pub unsafe fn red_add_block(self, val: u32) {
-        #[cfg(target_arch = "nvptx64")]
         // SAFETY: the caller upholds the contract above.
-        unsafe {
-            core::arch::asm!(
-                "red.relaxed.cta.shared.add.u32 [{0}], {1};",
-                in(reg32) self.addr, in(reg32) val, options(nostack)
-            )
-        };
-        #[cfg(not(target_arch = "nvptx64"))]
-        {
-            // SAFETY: the caller upholds the contract above: a valid, aligned, shared word.
-            let a = unsafe { AtomicU32::from_ptr(self.addr) };
-            crate::sim::check::report_atomic(
-                crate::sim::check::AccessKind::Rmw,
-                self.addr as usize,
-                4,
-                crate::atomic::Order::Relaxed,
-                crate::atomic::Scope::Block,
-                || a.fetch_add(val, Ordering::Relaxed),
-            );
-        }
+        unsafe { crate::seam::shared::red_relaxed_cta_shared_add_u32(self.addr, val) };
     }
 }

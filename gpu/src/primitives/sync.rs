@@ -23,13 +23,8 @@ use crate::atomic::Scope;
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn sync_threads() {
-    #[cfg(target_arch = "nvptx64")]
     // SAFETY: `bar.sync 0` is the block barrier; the caller keeps the call uniform (above).
-    unsafe {
-        core::arch::nvptx::_syncthreads()
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    crate::sim::block_barrier(false);
+    unsafe { crate::seam::sync::bar_sync() }
 }
 
 /// [`sync_threads`] that also tells every thread whether *any* thread of the block arrived with
@@ -44,52 +39,17 @@ pub fn sync_threads() {
 #[inline(always)]
 #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
 pub fn sync_threads_or(predicate: bool) -> bool {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let any: u32;
-        // SAFETY: `bar.red.or.pred` is the block barrier with an OR reduction of one predicate
-        // per thread; the caller keeps the call uniform (above).
-        unsafe {
-            core::arch::asm!(
-                "{{",
-                ".reg .pred %q, %p;",
-                "setp.ne.u32 %q, {pred}, 0;",
-                "bar.red.or.pred %p, 0, %q;",
-                "selp.u32 {any}, 1, 0, %p;",
-                "}}",
-                pred = in(reg32) predicate as u32,
-                any = out(reg32) any,
-                options(nostack)
-            );
-        }
-        any != 0
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    crate::sim::block_barrier(predicate)
+    // SAFETY: `bar.red.or.pred` is the block barrier with an OR reduction of one predicate per
+    // thread; the caller keeps the call uniform (above).
+    unsafe { crate::seam::sync::bar_red_or(predicate) }
 }
 
 macro_rules! fence_fn {
-    ($(#[$doc:meta])* $name:ident, $ptx:literal, $host:ident, $scope:ident) => {
+    ($(#[$doc:meta])* $name:ident, $seam:ident) => {
         $(#[$doc])*
         #[inline(always)]
         pub fn $name() {
-            #[cfg(target_arch = "nvptx64")]
-            // SAFETY: a fence only constrains the order of this thread's memory accesses.
-            unsafe {
-                core::arch::asm!($ptx, options(nostack));
-            }
-            #[cfg(not(target_arch = "nvptx64"))]
-            {
-                use core::sync::atomic::Ordering;
-                let kind = match Ordering::$host {
-                    Ordering::SeqCst => crate::sim::weak::FenceKind::Sc,
-                    _ => crate::sim::weak::FenceKind::AcqRel,
-                };
-                crate::sim::check::report_fence(kind, Scope::$scope);
-                if crate::sim::weak_op(|w, me| w.fence(me, kind)).is_none() {
-                    core::sync::atomic::fence(Ordering::$host);
-                }
-            }
+            crate::seam::sync::$seam()
         }
     };
 }
@@ -101,7 +61,7 @@ fence_fn!(
     /// PTX: `membar.cta` (the same as `fence.sc.cta` on sm_70+).
     ///
     /// A fence, not a barrier: no thread waits.
-    threadfence_block, "membar.cta;", SeqCst, Block
+    threadfence_block, membar_cta
 );
 fence_fn!(
     /// Orders this thread's memory accesses as seen by every thread of the GPU.
@@ -112,7 +72,7 @@ fence_fn!(
     /// A fence, not a barrier: no thread waits. Without it, a block that writes a partial sum
     /// and then raises a flag (or releases a lock) can have the flag seen first, and the reader
     /// sums a stale value.
-    threadfence, "membar.gl;", SeqCst, Device
+    threadfence, membar_gl
 );
 fence_fn!(
     /// Orders this thread's memory accesses as seen by the GPU, other GPUs and the host.
@@ -120,33 +80,33 @@ fence_fn!(
     /// Scope: system. Ordering: sequentially consistent fence. CUDA: `__threadfence_system()`.
     /// PTX: `membar.sys` (the same as `fence.sc.sys` on sm_70+). The most expensive fence; use it
     /// only when the host or a peer GPU reads the data while the kernel runs.
-    threadfence_system, "membar.sys;", SeqCst, System
+    threadfence_system, membar_sys
 );
 fence_fn!(
     /// Acquire-release fence at block scope. PTX: `fence.acq_rel.cta`. Cheaper than
     /// [`threadfence_block`]; enough to pair with a relaxed flag in the release/acquire pattern.
-    fence_acq_rel_block, "fence.acq_rel.cta;", AcqRel, Block
+    fence_acq_rel_block, fence_acq_rel_cta
 );
 fence_fn!(
     /// Acquire-release fence at device scope. PTX: `fence.acq_rel.gpu`. The fence to pair with a
     /// relaxed flag or lock word shared between blocks.
-    fence_acq_rel_device, "fence.acq_rel.gpu;", AcqRel, Device
+    fence_acq_rel_device, fence_acq_rel_gpu
 );
 fence_fn!(
     /// Acquire-release fence at system scope. PTX: `fence.acq_rel.sys`.
-    fence_acq_rel_system, "fence.acq_rel.sys;", AcqRel, System
+    fence_acq_rel_system, fence_acq_rel_sys
 );
 fence_fn!(
     /// Sequentially consistent fence at block scope. PTX: `fence.sc.cta`.
-    fence_sc_block, "fence.sc.cta;", SeqCst, Block
+    fence_sc_block, fence_sc_cta
 );
 fence_fn!(
     /// Sequentially consistent fence at device scope. PTX: `fence.sc.gpu`.
-    fence_sc_device, "fence.sc.gpu;", SeqCst, Device
+    fence_sc_device, fence_sc_gpu
 );
 fence_fn!(
     /// Sequentially consistent fence at system scope. PTX: `fence.sc.sys`.
-    fence_sc_system, "fence.sc.sys;", SeqCst, System
+    fence_sc_system, fence_sc_sys
 );
 
 /// Acquire-release fence at `scope`: [`fence_acq_rel_block`], [`fence_acq_rel_device`] or

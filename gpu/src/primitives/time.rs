@@ -11,31 +11,8 @@
 /// yields below 100 µs and sleeps from 100 µs up.
 #[inline(always)]
 pub fn nanosleep(ns: u32) {
-    #[cfg(target_arch = "nvptx64")]
-    // SAFETY: `nanosleep` only delays this thread.
-    unsafe {
-        core::arch::asm!("nanosleep.u32 {0};", in(reg32) ns, options(nostack));
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        // In a weak launch only one thread runs at a time: sleeping would only delay it. The
-        // token goes to another thread instead.
-        if crate::sim::weak_op(|_, _| ()).is_some() {
-            return;
-        }
-        // Short waits only yield: an OS sleep lasts at least the timer slack (~50 µs), far past
-        // what a back-off asks for, and a lock handed to a sleeping thread would wait that long.
-        if ns >= SIM_SLEEP_FROM_NS {
-            std::thread::sleep(std::time::Duration::from_nanos(ns as u64));
-        } else {
-            std::thread::yield_now();
-        }
-    }
+    crate::seam::spin::nanosleep(ns)
 }
-
-/// From this many nanoseconds the simulator's [`nanosleep`] really sleeps.
-#[cfg(not(target_arch = "nvptx64"))]
-const SIM_SLEEP_FROM_NS: u32 = 100_000;
 
 /// Nanoseconds from a clock shared by every multiprocessor of the GPU.
 ///
@@ -44,20 +21,7 @@ const SIM_SLEEP_FROM_NS: u32 = 100_000;
 /// the host's monotonic clock.
 #[inline(always)]
 pub fn globaltimer_ns() -> u64 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let t: u64;
-        // SAFETY: reading a special register has no preconditions. Not `pure`: every read
-        // must happen, or a wait loop would never see time pass.
-        unsafe {
-            core::arch::asm!("mov.u64 {0}, %globaltimer;", out(reg64) t, options(nostack));
-        }
-        t
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        crate::sim::host_clock_ns()
-    }
+    crate::seam::sreg::globaltimer()
 }
 
 /// This multiprocessor's cycle counter.
@@ -67,17 +31,5 @@ pub fn globaltimer_ns() -> u64 {
 /// nanoseconds of the host's monotonic clock.
 #[inline(always)]
 pub fn clock64() -> u64 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let t: u64;
-        // SAFETY: reading a special register has no preconditions.
-        unsafe {
-            core::arch::asm!("mov.u64 {0}, %clock64;", out(reg64) t, options(nostack));
-        }
-        t
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        crate::sim::host_clock_ns()
-    }
+    crate::seam::sreg::clock64()
 }

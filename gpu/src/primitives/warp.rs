@@ -20,19 +20,7 @@ pub const WARP_SIZE: u32 = 32;
 /// This thread's lane in its warp, 0..32. PTX: `%laneid`.
 #[inline(always)]
 pub fn lane_id() -> u32 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let l: u32;
-        // SAFETY: reading a special register has no preconditions.
-        unsafe {
-            core::arch::asm!("mov.u32 {0}, %laneid;", out(reg32) l, options(nostack, pure, nomem))
-        };
-        l
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        crate::sim::lane()
-    }
+    crate::seam::sreg::laneid()
 }
 
 /// The lanes of this warp executing this instruction together. CUDA: `__activemask()`.
@@ -40,58 +28,23 @@ pub fn lane_id() -> u32 {
 /// to assume lanes stay together. In the simulator: the lanes that have not exited.
 #[inline(always)]
 pub fn active_mask() -> u32 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let m: u32;
-        // SAFETY: `activemask` has no preconditions.
-        unsafe { core::arch::asm!("activemask.b32 {0};", out(reg32) m, options(nostack)) };
-        m
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        crate::sim::warp_exchange(0).live
-    }
+    crate::seam::warp::activemask()
 }
 
 /// Waits until every lane in `mask` has reached a `sync_warp` with the same mask, and orders
 /// their memory accesses. CUDA: `__syncwarp(mask)`. PTX: `bar.warp.sync`.
 #[inline(always)]
 pub fn sync_warp(mask: u32) {
-    #[cfg(target_arch = "nvptx64")]
     // SAFETY: the caller's lanes in `mask` all execute this call (module contract).
-    unsafe {
-        core::arch::asm!("bar.warp.sync {0};", in(reg32) mask, options(nostack))
-    };
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let _ = mask;
-        crate::sim::warp_sync();
-    }
+    unsafe { crate::seam::warp::bar_warp_sync(mask) }
 }
 
 /// A bit per lane in `mask`: set where that lane's `predicate` is true. CUDA: `__ballot_sync`.
 /// PTX: `vote.sync.ballot.b32`.
 #[inline(always)]
 pub fn ballot_sync(mask: u32, predicate: bool) -> u32 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let b: u32;
-        // SAFETY: the lanes in `mask` all execute this call (module contract).
-        unsafe {
-            core::arch::asm!(
-                "{{ .reg .pred p; setp.ne.u32 p, {1}, 0; vote.sync.ballot.b32 {0}, p, {2}; }}",
-                out(reg32) b, in(reg32) predicate as u32, in(reg32) mask, options(nostack)
-            )
-        };
-        b
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let w = crate::sim::warp_exchange(predicate as u64);
-        (0..WARP_SIZE)
-            .filter(|&l| w.live & mask & (1 << l) != 0 && w.values[l as usize] != 0)
-            .fold(0, |b, l| b | (1 << l))
-    }
+    // SAFETY: the lanes in `mask` all execute this call (module contract).
+    unsafe { crate::seam::warp::vote_sync_ballot_b32(mask, predicate) }
 }
 
 /// True if `predicate` holds on any lane of `mask`. CUDA: `__any_sync`.
@@ -122,45 +75,14 @@ pub enum Shuffle {
 
 #[inline(always)]
 fn shfl_u32(mode: Shuffle, mask: u32, v: u32, b: u32) -> u32 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let r: u32;
-        // The `c` operand packs the segment mask (0: whole warp) and the clamp lane: 31 for
-        // idx/down/bfly, 0 for up, as CUDA's width-32 shuffles use.
-        macro_rules! shfl {
-            ($m:literal, $c:literal) => {
-                // SAFETY: the lanes in `mask` all execute this call (module contract).
-                unsafe {
-                    core::arch::asm!(
-                        concat!("shfl.sync.", $m, ".b32 {0}, {1}, {2}, ", $c, ", {3};"),
-                        out(reg32) r, in(reg32) v, in(reg32) b, in(reg32) mask, options(nostack)
-                    )
-                }
-            };
-        }
+    use crate::seam::warp::*;
+    // SAFETY: the lanes in `mask` all execute this call (module contract).
+    unsafe {
         match mode {
-            Shuffle::Idx => shfl!("idx", "31"),
-            Shuffle::Up => shfl!("up", "0"),
-            Shuffle::Down => shfl!("down", "31"),
-            Shuffle::Xor => shfl!("bfly", "31"),
-        }
-        r
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let _ = mask;
-        let w = crate::sim::warp_exchange(v as u64);
-        let lane = crate::sim::lane() as i64;
-        let src = match mode {
-            Shuffle::Idx => (b & 31) as i64,
-            Shuffle::Up => lane - b as i64,
-            Shuffle::Down => lane + b as i64,
-            Shuffle::Xor => lane ^ (b & 31) as i64,
-        };
-        if (0..32).contains(&src) && w.live & (1 << src) != 0 {
-            w.values[src as usize] as u32
-        } else {
-            v
+            Shuffle::Idx => shfl_sync_idx_b32(mask, v, b),
+            Shuffle::Up => shfl_sync_up_b32(mask, v, b),
+            Shuffle::Down => shfl_sync_down_b32(mask, v, b),
+            Shuffle::Xor => shfl_sync_bfly_b32(mask, v, b),
         }
     }
 }

@@ -58,10 +58,6 @@
 //! - every other access to that location while kernels may run concurrently is atomic too, with
 //!   a scope that includes this thread (a plain load or store racing with it is undefined).
 
-#[cfg(target_arch = "nvptx64")]
-mod device;
-#[cfg(not(target_arch = "nvptx64"))]
-mod host;
 mod shorthand;
 mod types;
 
@@ -417,7 +413,4 @@ pub unsafe fn fetch_update<T: Atomic>(
 }
 // ANCHOR_END: fetch_update
 
-#[cfg(target_arch = "nvptx64")]
-use device as imp;
-#[cfg(not(target_arch = "nvptx64"))]
-use host as imp;
+use crate::seam::atomic as imp;

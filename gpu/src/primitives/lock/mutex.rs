@@ -337,15 +337,7 @@ impl<S: LockScope> Mutex<S> {
 /// need every lane of the warp, each thread is its own cohort.
 #[inline(always)]
 fn cohort_mask(lane: u32) -> u32 {
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let _ = lane;
-        crate::warp::active_mask()
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        1 << lane
-    }
+    crate::seam::warp::converged_mask(lane)
 }
 
 impl<S: LockScope> Drop for MutexGuard<'_, S> {

@@ -1,16 +1,16 @@
-//! The simulator backend: each operation is the `core::sync::atomic` operation with the same
-//! ordering. The scope does not change what the operation does — a CPU's caches are coherent,
-//! every atomic here is as strong as a system-scoped one — so a plain launch checks a kernel's
-//! logic, never whether its scopes are wide enough. In a checked launch (`sim::check::checked`)
-//! each operation is reported with its kind, ordering and scope, and performed under the
-//! checker's lock of its location: the checker sees a scope too narrow for the threads that
-//! share the location. In a weak launch (`sim::weak::scoped`) each operation goes to the weak
-//! memory instead, which may show what the PTX model allows its ordering.
+//! Atomics, the simulator side: each operation is the `core::sync::atomic` operation with the same
+//! ordering. The scope does not change what the operation does — a CPU's caches are coherent, every
+//! atomic here is as strong as a system-scoped one — so a plain launch checks a kernel's logic,
+//! never whether its scopes are wide enough. In a checked launch (`sim::check::checked`) each
+//! operation is reported with its kind, ordering and scope, and performed under the checker's lock
+//! of its location: the checker sees a scope too narrow for the threads that share the location. In
+//! a weak launch (`sim::weak::scoped`) each operation goes to the weak memory instead, which may
+//! show what the PTX model allows its ordering.
 //!
 //! Every function is `#[track_caller]`, as is every function of the atomic API above it, so a
 //! finding names the kernel's line.
 
-use super::{LoadOrder, Order, Scope, StoreOrder};
+use crate::atomic::{LoadOrder, Order, Scope, StoreOrder};
 use crate::sim::check::{AccessKind, report_atomic, report_compare_and_swap};
 use crate::sim::weak::sched::Width;
 use crate::sim::weak::{LoadKind, StoreKind};
@@ -52,7 +52,7 @@ macro_rules! native_fns {
     ($($name:ident: $atomic:ident . $method:ident, $bits:ty as $val:ty, $w:ident, |$o:ident, $v:ident| $weak:expr;)*) => {$(
         #[inline]
         #[track_caller]
-        pub(super) unsafe fn $name(addr: *mut $bits, val: $bits, scope: Scope, order: Order) -> $bits {
+        pub(crate) unsafe fn $name(addr: *mut $bits, val: $bits, scope: Scope, order: Order) -> $bits {
             // SAFETY: the caller upholds the atomic module's contract: `addr` is valid, aligned
             // and only accessed atomically while the kernel runs.
             let a = unsafe { $atomic::from_ptr(addr.cast()) };
@@ -100,7 +100,7 @@ macro_rules! cas_loop_fns {
     ($($name:ident: $atomic:ident, $bits:ty, $w:ident, |$old:ident, $val:ident| $new:expr;)*) => {$(
         #[inline]
         #[track_caller]
-        pub(super) unsafe fn $name(addr: *mut $bits, $val: $bits, scope: Scope, order: Order) -> $bits {
+        pub(crate) unsafe fn $name(addr: *mut $bits, $val: $bits, scope: Scope, order: Order) -> $bits {
             let weak = weak_op(|w, me| {
                 w.rmw(me, addr as usize, Width::$w, order, |old| {
                     let $old = old as $bits;
@@ -132,7 +132,7 @@ macro_rules! width_fns {
     ($($cas:ident, $ld:ident, $st:ident: $atomic:ident, $bits:ty, $w:ident;)*) => {$(
         #[inline]
         #[track_caller]
-        pub(super) unsafe fn $cas(addr: *mut $bits, cmp: $bits, val: $bits, scope: Scope, order: Order) -> $bits {
+        pub(crate) unsafe fn $cas(addr: *mut $bits, cmp: $bits, val: $bits, scope: Scope, order: Order) -> $bits {
             // SAFETY: as in `native_fns`.
             let a = unsafe { $atomic::from_ptr(addr) };
             // A failed swap wrote nothing: the checker takes it as a load.
@@ -162,7 +162,7 @@ macro_rules! width_fns {
 
         #[inline]
         #[track_caller]
-        pub(super) unsafe fn $ld(addr: *const $bits, scope: Scope, order: LoadOrder) -> $bits {
+        pub(crate) unsafe fn $ld(addr: *const $bits, scope: Scope, order: LoadOrder) -> $bits {
             let kind = match order {
                 LoadOrder::Relaxed => LoadKind::Relaxed,
                 LoadOrder::Acquire => LoadKind::Acquire,
@@ -183,7 +183,7 @@ macro_rules! width_fns {
 
         #[inline]
         #[track_caller]
-        pub(super) unsafe fn $st(addr: *mut $bits, val: $bits, scope: Scope, order: StoreOrder) {
+        pub(crate) unsafe fn $st(addr: *mut $bits, val: $bits, scope: Scope, order: StoreOrder) {
             let kind = match order {
                 StoreOrder::Relaxed => StoreKind::Relaxed,
                 StoreOrder::Release => StoreKind::Release,
@@ -212,7 +212,7 @@ macro_rules! red_fns {
     ($($name:ident => $rmw:ident, $bits:ty;)*) => {$(
         #[inline]
         #[track_caller]
-        pub(super) unsafe fn $name(addr: *mut $bits, val: $bits, scope: Scope, order: StoreOrder) {
+        pub(crate) unsafe fn $name(addr: *mut $bits, val: $bits, scope: Scope, order: StoreOrder) {
             let order = match order {
                 StoreOrder::Relaxed => Order::Relaxed,
                 StoreOrder::Release => Order::Release,

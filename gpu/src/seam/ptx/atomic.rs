@@ -1,11 +1,11 @@
-//! The device backend: one inline-PTX instruction per operation, scope and ordering.
+//! Atomics, the PTX side: one inline-PTX instruction per operation, type, scope and ordering.
 //!
 //! Each function takes the scope and ordering as values; it is `#[inline(always)]`, so with the
 //! constants a kernel passes the `match` folds away and one instruction remains. A kernel that
 //! passes them at run time (the atomics check) gets every variant, which is how the PTX tests
 //! see every qualifier in the built PTX.
 
-use super::{LoadOrder, Order, Scope, StoreOrder};
+use crate::atomic::{LoadOrder, Order, Scope, StoreOrder};
 use core::arch::asm;
 
 /// Expands `$m!(sem, scope, …)` for the one (scope, order) pair given.
@@ -90,7 +90,7 @@ macro_rules! red_asm {
 macro_rules! rmw_fns {
     ($($name:ident: $op:literal $ty:literal $bits:ty, $reg:ident;)*) => {$(
         #[inline(always)]
-        pub(super) unsafe fn $name(addr: *mut $bits, val: $bits, scope: Scope, order: Order) -> $bits {
+        pub(crate) unsafe fn $name(addr: *mut $bits, val: $bits, scope: Scope, order: Order) -> $bits {
             let old: $bits;
             // SAFETY: the caller upholds the atomic module's contract for `addr`.
             unsafe { by_rmw_order!(scope, order, atom_asm!($op, $ty, $reg, old, addr, val)) };
@@ -131,7 +131,7 @@ rmw_fns! {
 macro_rules! width_fns {
     ($($cas:ident, $ld:ident, $st:ident: $ty:literal $bits:ty, $reg:ident;)*) => {$(
         #[inline(always)]
-        pub(super) unsafe fn $cas(addr: *mut $bits, cmp: $bits, val: $bits, scope: Scope, order: Order) -> $bits {
+        pub(crate) unsafe fn $cas(addr: *mut $bits, cmp: $bits, val: $bits, scope: Scope, order: Order) -> $bits {
             let old: $bits;
             // SAFETY: the caller upholds the atomic module's contract for `addr`.
             unsafe { by_rmw_order!(scope, order, cas_asm!($ty, $reg, old, addr, cmp, val)) };
@@ -139,7 +139,7 @@ macro_rules! width_fns {
         }
 
         #[inline(always)]
-        pub(super) unsafe fn $ld(addr: *const $bits, scope: Scope, order: LoadOrder) -> $bits {
+        pub(crate) unsafe fn $ld(addr: *const $bits, scope: Scope, order: LoadOrder) -> $bits {
             let out: $bits;
             // SAFETY: the caller upholds the atomic module's contract for `addr`.
             unsafe {
@@ -150,7 +150,7 @@ macro_rules! width_fns {
         }
 
         #[inline(always)]
-        pub(super) unsafe fn $st(addr: *mut $bits, val: $bits, scope: Scope, order: StoreOrder) {
+        pub(crate) unsafe fn $st(addr: *mut $bits, val: $bits, scope: Scope, order: StoreOrder) {
             // SAFETY: the caller upholds the atomic module's contract for `addr`.
             unsafe {
                 by_two_orders!(scope, order, StoreOrder::Relaxed, StoreOrder::Release, "release",
@@ -168,7 +168,7 @@ width_fns! {
 macro_rules! red_fns {
     ($($name:ident: $ty:literal $bits:ty, $reg:ident;)*) => {$(
         #[inline(always)]
-        pub(super) unsafe fn $name(addr: *mut $bits, val: $bits, scope: Scope, order: StoreOrder) {
+        pub(crate) unsafe fn $name(addr: *mut $bits, val: $bits, scope: Scope, order: StoreOrder) {
             // SAFETY: the caller upholds the atomic module's contract for `addr`.
             unsafe {
                 by_two_orders!(scope, order, StoreOrder::Relaxed, StoreOrder::Release, "release",

@@ -1,0 +1,23 @@
+//! `ld.global.nc` on the simulator: a plain load (only read), which the checker sees.
+
+macro_rules! ld_global_nc {
+    ($($name:ident: $t:ty;)*) => {$(
+        /// A plain load.
+        ///
+        /// # Safety
+        /// As [`readonly::ldg`](crate::readonly::ldg).
+        #[inline(always)]
+        #[track_caller]
+        pub(crate) unsafe fn $name(p: *const $t) -> $t {
+            // SAFETY: the caller's contract.
+            unsafe { super::mem::read(p) }
+        }
+    )*};
+}
+
+ld_global_nc! {
+    ld_global_nc_u32: u32;
+    ld_global_nc_f32: f32;
+    ld_global_nc_u64: u64;
+    ld_global_nc_f64: f64;
+}
