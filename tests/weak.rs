@@ -175,3 +175,35 @@ fn every_lock_and_barrier_keeps_its_payload_and_the_broken_ones_are_caught() {
         }
     }
 }
+
+#[test]
+fn a_block_scope_counter_shared_by_blocks_loses_updates_and_the_device_scope_one_none() {
+    let base = common::seed();
+    let mut losing = 0;
+    for k in 0..SEEDS {
+        let (r, stats) = scoped(base ^ k, || gridsync::race::run_shape(&Target::Sim, 3, 4));
+        let r = r.unwrap_or_else(|e| panic!("seed {}: {e}", base ^ k));
+        assert!(stats.launches == 3, "{stats:?}");
+        // The device-scope atomic counter is exact on the weak memory too (run_shape checks it);
+        // the block-scope one is atomic only within each block.
+        assert_eq!(r.atomic, 12, "seed {}", base ^ k);
+        assert!(r.block_scope <= 12, "seed {}: {}", base ^ k, r.block_scope);
+        if r.block_scope < 12 {
+            losing += 1;
+        }
+    }
+    assert!(
+        losing >= 2,
+        "the block-scope counter lost updates with only {losing} of {SEEDS} seeds"
+    );
+}
+
+#[test]
+fn a_block_scope_counter_within_one_block_loses_nothing() {
+    let base = common::seed();
+    for k in 0..SEEDS {
+        let (r, _) = scoped(base ^ k, || gridsync::race::run_shape(&Target::Sim, 1, 12));
+        let r = r.unwrap_or_else(|e| panic!("seed {}: {e}", base ^ k));
+        assert_eq!(r.block_scope, 12, "seed {}", base ^ k);
+    }
+}

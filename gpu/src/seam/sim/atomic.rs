@@ -5,7 +5,8 @@
 //! operation is reported with its kind, ordering and scope, and performed under the checker's lock
 //! of its location: the checker sees a scope too narrow for the threads that share the location. In
 //! a weak launch (`sim::weak::scoped`) each operation goes to the weak memory instead, which may
-//! show what the PTX model allows its ordering.
+//! show what the PTX model allows its ordering and its scope: a block-scope read-modify-write
+//! there is atomic only with its own block's, and may lose another block's update.
 //!
 //! Every function is `#[track_caller]`, as is every function of the atomic API above it, so a
 //! finding names the kernel's line.
@@ -60,7 +61,7 @@ macro_rules! native_fns {
             // report, so that a weak launch is checked too.
             report_atomic(AccessKind::Rmw, addr as usize, size_of::<$bits>() as u32, order, scope, || {
                 let weak = weak_op(|w, me| {
-                    w.rmw(me, addr as usize, Width::$w, order, |old| {
+                    w.rmw_scoped(me, addr as usize, Width::$w, order, scope.into(), |old| {
                         let ($o, $v) = (old as $bits, val);
                         Some($weak as u64)
                     })
@@ -102,7 +103,7 @@ macro_rules! cas_loop_fns {
         #[track_caller]
         pub(crate) unsafe fn $name(addr: *mut $bits, $val: $bits, scope: Scope, order: Order) -> $bits {
             let weak = weak_op(|w, me| {
-                w.rmw(me, addr as usize, Width::$w, order, |old| {
+                w.rmw_scoped(me, addr as usize, Width::$w, order, scope.into(), |old| {
                     let $old = old as $bits;
                     Some($new as u64)
                 })
@@ -138,7 +139,7 @@ macro_rules! width_fns {
             // A failed swap wrote nothing: the checker takes it as a load.
             let (old, swapped) = report_compare_and_swap(addr as usize, size_of::<$bits>() as u32, order, scope, || {
                 let weak = weak_op(|w, me| {
-                    w.rmw(me, addr as usize, Width::$w, order, |old| {
+                    w.rmw_scoped(me, addr as usize, Width::$w, order, scope.into(), |old| {
                         (old as $bits == cmp).then_some(val as u64)
                     })
                 });
@@ -174,7 +175,7 @@ macro_rules! width_fns {
                 LoadOrder::Acquire => Order::Acquire,
             };
             report_atomic(AccessKind::Load, addr as usize, size_of::<$bits>() as u32, checked, scope, || {
-                match weak_op(|w, me| w.load(me, addr as usize, Width::$w, kind)) {
+                match weak_op(|w, me| w.load_scoped(me, addr as usize, Width::$w, kind, scope.into())) {
                     Some(v) => v as $bits,
                     None => a.load(load_order(order)),
                 }
@@ -195,7 +196,7 @@ macro_rules! width_fns {
                 StoreOrder::Release => Order::Release,
             };
             report_atomic(AccessKind::Store, addr as usize, size_of::<$bits>() as u32, checked, scope, || {
-                if weak_op(|w, me| w.store(me, addr as usize, Width::$w, val as u64, kind)).is_none() {
+                if weak_op(|w, me| w.store_scoped(me, addr as usize, Width::$w, val as u64, kind, scope.into())).is_none() {
                     a.store(val, store_order(order))
                 }
             })

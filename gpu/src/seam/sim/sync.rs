@@ -29,8 +29,9 @@ pub(crate) unsafe fn bar_red_or(predicate: bool) -> bool {
 /// `host`'s ordering.
 #[inline(always)]
 fn weak_fence(kind: FenceKind, scope: impl Into<ThreadScope>, host: Ordering) {
+    let scope = scope.into();
     report_fence(kind, scope);
-    if crate::sim::weak_op(|w, me| w.fence(me, kind)).is_none() {
+    if crate::sim::weak_op(|w, me| w.fence_scoped(me, kind, scope)).is_none() {
         fence(host);
     }
 }

@@ -341,18 +341,6 @@ impl WeakLaunch {
         });
     }
 
-    /// A read-modify-write by `me` at system scope; returns the value read.
-    pub(crate) fn rmw(
-        &self,
-        me: u32,
-        addr: usize,
-        w: Width,
-        order: Order,
-        f: impl FnOnce(u64) -> Option<u64>,
-    ) -> u64 {
-        self.rmw_scoped(me, addr, w, order, ThreadScope::System, f)
-    }
-
     /// A read-modify-write by `me` at `scope`; returns the value read. Real memory gets the
     /// newest write (which a narrow one that read past another block's update is not).
     pub(crate) fn rmw_scoped(
@@ -382,11 +370,6 @@ impl WeakLaunch {
     /// `me` leaves the barrier at `key`, whose participants are inside `scope`.
     pub(crate) fn barrier_leave(&self, me: u32, key: usize, scope: ThreadScope) {
         self.with_machine(None, |m, _| m.barrier_leave_scoped(me as usize, key, scope));
-    }
-
-    /// A fence by `me` at system scope.
-    pub(crate) fn fence(&self, me: u32, kind: FenceKind) {
-        self.fence_scoped(me, kind, ThreadScope::System);
     }
 
     /// A fence by `me` at `scope`.
