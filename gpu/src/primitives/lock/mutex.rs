@@ -290,6 +290,8 @@ impl<S: LockScope> Mutex<S> {
             unsafe { fetch_add(timeouts, waiters, S::SCOPE, Order::Relaxed) };
             Err(why)
         };
+        // A bound of a second or more is "never in practice"; the simulator, slower, stretches it.
+        let timeout_ns = crate::seam::spin::stretch_bound(timeout_ns);
         let start = globaltimer_ns();
         let mut backoff = min_ns;
         loop {
@@ -320,6 +322,7 @@ impl<S: LockScope> Mutex<S> {
             )
         };
         let (turn, timeouts) = unsafe { (&raw mut (*s).turn, &raw mut (*s).timeouts) };
+        let timeout_ns = crate::seam::spin::stretch_bound(timeout_ns);
         let start = globaltimer_ns();
         // Block scope: only lanes of this warp write the hand-off word while it holds the lock.
         while unsafe { load(turn, Scope::Block, LoadOrder::Acquire) } != lane {

@@ -115,6 +115,8 @@ impl TicketLock {
             )
         };
         let ticket = unsafe { fetch_add(next, 1, Scope::Device, Order::Relaxed) };
+        // A bound of a second or more is "never in practice"; the simulator, slower, stretches it.
+        let timeout_ns = crate::seam::spin::stretch_bound(timeout_ns);
         let start = globaltimer_ns();
         loop {
             let now_serving = unsafe { load(serving, Scope::Device, LoadOrder::Acquire) };

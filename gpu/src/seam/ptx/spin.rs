@@ -1,5 +1,4 @@
-//! Waiting: `nanosleep`, and the simulator's hooks of a poll loop, which are nothing here (the
-//! bounded wait that has them is the `mbarrier`'s, sm_90).
+//! Waiting: `nanosleep`, and the simulator's hooks of a poll loop, which are nothing here.
 
 /// `nanosleep.u32 ns;`
 #[inline(always)]
@@ -11,7 +10,6 @@ pub(crate) fn nanosleep(ns: u32) {
 }
 
 /// A bound on a wait, as given: the GPU runs at its own speed.
-#[cfg(target_feature = "sm_90")]
 #[inline(always)]
 pub(crate) fn stretch_bound(timeout_ns: u64) -> u64 {
     timeout_ns
