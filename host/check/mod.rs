@@ -86,10 +86,13 @@ pub enum Expect {
     /// A read of shared memory that nothing of the launch wrote
     /// ([`FindingKind::UninitializedRead`]).
     Uninitialized,
+    /// A wait by parity that passed on a phase its thread had already waited for
+    /// ([`FindingKind::StaleParity`]).
+    StaleParity,
 }
 
 impl Expect {
-    /// `clean`, `data race`, `scope race`, `stuck wait`, `uninit read`.
+    /// `clean`, `data race`, `scope race`, `stuck wait`, `uninit read`, `stale parity`.
     pub const fn name(self) -> &'static str {
         match self {
             Expect::Clean => "clean",
@@ -97,6 +100,7 @@ impl Expect {
             Expect::ScopeRace => "scope race",
             Expect::Stuck => "stuck wait",
             Expect::Uninitialized => "uninit read",
+            Expect::StaleParity => "stale parity",
         }
     }
 }
@@ -358,6 +362,7 @@ pub fn run_case(case: &Case, how: How) -> CaseOutcome {
             Expect::ScopeRace if has(FindingKind::ScopeRace) => Verdict::Ok,
             Expect::Stuck if stuck.is_some() => Verdict::Ok,
             Expect::Uninitialized if has(FindingKind::UninitializedRead) => Verdict::Ok,
+            Expect::StaleParity if has(FindingKind::StaleParity) => Verdict::Ok,
             _ => Verdict::Missed,
         }
     };

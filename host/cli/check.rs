@@ -78,12 +78,12 @@ fn list(json: bool) -> Result<()> {
         return print_json(&rows);
     }
     println!(
-        "{:<12} {:<32} {:<11} {:<26} why",
+        "{:<12} {:<32} {:<12} {:<26} why",
         "topic", "kernel", "must show", "launch"
     );
     for c in &cases {
         println!(
-            "{:<12} {:<32} {:<11} {:<26} {}",
+            "{:<12} {:<32} {:<12} {:<26} {}",
             c.topic,
             c.kernel,
             c.expect.name(),
@@ -139,8 +139,23 @@ fn found(k: &CaseOutcome) -> String {
             (f.kind, a, b)
         })
         .collect();
+    // The kind the kernel must show first.
+    let must = match k.expect {
+        Expect::Uninitialized => "uninitialized read",
+        other => other.name(),
+    };
     pairs.sort_by(|x, y| {
-        (x.0, site_order(&x.1), site_order(&x.2)).cmp(&(y.0, site_order(&y.1), site_order(&y.2)))
+        let key = |p: &(&str, String, String)| {
+            (
+                p.0 != must,
+                p.0.to_owned(),
+                site_order(&p.1).1,
+                p.1.clone(),
+                site_order(&p.2).1,
+                p.2.clone(),
+            )
+        };
+        key(x).cmp(&key(y))
     });
     pairs.dedup();
     parts.extend(pairs.into_iter().map(|(kind, a, b)| {
@@ -174,7 +189,7 @@ fn print_report(r: &CheckReport) {
     );
     println!();
     println!(
-        "  {:<12} {:<32} {:<11} {:<9} found",
+        "  {:<12} {:<32} {:<12} {:<9} found",
         "topic", "kernel", "must show", "verdict"
     );
     for k in &r.kernels {
@@ -186,7 +201,7 @@ fn print_report(r: &CheckReport) {
             Verdict::NotRun => "not run",
         };
         println!(
-            "  {:<12} {:<32} {:<11} {:<9} {}",
+            "  {:<12} {:<32} {:<12} {:<9} {}",
             k.topic,
             k.kernel,
             k.expect.name(),

@@ -586,3 +586,102 @@ fn write_words(p: usize, words: usize) {
         unsafe { x.add(i).store(i as u32) };
     }
 }
+
+/// The first line of this file that holds `text` (1-based).
+fn first_line_of(text: &str) -> u32 {
+    THIS_RS
+        .lines()
+        .position(|l| l.contains(text))
+        .unwrap_or_else(|| panic!("no line with {text}")) as u32
+        + 1
+}
+
+/// One block of `threads` at an `mbarrier` that expects `expected` arrivals: every thread
+/// arrives twice at once (`arrive_count(2)`), then waits by parity for the phase — and, with
+/// `again`, waits by parity 0 once more without moving the parity on. Returns the report and
+/// the run's error, if it had one.
+fn mbarrier_misuse(threads: u32, expected: u32, again: bool) -> (Report, Option<String>) {
+    use gpu::mbarrier::{BarrierScope, MBarrier};
+    let cfg = LaunchConfig::linear(1, threads).with_shared_bytes(HANDOFF_SHARED);
+    let (ran, report) = checked(Options::default(), || {
+        gpu::sim::launch(&cfg, || {
+            let t = gpu::index::thread_idx_x();
+            // SAFETY: the launch gives each block `HANDOFF_SHARED` bytes, 8-byte aligned.
+            let base = unsafe { gpu::shared::dynamic_shared::<u64>() };
+            // SAFETY: the barrier's 8 bytes, used only through `MBarrier`.
+            let bar = unsafe { MBarrier::from_generic(base) };
+            if t == 0 {
+                // SAFETY: initialized once, before any thread uses it (the barrier below).
+                unsafe { bar.init(expected) };
+            }
+            gpu::sync::sync_threads();
+            // SAFETY: the initialized barrier; more arrivals than it expects are the point.
+            unsafe {
+                let _ = bar.arrive_count(2, BarrierScope::Block); // (the arrivals)
+                while !bar.try_wait_parity(0, BarrierScope::Block) {} // (the wait)
+                if again {
+                    while !bar.try_wait_parity(0, BarrierScope::Block) {} // (the wait again)
+                }
+            }
+        })
+    });
+    (report, ran.err().map(|e| e.to_string()))
+}
+
+#[test]
+fn an_arrival_beyond_the_count_is_a_finding_with_its_line() {
+    // Two threads arriving twice each at a barrier that expects three: the second thread's
+    // second arrival is one too many.
+    let (report, error) = mbarrier_misuse(2, 3, false);
+    assert_eq!(error, None, "the checked launch goes on: {report}");
+    let beyond: Vec<_> = report.of_kind(FindingKind::ArrivalBeyondCount).collect();
+    assert_eq!(beyond.len(), 1, "{report}");
+    assert_eq!(
+        beyond[0].second.site.line(),
+        first_line_of("(the arrivals)"),
+        "{report}"
+    );
+    assert_eq!(beyond[0].second.site.file(), file!(), "{report}");
+    // As many arrivals as expected: nothing.
+    let (report, error) = mbarrier_misuse(2, 4, false);
+    assert!(report.is_clean() && error.is_none(), "{report}");
+}
+
+#[test]
+fn an_arrival_beyond_the_count_outside_the_checker_fails_the_launch() {
+    let cfg = LaunchConfig::linear(1, 2).with_shared_bytes(HANDOFF_SHARED);
+    let ran = gpu::sim::launch(&cfg, || {
+        use gpu::mbarrier::{BarrierScope, MBarrier};
+        // SAFETY: as in `mbarrier_misuse`.
+        unsafe {
+            let bar = MBarrier::from_generic(gpu::shared::dynamic_shared::<u64>());
+            if gpu::index::thread_idx_x() == 0 {
+                bar.init(3);
+            }
+            gpu::sync::sync_threads();
+            let _ = bar.arrive_count(2, BarrierScope::Block);
+        }
+    });
+    let e = ran
+        .expect_err("four arrivals at a barrier that expects three")
+        .to_string();
+    assert!(e.contains("arrivals pending"), "{e}");
+}
+
+#[test]
+fn a_second_wait_on_a_phase_already_waited_for_is_a_stale_parity() {
+    let (report, _) = mbarrier_misuse(4, 8, true);
+    let stale: Vec<_> = report.of_kind(FindingKind::StaleParity).collect();
+    assert_eq!(stale.len(), 1, "{report}");
+    let lines = (stale[0].first.site.line(), stale[0].second.site.line());
+    assert_eq!(
+        lines,
+        (
+            first_line_of("(the wait)"),
+            first_line_of("(the wait again)")
+        ),
+        "{report}"
+    );
+    let (report, _) = mbarrier_misuse(4, 8, false);
+    assert!(report.is_clean(), "one wait per phase: {report}");
+}

@@ -38,6 +38,7 @@
 //! | `mbarrier` | `mbarrier.*` (sm_90) |
 //! | `async_copy` | `cp.async` (sm_80), `cp.async.bulk` (sm_90) |
 //! | `cluster` | `barrier.cluster`, `mapa`, distributed shared memory accesses (sm_90) |
+//! | `site` | the kernel's line an operation was made at: nothing on the GPU, `Location` on the simulator |
 //!
 //! Beside the instructions, the few things that differ by target without being one: the
 //! shared address (`shared::SharedAddr`: the 32-bit shared window on the GPU, the host

@@ -10,14 +10,18 @@
 //! A phase completes when no arrival is pending and the transaction count is zero; then the
 //! parity flips, the pending count is reset to the expected count and the transaction count to
 //! zero. Misuse that is undefined on the GPU — using a barrier before `init`, more arrivals than
-//! are pending — panics here, which the simulator reports as the kernel's failure.
+//! are pending — panics here, which the simulator reports as the kernel's failure; in a checked
+//! launch an arrival beyond the pending count is the checker's finding instead, with its line,
+//! and the phase completes with the arrivals it had.
 //!
 //! In a checked launch every update of the word is reported (`check::mbarrier_update`): an
 //! arrival releases into the phase it lands in, a completed test acquires the phase it saw
 //! complete, and the checker counts the phases the word's parity cannot.
 
-use super::check::{self, MBarrierUpdate};
+use super::check::{self, FindingKind, MBarrierUpdate};
 use crate::mbarrier::BarrierScope;
+use core::cell::Cell;
+use core::panic::Location;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 const FIELD_BITS: u32 = 21;
@@ -152,8 +156,8 @@ unsafe fn update_word(p: *mut u64, what: &str, f: impl Fn(State) -> State) -> (u
 }
 
 /// An arrival of `count` (dropping `drop` from the expected count for the phases after this
-/// one) that first expects `tx` more bytes, releasing at `scope`. Returns the token: the parity
-/// of the phase it arrived at, in [`PARITY_BIT`].
+/// one) that first expects `tx` more bytes, releasing at `scope`, made at `site`. Returns the
+/// token: the parity of the phase it arrived at, in [`PARITY_BIT`].
 ///
 /// # Safety
 /// As [`word`].
@@ -163,10 +167,13 @@ pub(crate) unsafe fn arrive(
     drop: u32,
     tx: u32,
     scope: BarrierScope,
+    site: &'static Location<'static>,
 ) -> u64 {
     // In a weak launch an arrival releases what this thread has seen to those who complete a
     // wait on the barrier (`mbarrier.arrive` has release semantics).
     let _ = super::weak_op(|w, me| w.barrier_arrive(me, p as usize, scope.into()));
+    let beyond = Cell::new(None);
+    let checked = check::in_checked_launch();
     // SAFETY: forwarded to the caller.
     let old = unsafe {
         update(
@@ -174,18 +181,24 @@ pub(crate) unsafe fn arrive(
             "mbarrier.arrive",
             MBarrierUpdate::Arrive(scope.into()),
             |mut s| {
-                assert!(
-                    count <= s.pending,
-                    "mbarrier.arrive of {count} with {} arrivals pending (undefined on the GPU)",
-                    s.pending
-                );
-                s.pending -= count;
+                if count > s.pending {
+                    assert!(
+                        checked,
+                        "mbarrier.arrive of {count} with {} arrivals pending (undefined on the GPU)",
+                        s.pending
+                    );
+                    beyond.set(Some(s.pending));
+                }
+                s.pending -= count.min(s.pending);
                 s.expected -= drop.min(s.expected);
                 s.tx = add_tx(s.tx, tx as i64);
                 s
             },
         )
     };
+    if beyond.get().is_some() {
+        check::mbarrier_misuse(FindingKind::ArrivalBeyondCount, p as usize, site);
+    }
     old & PARITY_BIT
 }
 
@@ -214,15 +227,28 @@ fn add_tx(tx: i32, bytes: i64) -> i32 {
 }
 
 /// Whether the phase of parity `parity` (in [`PARITY_BIT`]) has completed: the barrier's
-/// current parity differs from it. One that has acquires at `scope`.
+/// current parity differs from it. One that has acquires at `scope`. `by_parity`: the line of a
+/// wait by parity (not by a token), whose completion on a phase the thread already waited for
+/// the checker reports.
 ///
 /// # Safety
 /// As [`word`].
-pub(crate) unsafe fn phase_done(p: *mut u64, parity: u64, scope: BarrierScope) -> bool {
-    check::mbarrier_test(p as usize, parity & PARITY_BIT != 0, scope, || {
-        // SAFETY: forwarded to the caller.
-        unsafe { test_word(p, parity, scope) }
-    })
+pub(crate) unsafe fn phase_done(
+    p: *mut u64,
+    parity: u64,
+    scope: BarrierScope,
+    by_parity: Option<&'static Location<'static>>,
+) -> bool {
+    check::mbarrier_test(
+        p as usize,
+        parity & PARITY_BIT != 0,
+        scope,
+        by_parity,
+        || {
+            // SAFETY: forwarded to the caller.
+            unsafe { test_word(p, parity, scope) }
+        },
+    )
 }
 
 /// [`phase_done`]'s read of the word.
@@ -251,6 +277,12 @@ mod tests {
 
     const S: BarrierScope = BarrierScope::Block;
 
+    /// An arrival made on this line.
+    unsafe fn arrive_(p: *mut u64, count: u32, drop: u32, tx: u32, scope: BarrierScope) -> u64 {
+        // SAFETY: forwarded to the caller.
+        unsafe { arrive(p, count, drop, tx, scope, Location::caller()) }
+    }
+
     #[test]
     fn the_word_round_trips() {
         for s in [
@@ -277,25 +309,25 @@ mod tests {
         let p = &raw mut w;
         unsafe {
             init(p, 2);
-            assert_eq!(arrive(p, 1, 0, 64, S), 0);
-            assert!(!phase_done(p, 0, S));
+            assert_eq!(arrive_(p, 1, 0, 64, S), 0);
+            assert!(!phase_done(p, 0, S, None));
             transact(p, -32, MBarrierUpdate::Transact);
-            assert_eq!(arrive(p, 1, 0, 0, S), 0);
-            assert!(!phase_done(p, 0, S), "32 bytes are still to come");
+            assert_eq!(arrive_(p, 1, 0, 0, S), 0);
+            assert!(!phase_done(p, 0, S, None), "32 bytes are still to come");
             transact(p, -32, MBarrierUpdate::Transact);
-            assert!(phase_done(p, 0, S));
-            assert!(!phase_done(p, PARITY_BIT, S));
+            assert!(phase_done(p, 0, S, None));
+            assert!(!phase_done(p, PARITY_BIT, S, None));
             // A copy may complete before its bytes are expected.
             transact(p, -16, MBarrierUpdate::Transact);
-            assert_eq!(arrive(p, 2, 0, 16, S), PARITY_BIT);
-            assert!(phase_done(p, PARITY_BIT, S));
+            assert_eq!(arrive_(p, 2, 0, 16, S), PARITY_BIT);
+            assert!(phase_done(p, PARITY_BIT, S, None));
             // Dropping: the next phases expect one arrival.
-            arrive(p, 1, 1, 0, S);
-            arrive(p, 1, 0, 0, S);
-            assert!(phase_done(p, 0, S));
-            arrive(p, 1, 0, 0, S);
+            arrive_(p, 1, 1, 0, S);
+            arrive_(p, 1, 0, 0, S);
+            assert!(phase_done(p, 0, S, None));
+            arrive_(p, 1, 0, 0, S);
             assert!(
-                phase_done(p, PARITY_BIT, S),
+                phase_done(p, PARITY_BIT, S, None),
                 "one arrival completes a phase now"
             );
         }
@@ -305,7 +337,7 @@ mod tests {
     #[should_panic(expected = "never initialized")]
     fn an_uninitialized_barrier_is_refused() {
         let mut w = 0u64;
-        unsafe { arrive(&raw mut w, 1, 0, 0, S) };
+        unsafe { arrive_(&raw mut w, 1, 0, 0, S) };
     }
 
     #[test]
@@ -314,7 +346,7 @@ mod tests {
         let mut w = 0u64;
         unsafe {
             init(&raw mut w, 1);
-            arrive(&raw mut w, 2, 0, 0, S);
+            arrive_(&raw mut w, 2, 0, 0, S);
         }
     }
 }

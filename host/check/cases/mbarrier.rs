@@ -36,9 +36,10 @@ pub(super) fn cases() -> Vec<Case> {
         case!(
             "mbarrier",
             K::RelayStuckParity.name(),
-            DataRace,
+            StaleParity,
             "2 × 64, 6 rounds",
-            "waits by a parity it never moves on: later waits pass at once, reads come early",
+            "waits by a parity it never moves on: a later wait passes on the phase it already \
+             waited for, and reads come early",
             |t| relay(t, RelayKernel::StuckParity)
         ),
         case!(
@@ -58,8 +59,8 @@ fn relay(t: &Target, kernel: RelayKernel) -> Result<Ran> {
         work: 4,
         blocks: Some(2),
     };
-    // The stuck parity races only while its early waits pass; about one launch in 60 on the
-    // simulator gets stuck before any read comes early. Three launches make a miss one run in
+    // The stuck parity shows only while its early waits pass; about one launch in 60 on the
+    // simulator gets stuck before any wait passes early. Three launches make a miss one run in
     // about 200 000.
     let launches = if kernel == RelayKernel::StuckParity {
         3

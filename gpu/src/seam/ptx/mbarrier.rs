@@ -3,6 +3,7 @@
 //! argument, which a constant folds to one instruction.
 
 use super::shared::SharedAddr;
+use super::site::Site;
 use crate::mbarrier::BarrierScope;
 
 /// `asm!` of the `.cta` or the `.cluster` form, by `$scope`.
@@ -47,7 +48,12 @@ pub(crate) unsafe fn mbarrier_inval(addr: SharedAddr) {
 /// # Safety
 /// As [`MBarrier::arrive_count`](crate::mbarrier::MBarrier::arrive_count).
 #[inline(always)]
-pub(crate) unsafe fn mbarrier_arrive(addr: SharedAddr, count: u32, scope: BarrierScope) -> u64 {
+pub(crate) unsafe fn mbarrier_arrive(
+    addr: SharedAddr,
+    count: u32,
+    scope: BarrierScope,
+    _site: Site,
+) -> u64 {
     let state: u64;
     // SAFETY: the caller's contract.
     unsafe {
@@ -66,7 +72,11 @@ pub(crate) unsafe fn mbarrier_arrive(addr: SharedAddr, count: u32, scope: Barrie
 /// # Safety
 /// As [`MBarrier::arrive_drop`](crate::mbarrier::MBarrier::arrive_drop).
 #[inline(always)]
-pub(crate) unsafe fn mbarrier_arrive_drop(addr: SharedAddr, scope: BarrierScope) -> u64 {
+pub(crate) unsafe fn mbarrier_arrive_drop(
+    addr: SharedAddr,
+    scope: BarrierScope,
+    _site: Site,
+) -> u64 {
     let state: u64;
     // SAFETY: the caller's contract.
     unsafe {
@@ -89,6 +99,7 @@ pub(crate) unsafe fn mbarrier_arrive_expect_tx(
     addr: SharedAddr,
     bytes: u32,
     scope: BarrierScope,
+    _site: Site,
 ) -> u64 {
     let state: u64;
     // SAFETY: the caller's contract.
@@ -180,6 +191,7 @@ pub(crate) unsafe fn mbarrier_try_wait_parity(
     addr: SharedAddr,
     parity: u32,
     scope: BarrierScope,
+    _site: Site,
 ) -> bool {
     let done: u32;
     // SAFETY: the caller's contract.
@@ -200,7 +212,7 @@ pub(crate) unsafe fn mbarrier_try_wait_parity(
 /// # Safety
 /// As [`MBarrier::arrive_remote`](crate::mbarrier::MBarrier::arrive_remote).
 #[inline(always)]
-pub(crate) unsafe fn mbarrier_arrive_shared_cluster(addr: SharedAddr, rank: u32) {
+pub(crate) unsafe fn mbarrier_arrive_shared_cluster(addr: SharedAddr, rank: u32, _site: Site) {
     // SAFETY: the caller's contract.
     unsafe {
         core::arch::asm!(

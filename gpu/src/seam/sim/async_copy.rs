@@ -79,10 +79,19 @@ pub(crate) fn cp_async_wait_all() {}
 /// # Safety
 /// As [`async_copy::cp_async_mbarrier_arrive_noinc`](crate::async_copy::cp_async_mbarrier_arrive_noinc).
 #[inline(always)]
+#[track_caller]
 pub(crate) unsafe fn cp_async_mbarrier_arrive_noinc_shared_cta(bar: SharedAddr) {
+    let site = core::panic::Location::caller();
     // SAFETY: the caller's contract.
     unsafe {
-        crate::sim::mbarrier::arrive(bar.ptr(), 1, 0, 0, crate::mbarrier::BarrierScope::Block);
+        crate::sim::mbarrier::arrive(
+            bar.ptr(),
+            1,
+            0,
+            0,
+            crate::mbarrier::BarrierScope::Block,
+            site,
+        );
     }
 }
 

@@ -2,6 +2,7 @@
 //! arrival, transaction and completed wait to the checker.
 
 use super::shared::SharedAddr;
+use super::site::Site;
 use crate::mbarrier::BarrierScope;
 use crate::sim::check::MBarrierUpdate;
 use crate::sim::mbarrier as word;
@@ -31,9 +32,14 @@ pub(crate) unsafe fn mbarrier_inval(addr: SharedAddr) {
 /// # Safety
 /// As [`MBarrier::arrive_count`](crate::mbarrier::MBarrier::arrive_count).
 #[inline(always)]
-pub(crate) unsafe fn mbarrier_arrive(addr: SharedAddr, count: u32, scope: BarrierScope) -> u64 {
+pub(crate) unsafe fn mbarrier_arrive(
+    addr: SharedAddr,
+    count: u32,
+    scope: BarrierScope,
+    site: Site,
+) -> u64 {
     // SAFETY: the caller's contract.
-    unsafe { word::arrive(addr.ptr(), count, 0, 0, scope) }
+    unsafe { word::arrive(addr.ptr(), count, 0, 0, scope, site) }
 }
 
 /// `mbarrier.arrive_drop`.
@@ -41,9 +47,13 @@ pub(crate) unsafe fn mbarrier_arrive(addr: SharedAddr, count: u32, scope: Barrie
 /// # Safety
 /// As [`MBarrier::arrive_drop`](crate::mbarrier::MBarrier::arrive_drop).
 #[inline(always)]
-pub(crate) unsafe fn mbarrier_arrive_drop(addr: SharedAddr, scope: BarrierScope) -> u64 {
+pub(crate) unsafe fn mbarrier_arrive_drop(
+    addr: SharedAddr,
+    scope: BarrierScope,
+    site: Site,
+) -> u64 {
     // SAFETY: the caller's contract.
-    unsafe { word::arrive(addr.ptr(), 1, 1, 0, scope) }
+    unsafe { word::arrive(addr.ptr(), 1, 1, 0, scope, site) }
 }
 
 /// `mbarrier.arrive.expect_tx`.
@@ -55,9 +65,10 @@ pub(crate) unsafe fn mbarrier_arrive_expect_tx(
     addr: SharedAddr,
     bytes: u32,
     scope: BarrierScope,
+    site: Site,
 ) -> u64 {
     // SAFETY: the caller's contract.
-    unsafe { word::arrive(addr.ptr(), 1, 0, bytes, scope) }
+    unsafe { word::arrive(addr.ptr(), 1, 0, bytes, scope, site) }
 }
 
 /// `mbarrier.expect_tx`.
@@ -87,7 +98,7 @@ pub(crate) unsafe fn mbarrier_complete_tx(addr: SharedAddr, bytes: u32) {
 #[inline(always)]
 pub(crate) unsafe fn mbarrier_test_wait(addr: SharedAddr, state: u64, scope: BarrierScope) -> bool {
     // SAFETY: the caller's contract.
-    unsafe { word::phase_done(addr.ptr(), state, scope) }
+    unsafe { word::phase_done(addr.ptr(), state, scope, None) }
 }
 
 /// `mbarrier.try_wait`: `test_wait`, and a while suspended, as the hardware is, before it
@@ -115,10 +126,11 @@ pub(crate) unsafe fn mbarrier_try_wait_parity(
     addr: SharedAddr,
     parity: u32,
     scope: BarrierScope,
+    site: Site,
 ) -> bool {
     let state = if parity & 1 == 1 { word::PARITY_BIT } else { 0 };
     // SAFETY: the caller's contract.
-    let done = unsafe { word::phase_done(addr.ptr(), state, scope) };
+    let done = unsafe { word::phase_done(addr.ptr(), state, scope, Some(site)) };
     if !done {
         // The hardware suspends the thread a while before it answers false.
         super::spin::nanosleep(0);
@@ -132,10 +144,10 @@ pub(crate) unsafe fn mbarrier_try_wait_parity(
 /// # Safety
 /// As [`MBarrier::arrive_remote`](crate::mbarrier::MBarrier::arrive_remote).
 #[inline(always)]
-pub(crate) unsafe fn mbarrier_arrive_shared_cluster(addr: SharedAddr, rank: u32) {
+pub(crate) unsafe fn mbarrier_arrive_shared_cluster(addr: SharedAddr, rank: u32, site: Site) {
     // SAFETY: the caller's contract.
     unsafe {
         let remote = crate::sim::map_shared(addr.ptr(), rank).cast::<u64>();
-        word::arrive(remote, 1, 0, 0, BarrierScope::Cluster);
+        word::arrive(remote, 1, 0, 0, BarrierScope::Cluster, site);
     }
 }

@@ -9,6 +9,7 @@ pub(crate) mod mbarrier;
 pub(crate) mod mem;
 pub(crate) mod readonly;
 pub(crate) mod shared;
+pub(crate) mod site;
 pub(crate) mod spin;
 pub(crate) mod sreg;
 pub(crate) mod sync;

@@ -87,6 +87,10 @@ pub enum AccessKind {
     Rmw,
     /// No access: an arrival at a block barrier (`bar.sync`), as a barrier finding shows it.
     Barrier,
+    /// No access: an arrival at an `mbarrier` (its bytes are the barrier's).
+    MBarrierArrive,
+    /// No access: a wait by parity on an `mbarrier` that saw its phase complete.
+    MBarrierWait,
 }
 
 impl AccessKind {
@@ -102,6 +106,8 @@ impl AccessKind {
             AccessKind::Store => "store",
             AccessKind::Rmw => "read-modify-write",
             AccessKind::Barrier => "block barrier",
+            AccessKind::MBarrierArrive => "mbarrier arrival",
+            AccessKind::MBarrierWait => "mbarrier wait",
         }
     }
 }
@@ -209,12 +215,26 @@ pub struct Access {
 
 impl std::fmt::Display for Access {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        if self.kind == AccessKind::Barrier {
-            return write!(
-                f,
-                "block barrier reached by {} at {}",
-                self.thread, self.site
-            );
+        match self.kind {
+            AccessKind::Barrier => {
+                return write!(
+                    f,
+                    "block barrier reached by {} at {}",
+                    self.thread, self.site
+                );
+            }
+            AccessKind::MBarrierArrive | AccessKind::MBarrierWait => {
+                return write!(
+                    f,
+                    "{} at {} {:#x} by {} at {}",
+                    self.kind.name(),
+                    self.bytes.space.name(),
+                    self.bytes.addr,
+                    self.thread,
+                    self.site
+                );
+            }
+            _ => {}
         }
         write!(
             f,
@@ -253,10 +273,19 @@ pub enum FindingKind {
     /// allocated (into its guard zone): memcheck's out-of-bounds access. `second` is the
     /// access; `first` spans the buffer (its first byte and length), at the same site.
     OutOfBounds,
+    /// An `mbarrier` arrival beyond the arrivals its phase still expects: undefined on the GPU
+    /// (the phase may complete early, the next one with an arrival too many). Both sides are
+    /// the arrival.
+    ArrivalBeyondCount,
+    /// A wait by parity that completed on a phase its thread had already waited for: the
+    /// parity was not moved on, so the wait passed at once, without the phase it meant (a
+    /// stale read may follow), or waits for one it did not mean. `first` is the earlier wait.
+    StaleParity,
 }
 
 impl FindingKind {
-    /// `data race`, `scope race`, `barrier divergence`, `uninitialized read` or `out of bounds`.
+    /// `data race`, `scope race`, `barrier divergence`, `uninitialized read`, `out of bounds`,
+    /// `arrival beyond count` or `stale parity`.
     pub const fn name(self) -> &'static str {
         match self {
             FindingKind::DataRace => "data race",
@@ -264,6 +293,8 @@ impl FindingKind {
             FindingKind::BarrierDivergence => "barrier divergence",
             FindingKind::UninitializedRead => "uninitialized read",
             FindingKind::OutOfBounds => "out of bounds",
+            FindingKind::ArrivalBeyondCount => "arrival beyond count",
+            FindingKind::StaleParity => "stale parity",
         }
     }
 }

@@ -10,8 +10,8 @@
 //! branch; inside one, the thread-local decides.
 
 use super::{
-    AccessKind, Bytes, Checker, LaunchCheck, Options, Report, Space, SyncId, SyncKind, ThreadCheck,
-    ThreadId, ThreadScope,
+    AccessKind, Bytes, Checker, FindingKind, LaunchCheck, Options, Report, Space, SyncId, SyncKind,
+    ThreadCheck, ThreadId, ThreadScope,
 };
 use crate::LaunchConfig;
 use crate::atomic::Order;
@@ -346,7 +346,10 @@ pub(crate) fn mbarrier_update(
             }
             let (before, after) = op();
             if let MBarrierUpdate::Init = update {
-                *done = 0;
+                // A new barrier starts at parity 0, but its phases are numbered on past the old
+                // one's current phase (to an even number): a phase, and what was released to
+                // it, is never two barriers'.
+                *done = (*done + 2) & !1;
             } else if before != after {
                 *done += 1;
             }
@@ -359,11 +362,13 @@ pub(crate) fn mbarrier_update(
 /// A test of whether the phase of parity `parity` of the `mbarrier` at `addr` completed: `op`
 /// reads the word. One that says so acquires, at `scope`, what the phase's arrivals released:
 /// the phase is the latest completed one of that parity (a waiter is at most one phase behind,
-/// as the hardware's parity assumes).
+/// as the hardware's parity assumes). `by_parity`: the line of a wait by parity, whose
+/// completion on a phase its thread had already waited for is a [`FindingKind::StaleParity`].
 pub(crate) fn mbarrier_test(
     addr: usize,
     parity: bool,
     scope: impl Into<ThreadScope>,
+    by_parity: Option<&'static Location<'static>>,
     op: impl FnOnce() -> bool,
 ) -> bool {
     if !maybe_checked() {
@@ -385,9 +390,18 @@ pub(crate) fn mbarrier_test(
             });
             if complete && let Some(k) = latest {
                 check.wait(mbarrier(addr), k, scope.into());
+                if let Some(site) = by_parity {
+                    check.parity_waited(addr, k, site);
+                }
             }
             complete
         }),
         _ => op(),
     })
+}
+
+/// A misuse of the `mbarrier` at `addr` at `site` that the simulator saw ([`FindingKind`]
+/// `ArrivalBeyondCount`), reported in a checked launch.
+pub(crate) fn mbarrier_misuse(kind: FindingKind, addr: usize, site: &'static Location<'static>) {
+    with(|c| c.check.misuse(kind, addr, site));
 }

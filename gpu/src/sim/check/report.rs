@@ -44,6 +44,18 @@ impl std::fmt::Display for Finding {
                 self.first
             )?;
         }
+        match self.kind {
+            FindingKind::StaleParity => write!(
+                f,
+                "\n  (the wait passed on a phase this thread had already waited for: its parity \
+                 was not moved on)"
+            )?,
+            FindingKind::ArrivalBeyondCount => write!(
+                f,
+                "\n  (more arrivals than the phase still expected: undefined on the GPU)"
+            )?,
+            _ => {}
+        }
         if self.count > 1 {
             let sites = if site_key(self.first.site) == site_key(self.second.site) {
                 "at this call site"

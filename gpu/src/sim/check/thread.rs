@@ -14,6 +14,7 @@ use super::sync::{Pending, SyncId};
 use crate::atomic::Order;
 use crate::sim::weak::FenceKind;
 use core::panic::Location;
+use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, PoisonError};
 
@@ -39,6 +40,8 @@ struct Me {
     fenced: [Option<Arc<SyncClock>>; 4],
     /// What relaxed reads met, for the next acquire fence.
     pending: Pending,
+    /// Per `mbarrier` (its address), the last phase a wait by parity saw complete, and where.
+    waited: HashMap<usize, (u64, &'static Location<'static>)>,
     events: u64,
     forgotten: u64,
     unchecked: u64,
@@ -138,6 +141,7 @@ impl ThreadCheck {
                 clock: VectorClock::start(slot),
                 fenced: Default::default(),
                 pending: Pending::default(),
+                waited: HashMap::new(),
                 events: 0,
                 forgotten: 0,
                 unchecked: 0,
@@ -352,6 +356,45 @@ impl ThreadCheck {
             kept.add_clock(shape.instance(me.id, scope), from, &me.clock, &launch.meter);
         });
         me.tick(&launch.meter);
+    }
+
+    /// A wait by parity at `site` saw phase `phase` of the `mbarrier` at `addr` complete. If
+    /// this thread's last such wait saw the same phase, its parity was not moved on: a
+    /// [`FindingKind::StaleParity`] between the two waits.
+    pub fn parity_waited(&mut self, addr: usize, phase: u64, site: &'static Location<'static>) {
+        let earlier = self.me.waited.insert(addr, (phase, site));
+        if let Some((seen, before)) = earlier
+            && seen == phase
+        {
+            let at = |site| self.mbarrier_access(AccessKind::MBarrierWait, addr, site);
+            let (first, second) = (at(before), at(site));
+            self.launch
+                .findings
+                .race(FindingKind::StaleParity, first, second);
+        }
+    }
+
+    /// A misuse of the `mbarrier` at `addr` by this thread at `site` (an arrival beyond the
+    /// phase's count): the finding `kind`, both sides the arrival.
+    pub fn misuse(&mut self, kind: FindingKind, addr: usize, site: &'static Location<'static>) {
+        let a = self.mbarrier_access(AccessKind::MBarrierArrive, addr, site);
+        self.launch.findings.race(kind, a, a);
+    }
+
+    /// This thread's `kind` of the `mbarrier` at `addr` at `site`, as a finding shows it.
+    fn mbarrier_access(
+        &self,
+        kind: AccessKind,
+        addr: usize,
+        site: &'static Location<'static>,
+    ) -> Access {
+        Access {
+            thread: self.me.id,
+            site,
+            kind,
+            bytes: Bytes::shared(addr, 8),
+            mode: Mode::Plain,
+        }
     }
 
     /// Reports an access of global memory that overruns a buffer the simulator allocated
