@@ -135,7 +135,7 @@ impl NcclComms {
     /// links' timeout: a rank that never joins (it failed before, or its NCCL did) is an error,
     /// not a hang.
     ///
-    /// Every rank of the job must call this, or none ([`Combiner::for_ranks`] agrees on it
+    /// Every rank of the job must call this, or none ([`Combiner::for_ranks`](super::Combiner::for_ranks) agrees on it
     /// first).
     ///
     /// # Errors
