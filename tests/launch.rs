@@ -12,7 +12,7 @@
 mod common;
 
 use common::{bin, within, within_meanwhile};
-use gridsync::multi::launch::{
+use gridsync::multi::processes::launch::{
     EXIT_LAUNCHER, EXIT_RANK_FAILED, EXIT_SIGNALLED, EXIT_TIMED_OUT, JobEnd, LaunchOptions,
     MAX_LINE_BYTES, TOKEN_VAR, launch,
 };

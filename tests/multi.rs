@@ -72,7 +72,7 @@ fn device_sets_refuse_what_does_not_exist() {
 fn system_scope_counter_lock_and_barrier_span_simulated_devices() {
     use gpu::LaunchConfig;
     use gpu::atomic::Scope;
-    use multi::peer;
+    use multi::devices::peer;
     use std::time::Duration;
     let set = DeviceSet::simulated(2).unwrap();
     let cfg = LaunchConfig::linear(2, 32);
@@ -227,7 +227,7 @@ fn missing_nccl_is_an_error_and_the_fallback_is_taken() {
     // it, simulated devices are refused. Never a panic.
     match NcclComms::new(&set) {
         Err(Error::Unsupported(why)) => {
-            if !gridsync::multi::combine::nccl_installed() {
+            if !gridsync::multi::collective::nccl_installed() {
                 assert!(why.contains("NCCL is not installed"), "{why}");
             }
         }
@@ -345,7 +345,7 @@ fn gpu_plans_combine_on_the_gpus_with_nccl_and_with_peer_copies() {
     let set = DeviceSet::open(&DeviceList::All, false).unwrap();
     let mut rng = common::rng();
     // Past two staging buffers per device (the floats and the bytes), and odd.
-    let stage = multi::resident::STAGE_BYTES;
+    let stage = multi::devices::resident::STAGE_BYTES;
     let len = 2 * stage / 4 * set.len() + 1_000_003;
     let x: Vec<f32> = (0..len).map(|_| rng.random_range(-1.0f32..1.0)).collect();
     let bytes: Vec<u8> = (0..2 * stage * set.len() + 1_000_003)
@@ -361,7 +361,7 @@ fn gpu_plans_combine_on_the_gpus_with_nccl_and_with_peer_copies() {
     let xs = set.scatter(&x).unwrap();
     let bs = set.scatter(&bytes).unwrap();
     let nccl = Combiner::open(&set).unwrap();
-    if multi::combine::nccl_installed() {
+    if multi::collective::nccl_installed() {
         assert!(matches!(nccl, Combiner::Nccl(_)), "{}", nccl.describe());
     }
     for combiner in [nccl, Combiner::peer_copies()] {
@@ -420,7 +420,7 @@ fn gpu_plans_combine_on_the_gpus_with_nccl_and_with_peer_copies() {
 fn gpu_system_scope_counter_lock_and_barrier_are_exact_across_every_device() {
     use gpu::LaunchConfig;
     use gpu::atomic::Scope;
-    use multi::peer;
+    use multi::devices::peer;
     use std::time::Duration;
     let set = DeviceSet::open(&DeviceList::All, false).unwrap();
     peer::enable_peer_access(&set).unwrap();

@@ -1,5 +1,5 @@
-//! The messages between ranks (`gridsync::multi::ranks::wire`) and the proofs of the rendezvous
-//! (`gridsync::multi::ranks::secret`): what rank 0 reads from any process that connects to its
+//! The messages between ranks (`gridsync::multi::processes::wire`) and the proofs of the rendezvous
+//! (`gridsync::multi::processes::secret`): what rank 0 reads from any process that connects to its
 //! rendezvous port (a hello), and what every rank reads from rank 0 (a challenge, an answer
 //! with rank 0's proof, a refusal, data). Any bytes are a message or an error, never a panic or
 //! an allocation past the bound; a message read back from its own bytes is the same message,
@@ -8,9 +8,9 @@
 //! verdict read back from its own bytes is the same.
 #![no_main]
 
-use gridsync::multi::ranks::Census;
-use gridsync::multi::ranks::secret::{NONCE_BYTES, Side, Terms, Token, prove, verify};
-use gridsync::multi::ranks::wire::{
+use gridsync::multi::processes::Census;
+use gridsync::multi::processes::secret::{NONCE_BYTES, Side, Terms, Token, prove, verify};
+use gridsync::multi::processes::wire::{
     CHALLENGE, DATA, HELLO_BYTES, Hello, MAGIC, OK, hello, message, read_hello, read_message,
 };
 use libfuzzer_sys::fuzz_target;

@@ -479,9 +479,9 @@ fn ptxas() -> Check {
 }
 
 fn nccl() -> Check {
-    let installed = gridsync::multi::combine::nccl_installed();
+    let installed = gridsync::multi::collective::nccl_installed();
     let version = installed
-        .then(gridsync::multi::combine::nccl_version)
+        .then(gridsync::multi::collective::nccl_version)
         .and_then(|v| v.ok());
     Check {
         name: "NCCL".into(),
@@ -489,7 +489,7 @@ fn nccl() -> Check {
         required: false,
         needed_for: "multi's combine over NCCL (else peer copies or the hosts)",
         detail: match (installed, version) {
-            (_, Some(v)) => format!("version {}", gridsync::multi::combine::version_text(v)),
+            (_, Some(v)) => format!("version {}", gridsync::multi::collective::version_text(v)),
             (true, None) => "a libnccl.so was found, but it is not a usable NCCL".into(),
             (false, None) => "no libnccl.so on the library path".into(),
         },

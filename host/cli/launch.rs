@@ -1,10 +1,10 @@
-//! `gridsync launch -n N -- COMMAND…`: N local ranks of a job (`gridsync::multi::launch`).
+//! `gridsync launch -n N -- COMMAND…`: N local ranks of a job (`gridsync::multi::processes::launch`).
 //!
 //! Its exit status tells how the job ended (`after_help` below); the rest of `gridsync` exits 1
 //! on any error, so this command ends the process itself.
 
 use clap::Args;
-use gridsync::multi::launch::{
+use gridsync::multi::processes::launch::{
     DEFAULT_GRACE, EXIT_LAUNCHER, EXIT_RANK_FAILED, EXIT_SIGNALLED, EXIT_TIMED_OUT, LaunchOptions,
     MAX_LINE_BYTES, launch,
 };

@@ -105,7 +105,7 @@ impl<'t> Runner<'t> {
                 targets.len()
             )));
         }
-        crate::multi::enable_peer_access_on(targets)?;
+        crate::multi::devices::enable_peer_access_on(targets)?;
         Runner::build(targets, stress)
     }
 
@@ -425,7 +425,7 @@ impl<'t> Runner<'t> {
                 let args: Vec<SharedArgs<(LitmusLaunch,)>> = (0..self.targets.len())
                     .map(|d| SharedArgs((launch_of(d, state.ptr()),)))
                     .collect();
-                crate::multi::at_once_on(self.targets, |d, t| {
+                crate::multi::devices::at_once_on(self.targets, |d, t| {
                     let (l,) = args[d].get();
                     let no_grid: *mut GridBarrierState = std::ptr::null_mut();
                     // SAFETY: as above, with the shared buffers in the first target's memory,

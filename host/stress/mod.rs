@@ -258,7 +258,7 @@ pub fn run(opts: &StressOptions, mut progress: impl FnMut(Progress)) -> Result<S
                 let worker = d * opts.workers_per_device + w;
                 let first_op = worker * opts.ops.len().div_ceil(device_workers);
                 let tallies = &tallies;
-                handles.push(crate::multi::spawn_in(s, move || {
+                handles.push(crate::multi::devices::spawn_in(s, move || {
                     let list = DeviceList::Ordinals(vec![ordinal.unwrap_or(d as u32)]);
                     let set = DeviceSet::open(&list, opts.simulate)?;
                     let limits = Limits::for_target(&set.targets()[0]);
@@ -279,7 +279,7 @@ pub fn run(opts: &StressOptions, mut progress: impl FnMut(Progress)) -> Result<S
         if system_scope.is_none() {
             let tallies = &tallies;
             let devices = &opts.devices;
-            handles.push(crate::multi::spawn_in(s, move || {
+            handles.push(crate::multi::devices::spawn_in(s, move || {
                 let set = DeviceSet::open(devices, opts.simulate)?;
                 let mut k = 0;
                 while Instant::now() < deadline {
@@ -301,7 +301,7 @@ pub fn run(opts: &StressOptions, mut progress: impl FnMut(Progress)) -> Result<S
         }
         handles
             .into_iter()
-            .map(crate::multi::join)
+            .map(crate::multi::devices::join)
             .collect::<Result<Vec<()>>>()
             .map(drop)
     });

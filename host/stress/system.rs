@@ -1,10 +1,10 @@
 //! The cross-device operation of the endurance run: on a set of two or more devices, a counter,
 //! a `Mutex<SystemScope>` and a `MultiGridBarrier` in device 0's memory, used by a grid on every
-//! device at once at system scope (`gridsync::multi::peer`), each checked exact.
+//! device at once at system scope (`gridsync::multi::devices::peer`), each checked exact.
 
 use super::ops::Draw;
 use crate::multi::DeviceSet;
-use crate::multi::peer;
+use crate::multi::devices::peer;
 use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
 use gpu::LaunchConfig;

@@ -76,7 +76,7 @@ pub fn run_on(
                 Primitive::ACROSS_GPUS.map(|p| p.name()).join(", ")
             )));
         }
-        crate::multi::enable_peer_access_on(targets)?;
+        crate::multi::devices::enable_peer_access_on(targets)?;
     }
     let began = Instant::now();
     let cfg = LaunchConfig::linear(shape.blocks, shape.threads);
@@ -280,7 +280,7 @@ fn sum_words<T: Plain + Into<u64>>(targets: &[Target], words: &[Buffer<T>]) -> R
 }
 
 /// Launches `launch(device, target)` on every target and waits: one target alone, or all at
-/// once ([`crate::multi::at_once_on`]).
+/// once ([`crate::multi::devices::at_once_on`]).
 fn launch_all(
     targets: &[Target],
     launch: impl Fn(usize, &Target) -> Result<()> + Sync,
@@ -290,7 +290,7 @@ fn launch_all(
             launch(0, one)?;
             one.synchronize()
         }
-        _ => crate::multi::at_once_on(targets, launch).map(|_ms| ()),
+        _ => crate::multi::devices::at_once_on(targets, launch).map(|_ms| ()),
     }
 }
 

@@ -98,6 +98,15 @@ pub enum Side {
     Rank0,
 }
 
+/// A job's name as the proofs cover it: cut to at most 1024 bytes, on a character boundary.
+pub fn job_key(job: &str) -> &str {
+    let mut end = job.len().min(super::MAX_TEXT);
+    while !job.is_char_boundary(end) {
+        end -= 1;
+    }
+    &job[..end]
+}
+
 /// What one handshake's proofs cover.
 #[derive(Clone, Copy, Debug)]
 pub struct Terms<'a> {
@@ -109,7 +118,7 @@ pub struct Terms<'a> {
     pub rank: u32,
     /// The world size it was told.
     pub world: u32,
-    /// The job's name ([`super::wire::job_key`]).
+    /// The job's name ([`job_key`]).
     pub job: &'a str,
 }
 
@@ -125,7 +134,7 @@ fn mac(token: Option<&Token>, side: Side, t: &Terms) -> Hmac<Sha256> {
     m.update(t.nonce);
     m.update(&t.rank.to_le_bytes());
     m.update(&t.world.to_le_bytes());
-    let job = super::wire::job_key(t.job).as_bytes();
+    let job = job_key(t.job).as_bytes();
     m.update(&(job.len() as u32).to_le_bytes());
     m.update(job);
     m

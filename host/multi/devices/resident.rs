@@ -1,6 +1,6 @@
 //! Data kept on the devices: one contiguous slice per device ([`Scattered`]), uploaded through
 //! pinned staging or copied from pinned memory on every link at once — the input of the plans
-//! ([`super::plans`]), for data used more than once.
+//! ([`ReducePlan`](crate::multi::ReducePlan) and the others), for data used more than once.
 
 use super::{DeviceSet, split};
 use crate::runtime::buffer::{Buffer, Plain};

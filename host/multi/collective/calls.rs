@@ -1,10 +1,9 @@
 //! The data-parallel calls: each device's slice through the single-GPU call, then the
 //! partials combined in device order.
 
-use super::DeviceSet;
-use super::resident::upload_staged;
 use crate::count_above::{CountKernel, CountLaunch, config_for};
 use crate::histogram::Bins;
+use crate::multi::devices::{DeviceSet, upload_staged};
 use crate::primitives::lock::MutexBounds;
 use crate::reduce::DeviceReduction;
 use crate::reduce::api::reduce_buffer;

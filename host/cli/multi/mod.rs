@@ -1,22 +1,31 @@
-//! `gridsync multi`: one library call over every GPU of the node.
+//! `gridsync multi`: one library call over every GPU of the node, or one rank of a launched
+//! job. The demos that print live here, over the library's `gridsync::multi`: [`report`] (one
+//! process, one device against all), [`scope`] (the system-scope objects) and [`ranks`] (one
+//! rank of a launched job).
+
+mod print;
+mod ranks;
+mod report;
+mod scope;
 
 use super::output::progress;
 use super::output::{parse_option, print_json_or};
 use clap::{Args, ValueEnum};
 use gpu::atomic::Scope;
-use gridsync::Result;
-use gridsync::bench::multi::{self as bench, MultiBench, MultiBenchOptions};
-use gridsync::multi::peer::PeerObject;
-use gridsync::multi::ranks::{RankOptions, discover};
-use gridsync::multi::report::{MultiOp, MultiReport, run};
-use gridsync::multi::scope_report::{self, ScopeDemo, ScopeOptions, ScopeReport};
-use gridsync::multi::world::{self, JoinOptions, RankInput, RankReport, World};
-use gridsync::multi::{DeviceList, DeviceSet};
+use gridsync::bench::multi::{self as bench, MultiBenchOptions};
+use gridsync::multi::processes::{JoinOptions, RankOptions, World, discover};
+use gridsync::multi::{DeviceList, DeviceSet, sum_bound};
+use gridsync::{Error, Result};
+use print::{print_bench, print_rank_report, print_report, print_scope};
+use ranks::RankInput;
+use scope::ScopeOptions;
+use serde::Serialize;
 use std::time::Duration;
 
-/// The operations, as the command line names them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Op {
+/// The operations, as the command line names them and the reports write them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MultiOp {
     /// Σ (f64 accumulation), min and max of uniform floats in [-1, 1).
     Reduce,
     /// A 256-bin histogram of uniform bytes.
@@ -34,7 +43,7 @@ pub enum Op {
 pub struct MultiArgs {
     /// What to run.
     #[arg(value_enum)]
-    op: Op,
+    op: MultiOp,
     /// The devices: all, or ordinals such as 0,1 (on the simulator, that many simulated
     /// devices; all means 2).
     #[arg(long, default_value = "all", value_parser = parse_option::<DeviceList>)]
@@ -120,11 +129,11 @@ impl MultiArgs {
     /// `--len`, or `--bytes` for the histogram (whose elements are bytes).
     fn elements(&self) -> Result<Option<usize>> {
         match (self.bytes, self.op) {
-            (Some(_), Op::Histogram) if self.bins == 65536 => Err(gridsync::Error::InvalidInput(
+            (Some(_), MultiOp::Histogram) if self.bins == 65536 => Err(Error::InvalidInput(
                 "--bytes sizes a byte histogram; 65536 bins count --len 16-bit values".into(),
             )),
-            (Some(n), Op::Histogram) => Ok(Some(n)),
-            (Some(_), _) => Err(gridsync::Error::InvalidInput(
+            (Some(n), MultiOp::Histogram) => Ok(Some(n)),
+            (Some(_), _) => Err(Error::InvalidInput(
                 "--bytes sizes the histogram's input; reduce and count-above take --len (floats)"
                     .into(),
             )),
@@ -154,7 +163,7 @@ fn copiers(option: Option<usize>) -> Result<Option<usize>> {
     };
     match given.trim().parse::<usize>() {
         Ok(n) if n > 0 => Ok(Some(n)),
-        _ => Err(gridsync::Error::InvalidInput(format!(
+        _ => Err(Error::InvalidInput(format!(
             "{what} {given}: a number of host threads, at least 1"
         ))),
     }
@@ -168,39 +177,28 @@ pub fn command(device: Option<u32>, simulate: bool, args: &MultiArgs, json: bool
     if let Some(c) = copiers(args.copiers)? {
         set.set_copiers(c);
     }
-    let op = match args.op {
-        Op::Reduce => MultiOp::Reduce,
-        Op::Histogram => MultiOp::Histogram,
-        Op::CountAbove => MultiOp::CountAbove,
-        Op::Lock => return scope_command(&set, ScopeDemo::Lock, simulate, args, json),
-        Op::Barrier => return scope_command(&set, ScopeDemo::Barrier, simulate, args, json),
-    };
+    let op = args.op;
+    if matches!(op, MultiOp::Lock | MultiOp::Barrier) {
+        return scope_command(&set, op, simulate, args, json);
+    }
     let len = args
         .elements()?
         .unwrap_or(if simulate { 100_003 } else { 100_000_000 });
-    let bytes_each = if args.op == Op::Histogram { 1 } else { 4 };
+    let bytes_each = if args.op == MultiOp::Histogram { 1 } else { 4 };
     gridsync::runtime::memory::check_host("--len", (len as u64).saturating_mul(bytes_each * 2))?;
-    let r = run(&set, op, len, args.repeats)?;
+    let r = report::run(&set, op, len, args.repeats)?;
     print_json_or(json, &r, print_report)
 }
 
 /// `--ranks env`: this process as one rank of a launched job.
 fn rank_command(device: Option<u32>, simulate: bool, args: &MultiArgs, json: bool) -> Result<()> {
-    let op = match args.op {
-        Op::Reduce => MultiOp::Reduce,
-        Op::Histogram => MultiOp::Histogram,
-        Op::CountAbove => MultiOp::CountAbove,
-        Op::Lock | Op::Barrier => {
-            return Err(gridsync::Error::InvalidInput(
-                "lock and barrier share memory between the GPUs of one process: run them \
-                 without --ranks"
-                    .into(),
-            ));
-        }
-    };
+    let op = args.op;
+    if matches!(op, MultiOp::Lock | MultiOp::Barrier) {
+        return Err(not_data(op));
+    }
     if let Some(path) = &args.output {
         if op != MultiOp::Histogram {
-            return Err(gridsync::Error::InvalidInput(
+            return Err(Error::InvalidInput(
                 "--output writes a histogram's counts: multi histogram --ranks".into(),
             ));
         }
@@ -208,7 +206,7 @@ fn rank_command(device: Option<u32>, simulate: bool, args: &MultiArgs, json: boo
         gridsync::histogram::counts_file::check_output(path)?;
     }
     if !(args.rendezvous_timeout.is_finite() && args.rendezvous_timeout > 0.0) {
-        return Err(gridsync::Error::InvalidInput(format!(
+        return Err(Error::InvalidInput(format!(
             "--rendezvous-timeout {}: a positive number of seconds",
             args.rendezvous_timeout
         )));
@@ -229,8 +227,8 @@ fn rank_command(device: Option<u32>, simulate: bool, args: &MultiArgs, json: boo
                 .unwrap_or(if simulate { 100_003 } else { 100_000_000 });
             // This rank's slice, generated and kept while it is checked.
             let each = match (args.op, args.bins) {
-                (Op::Histogram, 65536) => 2,
-                (Op::Histogram, _) => 1,
+                (MultiOp::Histogram, 65536) => 2,
+                (MultiOp::Histogram, _) => 1,
                 _ => 4,
             };
             let slice = (len as u64).div_ceil(u64::from(me.world.max(1)));
@@ -258,7 +256,7 @@ fn rank_command(device: Option<u32>, simulate: bool, args: &MultiArgs, json: boo
         );
     }
     let threshold = gridsync::count_above::DEFAULT_THRESHOLD;
-    let r = world::run(&world, op, &input, args.bins, threshold, args.repeats)?;
+    let r = ranks::run(&world, op, &input, args.bins, threshold, args.repeats)?;
     // Every rank checked its result; rank 0 speaks for the job.
     if world.rank().rank == 0 {
         if let (Some(path), Some(bins)) = (&args.output, &r.bins) {
@@ -269,45 +267,9 @@ fn rank_command(device: Option<u32>, simulate: bool, args: &MultiArgs, json: boo
     Ok(())
 }
 
-pub fn print_rank_report(r: &RankReport) {
-    println!(
-        "{:?} over {} rank(s) (from {}), rank 0 on {}",
-        r.op, r.world, r.source, r.device
-    );
-    println!(
-        "  input: {}, {} elements, slices {:?}",
-        r.input, r.len, r.slices
-    );
-    if r.bytes_read.iter().any(|&b| b > 0) {
-        println!("  bytes read by each rank: {:?}", r.bytes_read);
-    }
-    println!("  combine: {}", r.combine);
-    println!(
-        "  {:<12} {:>24} {:>34} {:>10} {:>9}  each rank's median ms",
-        "op", "result", "CPU", "ms", "GB/s"
-    );
-    for row in &r.rows {
-        let each: Vec<String> = row.ms_per_rank.iter().map(|m| format!("{m:.3}")).collect();
-        println!(
-            "  {:<12} {:>24} {:>34} {:>10.3} {:>9.1}  {}",
-            row.op,
-            row.result,
-            row.expected,
-            row.ms,
-            row.gb_per_s,
-            each.join(" ")
-        );
-    }
-    println!(
-        "  ms: the slowest rank's median of whole calls (kernel, combine, result on the host), \
-         input on the GPUs, the ranks lined up by a barrier before each; every rank's result \
-         matched the CPU"
-    );
-}
-
 fn scope_command(
     set: &DeviceSet,
-    demo: ScopeDemo,
+    op: MultiOp,
     simulate: bool,
     args: &MultiArgs,
     json: bool,
@@ -322,89 +284,8 @@ fn scope_command(
         threads: args.threads,
         iters: args.iters,
     };
-    let r = scope_report::run(set, &one, demo, opts)?;
+    let r = scope::run(set, &one, op, opts)?;
     print_json_or(json, &r, print_scope)
-}
-
-pub fn print_report(r: &MultiReport) {
-    println!(
-        "{:?} over {} device(s): {}",
-        r.op,
-        r.devices.len(),
-        r.devices.join(", ")
-    );
-    println!("  input: {} elements, slices {:?}", r.len, r.slices);
-    println!("  result: {}", r.result);
-    println!("  CPU:    {}", r.expected);
-    println!("  combine: {}", r.combine);
-    println!(
-        "  input on the devices (the operation alone), wall ms, median: one device {:.3}, all \
-         {:.3}; scaling efficiency {:.2}",
-        r.one_device_ms, r.all_devices_ms, r.scaling_efficiency
-    );
-    println!(
-        "  upload of the input from host memory (allocation included): one device {:.3} ms, all \
-         {:.3} ms",
-        r.upload_one_device_ms, r.upload_all_devices_ms
-    );
-    println!(
-        "  one call from host memory (upload included; combine: the host): one device {:.3} ms, \
-         all {:.3} ms; efficiency {:.2}",
-        r.whole_call_one_device_ms, r.whole_call_all_devices_ms, r.whole_call_efficiency
-    );
-}
-
-pub fn print_scope(r: &ScopeReport) {
-    println!("devices: {}", r.devices.join(", "));
-    println!("shared words in {}", r.home);
-    println!(
-        "  {:<8} {:<7} {:>7} {:>5} {:>10} {:>6} {:>12} {:>12} {:>8} {:>10} {:>14}",
-        "object",
-        "scope",
-        "devices",
-        "data",
-        "grid",
-        "iters",
-        "expected",
-        "counted",
-        "wrong",
-        "ms",
-        "per second"
-    );
-    for row in &r.rows {
-        let object = match row.object {
-            PeerObject::Counter => "counter",
-            PeerObject::Lock => "lock",
-            PeerObject::Barrier => "barrier",
-        };
-        match (&row.run, &row.error) {
-            (Some(x), _) => println!(
-                "  {:<8} {:<7} {:>7} {:>5} {:>10} {:>6} {:>12} {:>12} {:>8} {:>10.3} {:>14.4e}",
-                object,
-                row.scope,
-                row.devices,
-                row.data_device,
-                format!("{}x{}", x.grid.0, x.grid.1),
-                x.per_thread,
-                x.expected,
-                x.counted,
-                x.wrong,
-                x.ms,
-                x.per_second
-            ),
-            (None, Some(e)) => println!(
-                "  {:<8} {:<7} {:>7} failed: {e}",
-                object, row.scope, row.devices
-            ),
-            (None, None) => {}
-        }
-    }
-    println!(
-        "  counter, lock: expected = every thread's adds; barrier: expected = reads checked after a barrier, wrong = stale"
-    );
-    println!(
-        "  data: the device holding what the lock guards, or the barrier's slots (the lock and barrier words are in device 0's memory)"
-    );
 }
 
 #[derive(Args)]
@@ -448,52 +329,6 @@ pub fn bench_command(args: &BenchArgs, json: bool) -> Result<()> {
     print_json_or(json, &b, print_bench)
 }
 
-pub fn print_bench(b: &MultiBench) {
-    println!("devices: {}", b.devices.join(", "));
-    println!("combine: {}", b.combine);
-    let h2d: Vec<String> = b.h2d_gb_per_s.iter().map(|g| format!("{g:.1}")).collect();
-    println!(
-        "device 0 copy roofline {:.0} GB/s; pinned host-to-device GB/s per device alone: {}",
-        b.copy_gb_per_s,
-        h2d.join(", ")
-    );
-    println!(
-        "  {:<11} {:>4} {:>11} | {:>9} {:>8} {:>6} {:>9} {:>7} | {:>9} {:>8} {:>6} {:>7}",
-        "op",
-        "GPUs",
-        "GB",
-        "resid. ms",
-        "GB/s",
-        "eff.",
-        "combine",
-        "share",
-        "host ms",
-        "GB/s",
-        "eff.",
-        "of bus"
-    );
-    for r in &b.rows {
-        println!(
-            "  {:<11} {:>4} {:>11.3} | {:>9.3} {:>8.0} {:>6.3} {:>9.4} {:>6.1}% | {:>9.2} {:>8.1} {:>6.3} {:>6.1}%",
-            r.op,
-            r.devices,
-            r.bytes as f64 / 1e9,
-            r.resident_ms.median,
-            r.resident_gb_per_s,
-            r.resident_efficiency,
-            r.combine_ms.median,
-            100.0 * r.combine_share,
-            r.host_ms.median,
-            r.host_gb_per_s,
-            r.host_efficiency,
-            100.0 * r.host_of_bus
-        );
-    }
-    println!(
-        "  medians; wall time of the whole call (kernels on every device, combine, result on the host); eff. = time on 1 / (GPUs × time)"
-    );
-}
-
 /// The tour's stop: Σ, min and max of `floats` floats over every device (checked against the
 /// CPU), and a system-scope barrier across them (0 stale reads, or an error). Devices that
 /// cannot map each other's memory skip the barrier with a note.
@@ -502,15 +337,15 @@ pub fn tour_stop(
     floats: usize,
     text: bool,
 ) -> Result<(String, Option<(String, f64)>)> {
-    use gridsync::multi::peer;
+    use gridsync::multi::devices::peer;
     use gridsync::reduce::{max_cpu, min_cpu, sum_abs_cpu, sum_cpu};
-    use gridsync::{Error, LaunchConfig, Target};
+    use gridsync::{LaunchConfig, Target};
     let set = DeviceSet::open(&DeviceList::All, simulate)?;
     let mut x = vec![0f32; floats];
     gridsync::bench::fill::fill_floats(&mut x);
     let (s, lo, hi) = gridsync::multi::sum_min_max(&set, &x)?;
     let want = sum_cpu(&x);
-    let bound = 64.0 * f64::EPSILON * sum_abs_cpu(&x);
+    let bound = sum_bound(sum_abs_cpu(&x), set.len());
     if (s - want).abs() > bound || Some(lo) != min_cpu(&x) || Some(hi) != max_cpu(&x) {
         return Err(Error::Mismatch(format!(
             "Σ {s}, min {lo}, max {hi} over {} device(s); CPU Σ {want}",
@@ -567,4 +402,22 @@ pub fn tour_stop(
         None => format!("{} device(s): Σ/min/max equal the CPU's", set.len()),
     };
     Ok((headline, None))
+}
+
+/// The error of lock or barrier (`op`) asked of a runner of data: a launched job's ranks, or
+/// the one-process report.
+fn not_data(op: MultiOp) -> Error {
+    debug_assert!(matches!(op, MultiOp::Lock | MultiOp::Barrier));
+    Error::InvalidInput(
+        "lock and barrier share memory between the GPUs of one process: run them without \
+         --ranks"
+            .into(),
+    )
+}
+
+/// The error of lock or barrier asked of a data operation's runner.
+fn not_scope(op: MultiOp) -> Error {
+    Error::InvalidInput(format!(
+        "{op:?} runs over data, not on the system-scope objects"
+    ))
 }

@@ -1,6 +1,8 @@
 //! One process per GPU: who this process is in a launched job (its rank, the world size, its
-//! GPU), found from the launcher's environment, and the rendezvous that joins the ranks and
-//! hands rank 0's NCCL unique id to every other rank over TCP.
+//! GPU), found from the launcher's environment, the rendezvous that joins the ranks and hands
+//! rank 0's NCCL unique id to every other rank over TCP, the [`Links`] between the ranks (the
+//! collective's [`Transport`](crate::multi::collective::Transport)), the [`World`] a rank
+//! joins, and the local launcher ([`launch`], `gridsync launch`).
 //!
 //! **Discovery** ([`discover`]), in this order: explicit values ([`RankOptions`]; with both the
 //! rank and the world size given, the launchers' variables are not read); the torchrun
@@ -23,17 +25,20 @@
 //! **Rendezvous** ([`rendezvous()`], [`Links::open`]): rank 0 challenges each connection, and
 //! every rank proves the secret with an HMAC over fresh nonces; rank 0 answers every rank once
 //! all have arrived, with a proof of its own that each rank checks before it trusts anything
-//! rank 0 sends. Everything is bounded by one timeout: a rank that never arrives is an error on
+//! rank 0 sends. Everything is bounded by one timeout
+//! ([`DEFAULT_TIMEOUT`] unless given): a rank that never arrives is an error on
 //! every rank; a stranger gets an empty refusal; a wrong world size or a rank twice is refused,
 //! not mixed in; an address already in use is an error on rank 0.
 
 mod census;
 pub(crate) mod deadline;
 mod discovery;
+pub mod launch;
 mod links;
 mod rendezvous;
 pub mod secret;
 pub mod wire;
+mod world;
 
 pub use census::Census;
 pub use discovery::{
@@ -42,15 +47,14 @@ pub use discovery::{
 pub use links::Links;
 pub use rendezvous::{HELLO_TIMEOUT, MAX_PENDING, Refusals, rendezvous};
 pub use secret::{TOKEN_VAR, Token};
+pub use world::{JoinOptions, World};
 
-use std::time::Duration;
+/// The bound of the rendezvous and of every later exchange unless told otherwise, and the
+/// length of the id rank 0 hands out: the collective's.
+pub use crate::multi::collective::{DEFAULT_TIMEOUT, ID_BYTES};
 
-/// The default bound on the whole rendezvous.
-pub const DEFAULT_RENDEZVOUS_TIMEOUT: Duration = Duration::from_secs(60);
 /// The most ranks a job may have.
 pub const MAX_WORLD: u32 = 1 << 16;
-/// Bytes of the id rank 0 hands out (NCCL's `ncclUniqueId` is 128).
-pub const ID_BYTES: usize = 128;
 /// The most bytes of a job name or a refusal's reason.
 const MAX_TEXT: usize = 1024;
 /// The most bytes one message between ranks may carry (a combine's partials: 65 536 bins of 8

@@ -1,21 +1,18 @@
-//! Combining the devices' partial results where they are: an NCCL all-reduce across the GPUs,
-//! or — where NCCL is not installed — peer copies of the partials into device 0's memory.
+//! NCCL, loaded at run time (through `cudarc`'s binding): one communicator per GPU of a set
+//! (`ncclCommInitAll`), or one per rank of a launched job (`ncclCommInitRank`, the unique id
+//! handed over a [`Transport`]), and the all-reduce on the devices' streams.
 //!
-//! NCCL is loaded at run time (through `cudarc`'s binding), so a machine without it still runs
-//! every other part of gridsync: [`Combiner::open`] takes NCCL where it is installed and, where
-//! it is not (or the devices are simulated), says why and falls back. Any other NCCL failure is
-//! an error that names the call, never a silent fallback. A collective is waited for with a
-//! bound, polling NCCL's asynchronous errors ([`NcclComms`]' timeout): a rank that fails or
-//! never joins ends the wait with an error, and the communicators are aborted (the wait for the
-//! aborted work is bounded too).
-//!
-//! Both paths give the same numbers: integer sums and min/max exactly, and `f64` sums of `N`
-//! partials to within `(N − 1)·2⁻⁵³·Σ|partialᵢ|` (NCCL's ring may add them in another order than
-//! device order).
+//! A machine without NCCL still runs every other part of gridsync: [`nccl_installed`] says
+//! whether it can be loaded, and where it cannot, the [`Combiner`](super::Combiner) falls back.
+//! Any other NCCL failure is an error that names the call, never a silent fallback. A
+//! collective is waited for with a bound, polling NCCL's asynchronous errors ([`NcclComms`]'
+//! timeout): a rank that fails or never joins ends the wait with an error, and the
+//! communicators are aborted (the wait for the aborted work is bounded too).
 
-use super::DeviceSet;
-use super::ranks::{ID_BYTES, Links};
-use crate::runtime::buffer::{Buffer, Plain};
+use super::op::{Op, Partial};
+use super::transport::{DEFAULT_TIMEOUT, ID_BYTES, Transport};
+use crate::multi::devices::DeviceSet;
+use crate::runtime::buffer::Buffer;
 use crate::runtime::error::{Error, Result, check};
 use crate::runtime::launch::Target;
 use cudarc::nccl::{result as nccl, sys as nccl_sys};
@@ -24,76 +21,12 @@ use std::ffi::{CStr, c_void};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// How partials combine.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Op {
-    /// Added.
-    Sum,
-    /// The smallest.
-    Min,
-    /// The largest.
-    Max,
-}
-
-impl Op {
-    fn nccl(self) -> nccl_sys::ncclRedOp_t {
-        match self {
-            Op::Sum => nccl_sys::ncclRedOp_t::ncclSum,
-            Op::Min => nccl_sys::ncclRedOp_t::ncclMin,
-            Op::Max => nccl_sys::ncclRedOp_t::ncclMax,
-        }
-    }
-}
-
-/// A partial result NCCL can reduce, and the host can combine the same way.
-pub trait Partial: Plain {
-    /// NCCL's name for the type.
-    const NCCL: nccl_sys::ncclDataType_t;
-    /// `a` and `b` combined by `op` (min/max skip a NaN, as the kernels do).
-    fn combine(a: Self, b: Self, op: Op) -> Self;
-    /// What a device with no elements contributes: 0 for a sum; for min and max of floats a
-    /// NaN — "no number", as the kernels' own min/max say it, so that an input with no number
-    /// gives NaN on any number of devices as on one — and of integers the largest or the
-    /// smallest value. A NaN is skipped by the host's combine (`f32::min`) and by NCCL's
-    /// float min/max (`fminf`/`fmaxf`; a test on the GPUs checks it).
-    fn identity(op: Op) -> Self;
-}
-
-macro_rules! partial {
-    ($t:ty, $nccl:ident, $min:expr, $max:expr, $top:expr, $bottom:expr) => {
-        impl Partial for $t {
-            const NCCL: nccl_sys::ncclDataType_t = nccl_sys::ncclDataType_t::$nccl;
-            fn combine(a: $t, b: $t, op: Op) -> $t {
-                match op {
-                    Op::Sum => a + b,
-                    Op::Min => $min(a, b),
-                    Op::Max => $max(a, b),
-                }
-            }
-            fn identity(op: Op) -> $t {
-                match op {
-                    Op::Sum => 0 as $t,
-                    Op::Min => $top,
-                    Op::Max => $bottom,
-                }
-            }
-        }
-    };
-}
-partial!(f64, ncclFloat64, f64::min, f64::max, f64::NAN, f64::NAN);
-partial!(f32, ncclFloat32, f32::min, f32::max, f32::NAN, f32::NAN);
-partial!(u64, ncclUint64, Ord::min, Ord::max, u64::MAX, 0);
-
 /// Whether an NCCL library can be loaded (looked for by the names `cudarc` tries:
 /// `libnccl.so` and versioned variants, on the library path).
 pub fn nccl_installed() -> bool {
     // SAFETY: only tries to open the library (`dlopen`) and closes it again.
     unsafe { nccl_sys::is_culib_present() }
 }
-
-/// How long a combine waits for its collective by default: generous, because the collective
-/// starts only once the work queued before it on every device is done.
-pub const DEFAULT_NCCL_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// One NCCL communicator per device of a set, made together (`ncclCommInitAll`: one process
 /// drives every GPU). Destroyed on drop.
@@ -111,13 +44,13 @@ pub struct NcclComms {
     /// For a communicator of a launched job's ranks: this rank and the world size.
     rank: Option<(u32, u32)>,
     /// For a launched job's ranks: the connections that name the lost rank after a failed
-    /// collective ([`Links::census`]).
-    links: Option<Arc<Links>>,
+    /// collective ([`Transport::blame`]).
+    links: Option<Arc<dyn Transport>>,
 }
 
 /// Why NCCL cannot combine `set` at all — not installed, or the devices are simulated — or
 /// `None` where it can be tried.
-fn nccl_unavailable(set: &DeviceSet) -> Option<String> {
+pub(super) fn nccl_unavailable(set: &DeviceSet) -> Option<String> {
     if !nccl_installed() {
         return Some(format!(
             "NCCL is not installed (no {} on the library path; a libnccl.so.2 alone is not \
@@ -189,7 +122,7 @@ impl NcclComms {
             comms,
             ordinals,
             version,
-            timeout: DEFAULT_NCCL_TIMEOUT,
+            timeout: DEFAULT_TIMEOUT,
             aborted: std::cell::Cell::new(false),
             rank: None,
             links: None,
@@ -202,14 +135,14 @@ impl NcclComms {
     /// links' timeout: a rank that never joins (it failed before, or its NCCL did) is an error,
     /// not a hang.
     ///
-    /// Every rank of the job must call this, or none ([`Combiner::for_ranks`] agrees on it
+    /// Every rank of the job must call this, or none ([`Combiner::for_ranks`](super::Combiner::for_ranks) agrees on it
     /// first).
     ///
     /// # Errors
     /// [`Error::Unsupported`] where NCCL cannot be had (as [`NcclComms::new`]);
     /// [`Error::InvalidInput`] for a set of other than one GPU; [`Error::Nccl`] naming the call
     /// that failed or ran out of time; a rendezvous error.
-    pub fn for_rank(set: &DeviceSet, links: &Arc<Links>) -> Result<NcclComms> {
+    pub fn for_rank(set: &DeviceSet, links: &Arc<dyn Transport>) -> Result<NcclComms> {
         if let Some(why) = nccl_unavailable(set) {
             return Err(Error::Unsupported(why));
         }
@@ -220,8 +153,8 @@ impl NcclComms {
             )));
         };
         let version = nccl_version()?;
-        let me = links.rank();
-        let id = if me.rank == 0 {
+        let (rank, world) = links.rank_and_world();
+        let id = if rank == 0 {
             let id = nccl::get_uniqueid().map_err(nccl_err("ncclGetUniqueId"))?;
             links.broadcast_id(Some(&id.internal.map(|c| c as u8)))?
         } else {
@@ -233,7 +166,6 @@ impl NcclComms {
         for (u, b) in unique.internal.iter_mut().zip(&id) {
             *u = *b as std::ffi::c_char;
         }
-        let (rank, world) = (me.rank, me.world);
         let ordinal = g.info().ordinal as i32;
         // The context's handle crosses to the joining thread as a number: the driver lets any
         // thread make a context current.
@@ -287,13 +219,23 @@ impl NcclComms {
         self.version
     }
 
+    /// One line for reports: NCCL's version, and the ranks where these are a launched job's.
+    pub fn describe(&self) -> String {
+        match self.rank {
+            Some((_, world)) => {
+                format!("NCCL {} all-reduce over {world} ranks", self.version_text())
+            }
+            None => format!("NCCL {} all-reduce", self.version_text()),
+        }
+    }
+
     /// NCCL's version as people write it, e.g. `2.28.9`.
     pub fn version_text(&self) -> String {
         version_text(self.version)
     }
 
     /// How long a collective may take before the wait gives up, aborts the communicators and
-    /// returns [`Error::Nccl`] (default [`DEFAULT_NCCL_TIMEOUT`]).
+    /// returns [`Error::Nccl`] (default [`DEFAULT_TIMEOUT`]).
     pub fn set_timeout(&mut self, timeout: Duration) {
         self.timeout = timeout;
     }
@@ -432,146 +374,9 @@ fn nccl_err(call: &'static str) -> impl Fn(nccl::NcclError) -> Error {
     }
 }
 
-/// How a set combines its partials.
-#[derive(Debug)]
-pub enum Combiner {
-    /// An NCCL all-reduce on the devices' streams.
-    Nccl(NcclComms),
-    /// Peer copies of the partials into device 0's memory, combined by the host in device
-    /// order; `why` says why NCCL was not used.
-    PeerCopies {
-        /// Why not NCCL.
-        why: String,
-    },
-    /// This process is one rank of a launched job, without NCCL on every rank (or asked to
-    /// do without): the partials are read back and combined by the host — this process's
-    /// devices in device order, then the ranks' over [`Links`] by rank 0 in rank order — and
-    /// the result is handed to every rank. `why` says why NCCL was not used.
-    Ranks {
-        /// The job's connections.
-        links: Arc<Links>,
-        /// Why not NCCL.
-        why: String,
-    },
-}
-
-impl Combiner {
-    /// NCCL where it is installed, else peer copies (with the reason).
-    ///
-    /// # Errors
-    /// NCCL installed but failing ([`Error::Nccl`], e.g. `ncclCommInitAll`): an error, not a
-    /// fallback, so that a broken NCCL set-up is seen; a driver error.
-    pub fn open(set: &DeviceSet) -> Result<Combiner> {
-        Combiner::from_attempt(NcclComms::new(set))
-    }
-
-    /// The combiner an attempt at NCCL gives: NCCL's communicators; peer copies where NCCL
-    /// cannot be had at all ([`Error::Unsupported`]: not installed, simulated devices); every
-    /// other error as it is.
-    ///
-    /// # Errors
-    /// The attempt's error, unless it is [`Error::Unsupported`].
-    pub fn from_attempt(attempt: Result<NcclComms>) -> Result<Combiner> {
-        match attempt {
-            Ok(c) => Ok(Combiner::Nccl(c)),
-            Err(Error::Unsupported(why)) => Ok(Combiner::PeerCopies { why }),
-            Err(e) => Err(e),
-        }
-    }
-
-    /// The combiner of one rank of a launched job, whose devices are `set` (one GPU, or one
-    /// simulator): every rank says whether it can use NCCL (installed, a GPU, not `host_only`),
-    /// and the ranks agree — NCCL's all-reduce ([`NcclComms::for_rank`]) only where every rank
-    /// can, else the host combine over `links` ([`Combiner::Ranks`]). Every rank of the job must
-    /// call this at the same point.
-    ///
-    /// # Errors
-    /// A rank gone or silent past the links' timeout; NCCL installed everywhere but failing
-    /// ([`Error::Nccl`]).
-    pub fn for_ranks(set: &DeviceSet, links: Arc<Links>, host_only: bool) -> Result<Combiner> {
-        let mine = if host_only {
-            Some("the host combine asked for".to_string())
-        } else {
-            nccl_unavailable(set).or_else(|| nccl_version().err().map(|e| e.to_string()))
-        };
-        let able = links.all_reduce(&[u64::from(mine.is_none())], Op::Min)?;
-        if able.first() == Some(&1) {
-            return Ok(Combiner::Nccl(NcclComms::for_rank(set, &links)?));
-        }
-        let why = match mine {
-            Some(why) => format!("this rank: {why}"),
-            None => "another rank has no NCCL".into(),
-        };
-        Ok(Combiner::Ranks { links, why })
-    }
-
-    /// Peer copies, on request.
-    pub fn peer_copies() -> Combiner {
-        Combiner::PeerCopies {
-            why: "peer copies asked for".into(),
-        }
-    }
-
-    /// One line for reports: the path, and why where it is the fallback.
-    pub fn describe(&self) -> String {
-        match self {
-            Combiner::Nccl(c) => match c.rank {
-                Some((_, world)) => {
-                    format!("NCCL {} all-reduce over {world} ranks", c.version_text())
-                }
-                None => format!("NCCL {} all-reduce", c.version_text()),
-            },
-            Combiner::PeerCopies { why } => format!("peer copies to device 0 ({why})"),
-            Combiner::Ranks { links, why } => format!(
-                "host combine over {} ranks, in rank order ({why})",
-                links.rank().world
-            ),
-        }
-    }
-
-    /// Combines `parts` (one buffer of `len` values per device, in device order, each on its
-    /// device) element by element with `op`, and returns the result. With NCCL, `results`
-    /// (one buffer of `len` per device, on that device) receive the result on every device
-    /// — an all-reduce out of place, so the parts stay as they were and a combine can be
-    /// repeated; peer copies leave `results` alone.
-    ///
-    /// Waits for the work queued on every device's stream before it.
-    ///
-    /// # Errors
-    /// [`Error::InvalidInput`] for a part or result per device missing or of another length,
-    /// or a set other than the one NCCL was set up for; an NCCL or driver error (after which,
-    /// for NCCL, the communicators are aborted and this combiner fails from then on).
-    pub fn combine<T: Partial>(
-        &self,
-        set: &DeviceSet,
-        parts: &[&Buffer<T>],
-        results: &[&Buffer<T>],
-        op: Op,
-    ) -> Result<Vec<T>> {
-        let len = parts.first().map_or(0, |p| p.len());
-        if parts.len() != set.len()
-            || results.len() != set.len()
-            || parts.iter().chain(results).any(|p| p.len() != len)
-        {
-            return Err(Error::InvalidInput(format!(
-                "{} partial and {} result buffers for {} devices (each needs the same length)",
-                parts.len(),
-                results.len(),
-                set.len()
-            )));
-        }
-        if len == 0 {
-            return Ok(Vec::new());
-        }
-        match self {
-            Combiner::Nccl(c) => all_reduce(c, set, parts, results, op),
-            Combiner::PeerCopies { .. } => gather(set, parts, op),
-            Combiner::Ranks { links, .. } => links.all_reduce(&gather(set, parts, op)?, op),
-        }
-    }
-}
-
-fn all_reduce<T: Partial>(
+/// The all-reduce of `parts` into `results` on every device of `set`, waited for with the
+/// communicators' bound; after a failure the communicators are aborted and the lost rank named.
+pub(super) fn all_reduce<T: Partial>(
     comms: &NcclComms,
     set: &DeviceSet,
     parts: &[&Buffer<T>],
@@ -659,79 +464,20 @@ fn all_reduce<T: Partial>(
 const CENSUS_BOUND: Duration = Duration::from_secs(10);
 
 /// A launched job's collective failed with `e`: the rank to blame, found by a census over the
-/// links ([`Links::census`]) and named in an [`Error::Rank`]; `e` as it is where every rank
+/// links ([`Transport::blame`]) and named in an [`Error::Rank`]; `e` as it is where every rank
 /// was there (or there are no ranks: one process's devices).
 fn blame(comms: &NcclComms, e: Error) -> Error {
     let (Some(links), Some((rank, world))) = (&comms.links, comms.rank) else {
         return e;
     };
-    let census = links.census(comms.timeout.min(CENSUS_BOUND));
-    match census.describe() {
-        Some(who) => Error::Rank {
-            rank: census.blamed(),
-            why: format!("rank {rank} of {world}: {e}; the communicator was aborted; {who}"),
+    match links.blame(comms.timeout.min(CENSUS_BOUND)) {
+        Some(blame) => Error::Rank {
+            rank: blame.rank,
+            why: format!(
+                "rank {rank} of {world}: {e}; the communicator was aborted; {}",
+                blame.why
+            ),
         },
         None => e,
     }
-}
-
-/// Peer copies of every part into one buffer on device 0, combined by the host in device
-/// order. On the simulator the parts are host memory already.
-fn gather<T: Partial>(set: &DeviceSet, parts: &[&Buffer<T>], op: Op) -> Result<Vec<T>> {
-    let rows = gather_rows(set, parts);
-    if rows.is_err() {
-        // Copies already queued into device 0's buffer must end before it is freed.
-        super::together::settle(set);
-    }
-    let rows = rows?;
-    let mut out = rows[0].clone();
-    for row in &rows[1..] {
-        for (o, &v) in out.iter_mut().zip(row) {
-            *o = T::combine(*o, v, op);
-        }
-    }
-    Ok(out)
-}
-
-/// Every part, in device order, read back through device 0.
-fn gather_rows<T: Partial>(set: &DeviceSet, parts: &[&Buffer<T>]) -> Result<Vec<Vec<T>>> {
-    let t0 = &set.targets()[0];
-    let len = parts[0].len();
-    let rows: Vec<Vec<T>> = match t0 {
-        Target::Sim => parts
-            .iter()
-            .zip(set.targets())
-            .map(|(p, t)| t.download(p))
-            .collect::<Result<_>>()?,
-        Target::Gpu(g0) => {
-            let all = t0.zeros::<T>(len * parts.len())?;
-            let bytes = len * size_of::<T>();
-            for (d, (t, p)) in set.targets().iter().zip(parts).enumerate() {
-                let Target::Gpu(g) = t else { continue };
-                // The part's producer ran on its own device's stream.
-                t.synchronize()?;
-                g0.make_current()?;
-                let dst = all.ptr() as u64 + (d * bytes) as u64;
-                // SAFETY: `p` holds `bytes` bytes on device `d`, `all` holds `parts.len()`
-                // rows of `bytes` on device 0; both contexts are alive; device 0's stream is
-                // synchronized (by `download`) before `all` is read or freed.
-                let code = unsafe {
-                    cu::cuMemcpyPeerAsync(
-                        dst,
-                        g0.raw_context(),
-                        p.ptr() as u64,
-                        g.raw_context(),
-                        bytes,
-                        g0.stream().as_raw(),
-                    )
-                };
-                check(code, || format!("cuMemcpyPeerAsync(device {d} → device 0)"))?;
-            }
-            t0.download(&all)?
-                .chunks_exact(len)
-                .map(<[T]>::to_vec)
-                .collect()
-        }
-    };
-    Ok(rows)
 }

@@ -1,11 +1,12 @@
 //! Prepared plans over [`Scattered`] data: every device's kernel queued at once, the partials
 //! combined on the GPUs by a [`Combiner`] — made once, run any number of times.
 
-use super::combine::{Combiner, Op, Partial};
-use super::{DeviceSet, Scattered};
+use super::combiner::Combiner;
+use super::op::{Op, Partial};
 use crate::count_above::{CountKernel, CountLaunch, config_for as count_config};
 use crate::histogram::wide::{BINS as WIDE_BINS, WideLaunch, fastest_wide_kernel, wide_config};
 use crate::histogram::{Bins, HistogramLaunch, config_for as hist_config, fastest_kernel};
+use crate::multi::devices::{DeviceSet, Scattered};
 use crate::primitives::lock::MutexBounds;
 use crate::reduce::{DeviceReduction, SinglePass, SinglePassKernel};
 use crate::runtime::buffer::{Buffer, Plain};

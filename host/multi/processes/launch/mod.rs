@@ -50,7 +50,7 @@
 //! exiting 124 or 130 must not read as a timeout or a Ctrl-C (the codes of `timeout(1)` and the
 //! shell, which a script may test).
 
-use crate::multi::ranks::Token;
+use crate::multi::processes::Token;
 use crate::runtime::error::{Error, Result};
 use std::ffi::OsString;
 use std::process::{Command, ExitStatus, Stdio};
@@ -71,8 +71,8 @@ use procs::{Ended, Ranks, Stopped};
 pub const MAX_LOCAL_RANKS: u32 = 1024;
 /// The environment variable that holds the job's secret (`GRIDSYNC_TOKEN`), which every rank
 /// proves at the rendezvous; defined beside the rendezvous that reads it.
-pub use crate::multi::ranks::TOKEN_VAR;
-use crate::multi::ranks::torchrun;
+pub use crate::multi::processes::TOKEN_VAR;
+use crate::multi::processes::torchrun;
 /// How long stopped ranks get between `SIGTERM` and `SIGKILL` by default (`--grace`): time for
 /// a rank to flush its output and leave a communicator, short enough for Ctrl-C.
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(5);
@@ -227,7 +227,7 @@ pub fn launch(
             .env(torchrun::LOCAL_WORLD_SIZE, opts.ranks.to_string())
             .env(torchrun::MASTER_ADDR, "127.0.0.1")
             .env(torchrun::MASTER_PORT, port.to_string())
-            .env(crate::multi::ranks::JOB_VAR, &job)
+            .env(crate::multi::processes::JOB_VAR, &job)
             .env(TOKEN_VAR, token.expose())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

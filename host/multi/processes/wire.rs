@@ -14,6 +14,8 @@
 //! Every later **message** (either way): `gsrv`, a code ([`OK`], [`REFUSED`], [`DATA`],
 //! [`CHALLENGE`]), a `u32` length, the body.
 
+/// A job's name as the proofs cover it (defined beside the proofs).
+pub use super::secret::job_key;
 use super::secret::{NONCE_BYTES, Nonce, PROOF_BYTES, Proof};
 use super::{MAX_MESSAGE, MAX_TEXT};
 use std::io::{self, Read};
@@ -52,15 +54,6 @@ pub struct Message {
     pub code: u8,
     /// Its body.
     pub body: Vec<u8>,
-}
-
-/// A job's name as the proofs cover it: cut to at most 1024 bytes, on a character boundary.
-pub fn job_key(job: &str) -> &str {
-    let mut end = job.len().min(MAX_TEXT);
-    while !job.is_char_boundary(end) {
-        end -= 1;
-    }
-    &job[..end]
 }
 
 /// A hello's bytes.

@@ -20,6 +20,34 @@ pub mod torchrun {
     pub const MASTER_ADDR: &str = "MASTER_ADDR";
     /// Rank 0's port.
     pub const MASTER_PORT: &str = "MASTER_PORT";
+    /// `True` where torchrun's agent serves its own store at `MASTER_PORT`.
+    pub const USE_AGENT_STORE: &str = "TORCHELASTIC_USE_AGENT_STORE";
+    /// The job's id.
+    pub const RUN_ID: &str = "TORCHELASTIC_RUN_ID";
+}
+
+/// The variables Slurm's `srun` gives each task, read here.
+pub mod slurm {
+    /// The rank in the job.
+    pub const PROCID: &str = "SLURM_PROCID";
+    /// Ranks in the job.
+    pub const NTASKS: &str = "SLURM_NTASKS";
+    /// The rank's place among its node's ranks.
+    pub const LOCALID: &str = "SLURM_LOCALID";
+    /// The job's id.
+    pub const JOB_ID: &str = "SLURM_JOB_ID";
+}
+
+/// The variables Open MPI's `mpirun` gives each process, read here.
+pub mod openmpi {
+    /// The rank in the job.
+    pub const RANK: &str = "OMPI_COMM_WORLD_RANK";
+    /// Ranks in the job.
+    pub const SIZE: &str = "OMPI_COMM_WORLD_SIZE";
+    /// The rank's place among its node's ranks.
+    pub const LOCAL_RANK: &str = "OMPI_COMM_WORLD_LOCAL_RANK";
+    /// The job's id.
+    pub const JOB_ID: &str = "OMPI_MCA_ess_base_jobid";
 }
 
 /// The variable naming where rank 0 listens (`HOST:PORT`), before `MASTER_ADDR`/`MASTER_PORT`.
@@ -78,50 +106,7 @@ pub struct RankOptions {
 /// a value that is not a number, a rank not below the world size, a world of 0 or past
 /// [`MAX_WORLD`], no rendezvous address, a secret too short or too long.
 pub fn discover_from(opts: &RankOptions, env: impl Fn(&str) -> Option<String>) -> Result<Rank> {
-    let num = |name: &str| -> Result<Option<u32>> {
-        match env(name) {
-            None => Ok(None),
-            Some(v) => v.trim().parse::<u32>().map(Some).map_err(|_| {
-                Error::InvalidInput(format!("{name}={v:?} is not a non-negative number"))
-            }),
-        }
-    };
-    // (source, rank variable, world variable, local-rank variable)
-    let conventions: [(&'static str, &str, &str, &str); 3] = [
-        (
-            "torchrun",
-            torchrun::RANK,
-            torchrun::WORLD_SIZE,
-            torchrun::LOCAL_RANK,
-        ),
-        ("slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"),
-        (
-            "openmpi",
-            "OMPI_COMM_WORLD_RANK",
-            "OMPI_COMM_WORLD_SIZE",
-            "OMPI_COMM_WORLD_LOCAL_RANK",
-        ),
-    ];
-    // Explicit values win: with both the rank and the world size given, the launchers'
-    // variables are not read at all (a malformed one does not matter).
-    let explicit = opts.rank.is_some() && opts.world.is_some();
-    let mut found = None;
-    for (source, r, w, l) in conventions {
-        if explicit {
-            break;
-        }
-        if env(r).is_some() || env(w).is_some() {
-            let (rank, world) = (num(r)?, num(w)?);
-            let (Some(rank), Some(world)) = (rank, world) else {
-                return Err(Error::InvalidInput(format!(
-                    "{source}: {r} and {w} must both be set (found only {})",
-                    if rank.is_some() { r } else { w }
-                )));
-            };
-            found = Some((source, rank, world, num(l)?));
-            break;
-        }
-    }
+    let found = convention(opts, &env)?;
     let source = match (&found, opts.rank.is_some() || opts.world.is_some()) {
         (_, true) => "options",
         (Some((s, ..)), false) => s,
@@ -156,12 +141,95 @@ pub fn discover_from(opts: &RankOptions, env: impl Fn(&str) -> Option<String>) -
         .local_rank
         .or(found.and_then(|f| f.3))
         .unwrap_or(if world == 1 { 0 } else { rank });
+    let address = address(opts, &env, world)?;
+    let job = [JOB_VAR, torchrun::RUN_ID, slurm::JOB_ID, openmpi::JOB_ID]
+        .iter()
+        .find_map(|v| env(v))
+        .unwrap_or_default();
+    let token = match env(TOKEN_VAR) {
+        Some(t) => Some(Token::new(&t)?),
+        None => None,
+    };
+    Ok(Rank {
+        rank,
+        world,
+        local_rank,
+        address,
+        job,
+        source,
+        bind: opts.bind.clone().or_else(|| env(BIND_VAR)),
+        token,
+    })
+}
+
+/// A launcher convention found: (source, rank, world size, local rank).
+type Convention = (&'static str, u32, u32, Option<u32>);
+
+/// The first launcher convention whose variables `env` holds: (source, rank, world size,
+/// local rank); `None` where there is none, or where `opts` give both the rank and the world
+/// size (explicit values win: the launchers' variables are not read at all, and a malformed
+/// one does not matter).
+///
+/// # Errors
+/// [`Error::InvalidInput`] for a value that is not a number, or a rank without a world size.
+fn convention(
+    opts: &RankOptions,
+    env: &impl Fn(&str) -> Option<String>,
+) -> Result<Option<Convention>> {
+    let num = |name: &str| -> Result<Option<u32>> {
+        match env(name) {
+            None => Ok(None),
+            Some(v) => v.trim().parse::<u32>().map(Some).map_err(|_| {
+                Error::InvalidInput(format!("{name}={v:?} is not a non-negative number"))
+            }),
+        }
+    };
+    // (source, rank variable, world variable, local-rank variable)
+    let conventions: [(&'static str, &str, &str, &str); 3] = [
+        (
+            "torchrun",
+            torchrun::RANK,
+            torchrun::WORLD_SIZE,
+            torchrun::LOCAL_RANK,
+        ),
+        ("slurm", slurm::PROCID, slurm::NTASKS, slurm::LOCALID),
+        ("openmpi", openmpi::RANK, openmpi::SIZE, openmpi::LOCAL_RANK),
+    ];
+    if opts.rank.is_some() && opts.world.is_some() {
+        return Ok(None);
+    }
+    for (source, r, w, l) in conventions {
+        if env(r).is_some() || env(w).is_some() {
+            let (rank, world) = (num(r)?, num(w)?);
+            let (Some(rank), Some(world)) = (rank, world) else {
+                return Err(Error::InvalidInput(format!(
+                    "{source}: {r} and {w} must both be set (found only {})",
+                    if rank.is_some() { r } else { w }
+                )));
+            };
+            return Ok(Some((source, rank, world, num(l)?)));
+        }
+    }
+    Ok(None)
+}
+
+/// Where rank 0 listens: `opts.address`, else [`RENDEZVOUS_VAR`], else
+/// `MASTER_ADDR:MASTER_PORT` (`MASTER_PORT + 1` under torchrun's agent); `127.0.0.1:0` for a
+/// world of one.
+///
+/// # Errors
+/// [`Error::InvalidInput`] for no address, half of one, or a port that is not one.
+fn address(
+    opts: &RankOptions,
+    env: &impl Fn(&str) -> Option<String>,
+    world: u32,
+) -> Result<String> {
     let address = match opts.address.clone().or_else(|| env(RENDEZVOUS_VAR)) {
         Some(a) => a,
         None => match (env(torchrun::MASTER_ADDR), env(torchrun::MASTER_PORT)) {
             // torchrun's agent serves its own store at MASTER_PORT (and says so): the next port.
             (Some(host), Some(port))
-                if env("TORCHELASTIC_USE_AGENT_STORE").as_deref() == Some("True") =>
+                if env(torchrun::USE_AGENT_STORE).as_deref() == Some("True") =>
             {
                 let p: u16 = port.trim().parse().map_err(|_| {
                     Error::InvalidInput(format!("MASTER_PORT={port:?} is not a port"))
@@ -195,29 +263,7 @@ pub fn discover_from(opts: &RankOptions, env: impl Fn(&str) -> Option<String>) -
             }
         },
     };
-    let job = [
-        JOB_VAR,
-        "TORCHELASTIC_RUN_ID",
-        "SLURM_JOB_ID",
-        "OMPI_MCA_ess_base_jobid",
-    ]
-    .iter()
-    .find_map(|v| env(v))
-    .unwrap_or_default();
-    let token = match env(TOKEN_VAR) {
-        Some(t) => Some(Token::new(&t)?),
-        None => None,
-    };
-    Ok(Rank {
-        rank,
-        world,
-        local_rank,
-        address,
-        job,
-        source,
-        bind: opts.bind.clone().or_else(|| env(BIND_VAR)),
-        token,
-    })
+    Ok(address)
 }
 
 /// [`discover_from`] the process's environment.

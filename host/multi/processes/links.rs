@@ -4,7 +4,7 @@
 use super::deadline::{Until, after, timed_out};
 use super::rendezvous::{HELLO_TIMEOUT, Refusals, check_id, join, serve};
 use super::{ID_BYTES, MAX_MESSAGE, Rank, wire};
-use crate::multi::combine::{Op, Partial};
+use crate::multi::collective::{Blame, Op, Partial, Transport, host_all_reduce};
 use crate::runtime::error::{Error, Result};
 use std::io::Write;
 use std::net::TcpStream;
@@ -185,42 +185,12 @@ impl Links {
 
     /// Every rank's `mine` (all of one length) combined element by element with `op`, in rank
     /// order, on every rank: the host-side stand-in for NCCL's all-reduce (min and max skip a
-    /// NaN, as the kernels do).
+    /// NaN, as the kernels do; [`host_all_reduce`] over these links).
     ///
     /// # Errors
     /// As [`Links::all_reduce_bytes`].
     pub fn all_reduce<T: Partial>(&self, mine: &[T], op: Op) -> Result<Vec<T>> {
-        let size = size_of::<T>();
-        let bytes: Vec<u8> = mine
-            .iter()
-            .flat_map(|v| {
-                // SAFETY: `T: Plain` has no padding: all of its bytes are initialized.
-                unsafe { std::slice::from_raw_parts((v as *const T).cast::<u8>(), size) }
-                    .iter()
-                    .copied()
-            })
-            .collect();
-        let value = |b: &[u8]| {
-            // SAFETY: `b` holds `size` bytes, and every bit pattern is a valid `T` (`Plain`).
-            unsafe { b.as_ptr().cast::<T>().read_unaligned() }
-        };
-        let fold = |acc: &mut [u8], next: &[u8]| {
-            for (a, n) in acc.chunks_exact_mut(size).zip(next.chunks_exact(size)) {
-                let v = T::combine(value(a), value(n), op);
-                // SAFETY: as above: `Plain` values are their bytes.
-                let b = unsafe { std::slice::from_raw_parts((&v as *const T).cast::<u8>(), size) };
-                a.copy_from_slice(b);
-            }
-        };
-        let out = self.all_reduce_bytes(&bytes, &fold)?;
-        if out.len() != bytes.len() {
-            return Err(Error::InvalidInput(format!(
-                "a combine of {} bytes answered with {}",
-                bytes.len(),
-                out.len()
-            )));
-        }
-        Ok(out.chunks_exact(size).map(value).collect())
+        host_all_reduce(self, mine, op)
     }
 
     /// Waits until every rank has come here (a combine of nothing).
@@ -293,6 +263,34 @@ impl Links {
             rank: Some(other as u32),
             why: format!("rank {} {doing} rank {other}: {why}", self.me.rank),
         }
+    }
+}
+
+/// The links as the collective uses them: the NCCL id's broadcast, the host combine, and the
+/// census that names a lost rank after a failed collective.
+impl Transport for Links {
+    fn rank_and_world(&self) -> (u32, u32) {
+        (self.me.rank, self.me.world)
+    }
+
+    fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    fn broadcast_id(&self, id: Option<&[u8]>) -> Result<Vec<u8>> {
+        Links::broadcast_id(self, id)
+    }
+
+    fn all_reduce_bytes(&self, mine: &[u8], fold: &dyn Fn(&mut [u8], &[u8])) -> Result<Vec<u8>> {
+        Links::all_reduce_bytes(self, mine, fold)
+    }
+
+    fn blame(&self, bound: Duration) -> Option<Blame> {
+        let census = self.census(bound);
+        census.describe().map(|why| Blame {
+            rank: census.blamed(),
+            why,
+        })
     }
 }
 

@@ -1,13 +1,13 @@
-//! `gridsync multi lock|barrier`: the system-scope objects of [`super::peer`] on every device at
-//! once, at system scope and at device scope, and at system scope on the first device alone —
+//! `gridsync multi lock|barrier`: the system-scope objects of `gridsync::multi::devices::peer` on
+//! every device at once, at system scope and at device scope, and at system scope on the first device alone —
 //! what each counted, what it should have, and how fast.
 
-use super::DeviceSet;
-use super::peer::{self, PeerObject, PeerRun};
-use crate::runtime::error::{Error, Result};
-use crate::runtime::launch::Target;
+use super::MultiOp;
 use gpu::LaunchConfig;
 use gpu::atomic::Scope;
+use gridsync::multi::DeviceSet;
+use gridsync::multi::devices::peer::{self, PeerObject, PeerRun};
+use gridsync::{Error, Result, Target};
 use serde::Serialize;
 use std::time::Duration;
 
@@ -50,15 +50,6 @@ pub struct ScopeReport {
     pub rows: Vec<ScopeRow>,
 }
 
-/// Lock or barrier: which objects a command runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ScopeDemo {
-    /// The counter (atomics alone), then the mutex guarding a plain counter.
-    Lock,
-    /// The barrier.
-    Barrier,
-}
-
 fn shape(t: &Target, object: PeerObject, o: ScopeOptions) -> (LaunchConfig, u32) {
     let sms = match t {
         Target::Gpu(g) => g.info().sm_count,
@@ -92,24 +83,24 @@ fn one_run(
     }
 }
 
-/// Runs `demo` on `all` (system scope, then device scope) and on `one` (the first device alone,
-/// system scope), with peer access enabled.
+/// Runs `op`'s objects — lock: the counter (atomics alone), then the mutex guarding a plain
+/// counter; barrier: the barrier — on `all` (system scope, then device scope) and on `one` (the
+/// first device alone, system scope), with peer access enabled.
 ///
 /// # Errors
 /// [`Error::Unsupported`] where the GPUs cannot map each other's memory; [`Error::Mismatch`]
 /// if a system-scope run counted wrong, and a system-scope run's own error (device-scope runs
-/// are reported, not failed); a driver error.
-pub fn run(
-    all: &DeviceSet,
-    one: &DeviceSet,
-    demo: ScopeDemo,
-    o: ScopeOptions,
-) -> Result<ScopeReport> {
-    peer::enable_peer_access(all)?;
-    let objects: &[PeerObject] = match demo {
-        ScopeDemo::Lock => &[PeerObject::Counter, PeerObject::Lock],
-        ScopeDemo::Barrier => &[PeerObject::Barrier],
+/// are reported, not failed); a driver error; [`Error::InvalidInput`] for an operation over
+/// data.
+pub fn run(all: &DeviceSet, one: &DeviceSet, op: MultiOp, o: ScopeOptions) -> Result<ScopeReport> {
+    let objects: &[PeerObject] = match op {
+        MultiOp::Lock => &[PeerObject::Counter, PeerObject::Lock],
+        MultiOp::Barrier => &[PeerObject::Barrier],
+        MultiOp::Reduce | MultiOp::Histogram | MultiOp::CountAbove => {
+            return Err(super::not_scope(op));
+        }
     };
+    peer::enable_peer_access(all)?;
     let mut rows = Vec::new();
     for &object in objects {
         // The guarded data (or the barrier's slots) beside the shared word, then on the last

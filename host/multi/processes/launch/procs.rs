@@ -13,7 +13,7 @@
 use super::signals::{self, SIGKILL, SIGTERM};
 use super::{AFTER_KILL, POLL};
 // `now + wait`, or a day from now for a wait too long to add: the rendezvous's deadlines.
-use crate::multi::ranks::deadline::after;
+use crate::multi::processes::deadline::after;
 use std::process::{Child, Command, ExitStatus};
 use std::time::{Duration, Instant};
 
