@@ -154,7 +154,8 @@ pub enum Verdict {
     FalsePositive,
     /// The run failed (an error other than the broken kernel's own).
     Failed,
-    /// Not run: on the weak memory, a kernel it does not simulate (clusters).
+    /// Not run: on the weak memory, a kernel it does not simulate (clusters) or cannot judge
+    /// ([`weak_cannot_judge`]); the outcome says why.
     NotRun,
 }
 
@@ -216,6 +217,8 @@ pub struct CaseOutcome {
     pub error: Option<String>,
     /// Whether checking stopped at a bound (the report says which).
     pub stopped: Option<String>,
+    /// Why it was not run, if it was not ([`Verdict::NotRun`]).
+    pub not_run: Option<String>,
     /// Launches and events checked.
     pub launches: u64,
     /// Events checked.
@@ -229,6 +232,30 @@ pub struct CaseOutcome {
     /// The checker's report as text (the findings with both lines).
     #[serde(skip)]
     pub report: String,
+}
+
+impl CaseOutcome {
+    /// `case`, not run, because `why`.
+    fn not_run(case: &Case, why: String) -> CaseOutcome {
+        CaseOutcome {
+            topic: case.topic,
+            kernel: case.kernel,
+            expect: case.expect,
+            shape: case.shape,
+            why: case.why,
+            findings: Vec::new(),
+            stuck: None,
+            error: None,
+            stopped: None,
+            not_run: Some(why),
+            launches: 0,
+            events: 0,
+            ms: 0.0,
+            plain_ms: None,
+            verdict: Verdict::NotRun,
+            report: String::new(),
+        }
+    }
 }
 
 /// Every case run, and the totals `gridsync check` exits on.
@@ -277,12 +304,10 @@ pub struct How {
     /// and checked, [`COST_REPEATS`] times, and the medians compared.
     pub cost: bool,
     /// Run every launch on the weak memory, seeded with this (`gpu::sim::weak::scoped`): a
-    /// stale read shows as a wrong answer too. Kernels on clusters, which the weak memory does
-    /// not simulate, are then not run ([`Verdict::NotRun`]). Not what `gridsync check` does:
-    /// the weak memory runs one thread at a time (the whole list takes minutes), its order of
-    /// threads is another run's, in which a race that needs a particular interleaving may not
-    /// happen (`xpx_plain_spin`'s, whose fences then order every arrival before the spin), and
-    /// `timer_check` compares clocks the weak scheduler's turns stretch.
+    /// stale read, or an update a narrow scope lost, shows as a wrong answer too
+    /// (`gridsync check --weak`). The weak memory runs one thread at a time, so the whole list
+    /// takes minutes. Kernels on clusters, which it does not simulate, and those it cannot
+    /// judge ([`weak_cannot_judge`]) are not run ([`Verdict::NotRun`], with why).
     pub weak: Option<u64>,
 }
 
@@ -314,8 +339,26 @@ fn median(xs: &mut [f64]) -> f64 {
     }
 }
 
+/// Why the weak memory cannot judge `case`, if it cannot: what it must show depends on an
+/// order of threads or a clock that the weak memory's turns, one thread at a time, do not give.
+pub fn weak_cannot_judge(case: &Case) -> Option<&'static str> {
+    match case.kernel {
+        "xpx_plain_spin" => Some(
+            "its race needs the spin to start before the other blocks arrive; the weak memory's \
+             turns order every fence.sc of theirs first",
+        ),
+        "timer_check" => Some("it compares clocks, which the weak memory's turns stretch"),
+        _ => None,
+    }
+}
+
 /// Runs one case on the simulator under the checker as `how` says.
 pub fn run_case(case: &Case, how: How) -> CaseOutcome {
+    if how.weak.is_some()
+        && let Some(why) = weak_cannot_judge(case)
+    {
+        return CaseOutcome::not_run(case, why.to_string());
+    }
     // What the other runs say is the first checked run's business; they are only timed.
     let plain_ms = how.cost.then(|| {
         median_ms(|| {
@@ -338,10 +381,14 @@ pub fn run_case(case: &Case, how: How) -> CaseOutcome {
         }));
         ms = median(&mut times);
     }
-    let not_run = matches!(
-        &ran,
-        Err(Error::Sim(gpu::sim::SimError::Config(why))) if how.weak.is_some() && why.contains("weak memory")
-    );
+    let not_run = match &ran {
+        Err(Error::Sim(gpu::sim::SimError::Config(why)))
+            if how.weak.is_some() && why.contains("weak memory") =>
+        {
+            Some(why.clone())
+        }
+        _ => None,
+    };
     let (stuck, error) = match ran {
         Ok(Ran::Finished) => (None, None),
         Ok(Ran::Stuck(why)) => (Some(why), None),
@@ -350,7 +397,7 @@ pub fn run_case(case: &Case, how: How) -> CaseOutcome {
         Err(e) => (None, Some(e.to_string())),
     };
     let has = |kind| report.of_kind(kind).next().is_some();
-    let verdict = if not_run {
+    let verdict = if not_run.is_some() {
         Verdict::NotRun
     } else if error.is_some() {
         Verdict::Failed
@@ -385,6 +432,7 @@ pub fn run_case(case: &Case, how: How) -> CaseOutcome {
         stuck,
         error,
         stopped: report.stopped.map(|s| s.to_string()),
+        not_run,
         launches: report.launches,
         events: report.events,
         ms,

@@ -370,3 +370,30 @@ fn check_names_its_topics_and_runs_one() {
         "{text}"
     );
 }
+
+#[test]
+fn check_runs_on_the_weak_memory_and_says_what_it_cannot_run_there() {
+    let v = json(&["check", "race", "primitives", "--weak", "5", "--json"]);
+    assert_eq!(v["weak_seed"], 5, "{v:#}");
+    assert_eq!(
+        (&v["missed"], &v["false_positives"], &v["failed"]),
+        (&Value::from(0), &Value::from(0), &Value::from(0)),
+        "{v:#}"
+    );
+    let kernels = v["kernels"].as_array().unwrap();
+    let timer = kernels
+        .iter()
+        .find(|k| k["kernel"] == "timer_check")
+        .unwrap();
+    assert_eq!(timer["verdict"], "not_run", "{timer:#}");
+    assert!(
+        timer["not_run"].as_str().unwrap().contains("clocks"),
+        "{timer:#}"
+    );
+    assert_eq!(v["not_run"], 1, "{v:#}");
+    let block_scope = kernels
+        .iter()
+        .find(|k| k["kernel"] == "add_one_block_scope")
+        .unwrap();
+    assert_eq!(block_scope["verdict"], "ok", "{block_scope:#}");
+}
