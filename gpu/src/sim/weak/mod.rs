@@ -16,9 +16,11 @@
 //!   possible run of a small program, so "never" is a proof for the machine, not a sample).
 //!
 //! What it covers: relaxed, volatile and plain loads and stores, release stores, acquire loads,
-//! read-modify-writes, acquire-release and SC fences, with every scope taken as covering every
-//! thread. What it never shows: a scope too narrow (a `.cta` fence between blocks behaves as if
-//! it were `.gpu`), values out of thin air, and anything the model forbids.
+//! read-modify-writes, acquire-release and SC fences, each at its scope: a kernel's blocks are
+//! apart ([`Machine::with_blocks`]), so a `.cta` release or fence reaches its own block only, and
+//! a `.cta` read-modify-write is atomic only with its own block's (a litmus program's threads
+//! are one block). What it never shows: values out of thin air, and anything the model forbids;
+//! clusters are refused.
 
 pub mod chooser;
 pub mod machine;
