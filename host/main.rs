@@ -337,194 +337,172 @@ fn check_globals(cli: &Cli) {
     }
 }
 
+/// Runs the subcommand `cli` names, or the tour when it names none.
 fn run(cli: &Cli) -> Result<()> {
     let device = cli.device.unwrap_or(0);
     let Some(command) = &cli.command else {
         return tour(cli);
     };
+    let open = || Target::open(device, cli.simulate);
     match command {
-        Command::Info => {
-            let gpu = Gpu::new(device)?;
-            if cli.json {
-                print_json(gpu.info())
-            } else {
-                print_info(&gpu);
-                Ok(())
-            }
-        }
+        Command::Info => info(device, cli.json),
         Command::Doctor => cli::doctor::command(cli.json),
-        Command::Race { blocks, threads } => {
-            let target = Target::open(device, cli.simulate)?;
-            let r = race::run_shape(&target, *blocks, *threads)?;
-            if cli.json {
-                print_json(&r)
-            } else {
-                print_race(&r);
-                Ok(())
-            }
-        }
+        Command::Race { blocks, threads } => race_command(&open()?, *blocks, *threads, cli.json),
         Command::Locks {
             blocks,
             threads,
             shapes,
-        } => {
-            let target = Target::open(device, cli.simulate)?;
-            let shapes = match (blocks, threads) {
-                (Some(blocks), Some(threads)) => vec![gridsync::locks::Shape {
-                    blocks: *blocks,
-                    threads: *threads,
-                }],
-                _ if shapes.is_empty() => gridsync::locks::default_shapes(&target),
-                _ => shapes.clone(),
-            };
-            let d = gridsync::locks::demo(&target, &shapes, progress(!cli.json, "mutex"))?;
-            if cli.json {
-                print_json(&d)
-            } else {
-                cli::locks::print_demo(&d);
-                Ok(())
-            }
-        }
-        Command::CountAbove(args) => {
-            let target = Target::open(device, cli.simulate)?;
-            cli::count_above::command(&target, args, cli.json)
-        }
-        Command::Dot(args) => {
-            let target = Target::open(device, cli.simulate)?;
-            cli::dot::command(&target, args, cli.json)
-        }
+        } => locks_command(&open()?, (*blocks, *threads), shapes, cli.json),
+        Command::CountAbove(args) => cli::count_above::command(&open()?, args, cli.json),
+        Command::Dot(args) => cli::dot::command(&open()?, args, cli.json),
         Command::Histogram(args) => cli::histogram::command(device, cli.simulate, args, cli.json),
-        Command::Mbarrier(args) => {
-            let target = Target::open(device, cli.simulate)?;
-            cli::mbarrier::command(&target, args, cli.json)
-        }
-        Command::Pipeline(args) => {
-            let target = Target::open(device, cli.simulate)?;
-            cli::pipeline::command(&target, args, cli.json)
-        }
-        Command::Reduce(args) => {
-            let target = Target::open(device, cli.simulate)?;
-            cli::reduce::command(&target, args, cli.json)
-        }
-        Command::Streams(args) => {
-            let target = Target::open(device, cli.simulate)?;
-            cli::streams::command(&target, args, cli.json)
-        }
-        Command::Atomics(args) => {
-            let target = Target::open(device, cli.simulate)?;
-            cli::atomics::command(&target, args, cli.json)
-        }
-        Command::Barrier(args) => {
-            let target = Target::open(device, cli.simulate)?;
-            cli::barrier::command(&target, args, cli.json)
-        }
-        Command::Neighbor(args) => {
-            let target = Target::open(device, cli.simulate)?;
-            cli::neighbor::command(&target, args, cli.json)
-        }
+        Command::Mbarrier(args) => cli::mbarrier::command(&open()?, args, cli.json),
+        Command::Pipeline(args) => cli::pipeline::command(&open()?, args, cli.json),
+        Command::Reduce(args) => cli::reduce::command(&open()?, args, cli.json),
+        Command::Streams(args) => cli::streams::command(&open()?, args, cli.json),
+        Command::Atomics(args) => cli::atomics::command(&open()?, args, cli.json),
+        Command::Barrier(args) => cli::barrier::command(&open()?, args, cli.json),
+        Command::Neighbor(args) => cli::neighbor::command(&open()?, args, cli.json),
         Command::Litmus(args) => cli::litmus::command(device, cli.simulate, args, cli.json),
         Command::Multi(args) => cli::multi::command(cli.device, cli.simulate, args, cli.json),
         Command::Stress(args) => cli::stress::command(device, cli.simulate, args, cli.json),
         Command::Check(args) => cli::check::command(args, cli.json),
         Command::New(args) => cli::new::command(args, cli.json),
         Command::Launch(args) => cli::launch::command(args),
-        Command::Bench { which } => {
-            let target = Target::open(device, cli.simulate)?;
-            match which {
-                BenchCommand::Launch { trials, launches } => {
-                    let opts = launch::LaunchBenchOptions {
-                        launches_per_trial: *launches,
-                        trials: *trials,
-                    };
-                    let b = launch::run(&target, opts, progress(!cli.json, "launch"))?;
-                    if cli.json {
-                        return print_json(&b);
-                    }
-                    println!(
-                        "launch benchmark on the {} (median of {} trials, µs)",
-                        b.device, b.host_us_per_launch.samples
-                    );
-                    println!("  {:<34} {:>9} {:>9} {:>9}", "", "median", "min", "max");
-                    for (name, s) in [
-                        ("host cost per launch", b.host_us_per_launch),
-                        ("launch + stream synchronize", b.launch_sync_us),
-                        ("event-timed empty kernel", b.event_timed_kernel_us),
-                    ] {
-                        println!(
-                            "  {name:<34} {:>9.2} {:>9.2} {:>9.2}",
-                            s.median, s.min, s.max
-                        );
-                    }
-                    Ok(())
-                }
-                BenchCommand::Scopes { iters, trials } => {
-                    let b = gridsync::bench::scopes::run(
-                        &target,
-                        *iters,
-                        *trials,
-                        progress(!cli.json, "scopes"),
-                    )?;
-                    if cli.json {
-                        return print_json(&b);
-                    }
-                    cli::locks::print_scopes(&b);
-                    Ok(())
-                }
-                BenchCommand::Locks { trials, sweep } => {
-                    let opts = gridsync::bench::locks::MutexBenchOptions {
-                        trials: *trials,
-                        sweep: *sweep,
-                        ..Default::default()
-                    };
-                    let b =
-                        gridsync::bench::locks::run(&target, opts, progress(!cli.json, "mutex"))?;
-                    if cli.json {
-                        return print_json(&b);
-                    }
-                    cli::locks::print_bench(&b);
-                    Ok(())
-                }
-                BenchCommand::CountAbove(args) => {
-                    cli::count_above::bench_command(&target, args, cli.json)
-                }
-                BenchCommand::Dot(args) => cli::dot::bench_command(&target, args, cli.json),
-                BenchCommand::Histogram(args) => {
-                    cli::histogram::bench_command(&target, args, cli.json)
-                }
-                BenchCommand::HistogramU16(args) => {
-                    cli::histogram::wide::bench_command(&target, args, cli.json)
-                }
-                BenchCommand::Reduce(args) => cli::reduce::bench_command(&target, args, cli.json),
-                BenchCommand::Atomics(args) => cli::atomics::bench_command(&target, args, cli.json),
-                BenchCommand::Transfer(args) => {
-                    cli::streams::transfer_command(&target, args, cli.json)
-                }
-                BenchCommand::Barrier(args) => cli::barrier::bench_command(&target, args, cli.json),
-                BenchCommand::Cluster(args) => cli::cluster::bench_command(&target, args, cli.json),
-                BenchCommand::Neighbor(args) => {
-                    cli::neighbor::bench_command(&target, args, cli.json)
-                }
-                BenchCommand::Multi(args) => cli::multi::bench_command(args, cli.json),
-                BenchCommand::Copy { bytes, trials } => {
-                    let b = copy::run(&target, *bytes, *trials, progress(!cli.json, "copy"))?;
-                    if cli.json {
-                        return print_json(&b);
-                    }
-                    println!(
-                        "device-to-device copy on the {}: {} MiB, median of {} trials",
-                        b.device,
-                        b.bytes >> 20,
-                        b.ms.samples
-                    );
-                    println!(
-                        "  {:.3} ms per copy (min {:.3}, max {:.3}) = {:.0} GB/s read + written",
-                        b.ms.median, b.ms.min, b.ms.max, b.gb_per_s
-                    );
-                    Ok(())
-                }
-            }
-        }
+        Command::Bench { which } => bench(&open()?, which, cli.json),
     }
+}
+
+/// `gridsync info`: the device's properties.
+fn info(device: u32, json: bool) -> Result<()> {
+    let gpu = Gpu::new(device)?;
+    if json {
+        print_json(gpu.info())
+    } else {
+        print_info(&gpu);
+        Ok(())
+    }
+}
+
+/// `gridsync race`: the lost-update race at one shape.
+fn race_command(target: &Target, blocks: u32, threads: u32, json: bool) -> Result<()> {
+    let r = race::run_shape(target, blocks, threads)?;
+    if json {
+        print_json(&r)
+    } else {
+        print_race(&r);
+        Ok(())
+    }
+}
+
+/// `gridsync locks`: the mutex demo at the one shape given, the shapes listed, or the
+/// device's default shapes.
+fn locks_command(
+    target: &Target,
+    one: (Option<u32>, Option<u32>),
+    shapes: &[gridsync::locks::Shape],
+    json: bool,
+) -> Result<()> {
+    let shapes = match one {
+        (Some(blocks), Some(threads)) => vec![gridsync::locks::Shape { blocks, threads }],
+        _ if shapes.is_empty() => gridsync::locks::default_shapes(target),
+        _ => shapes.to_vec(),
+    };
+    let d = gridsync::locks::demo(target, &shapes, progress(!json, "mutex"))?;
+    if json {
+        print_json(&d)
+    } else {
+        cli::locks::print_demo(&d);
+        Ok(())
+    }
+}
+
+/// `gridsync bench <which>`: one benchmark on `target`.
+fn bench(target: &Target, which: &BenchCommand, json: bool) -> Result<()> {
+    match which {
+        BenchCommand::Launch { trials, launches } => bench_launch(target, *trials, *launches, json),
+        BenchCommand::Scopes { iters, trials } => {
+            let b =
+                gridsync::bench::scopes::run(target, *iters, *trials, progress(!json, "scopes"))?;
+            if json {
+                return print_json(&b);
+            }
+            cli::locks::print_scopes(&b);
+            Ok(())
+        }
+        BenchCommand::Locks { trials, sweep } => {
+            let opts = gridsync::bench::locks::MutexBenchOptions {
+                trials: *trials,
+                sweep: *sweep,
+                ..Default::default()
+            };
+            let b = gridsync::bench::locks::run(target, opts, progress(!json, "mutex"))?;
+            if json {
+                return print_json(&b);
+            }
+            cli::locks::print_bench(&b);
+            Ok(())
+        }
+        BenchCommand::CountAbove(args) => cli::count_above::bench_command(target, args, json),
+        BenchCommand::Dot(args) => cli::dot::bench_command(target, args, json),
+        BenchCommand::Histogram(args) => cli::histogram::bench_command(target, args, json),
+        BenchCommand::HistogramU16(args) => cli::histogram::wide::bench_command(target, args, json),
+        BenchCommand::Reduce(args) => cli::reduce::bench_command(target, args, json),
+        BenchCommand::Atomics(args) => cli::atomics::bench_command(target, args, json),
+        BenchCommand::Transfer(args) => cli::streams::transfer_command(target, args, json),
+        BenchCommand::Barrier(args) => cli::barrier::bench_command(target, args, json),
+        BenchCommand::Cluster(args) => cli::cluster::bench_command(target, args, json),
+        BenchCommand::Neighbor(args) => cli::neighbor::bench_command(target, args, json),
+        BenchCommand::Multi(args) => cli::multi::bench_command(args, json),
+        BenchCommand::Copy { bytes, trials } => bench_copy(target, *bytes, *trials, json),
+    }
+}
+
+/// `gridsync bench launch`: the host's cost of a launch, and a launch's round trip.
+fn bench_launch(target: &Target, trials: u32, launches: u32, json: bool) -> Result<()> {
+    let opts = launch::LaunchBenchOptions {
+        launches_per_trial: launches,
+        trials,
+    };
+    let b = launch::run(target, opts, progress(!json, "launch"))?;
+    if json {
+        return print_json(&b);
+    }
+    println!(
+        "launch benchmark on the {} (median of {} trials, µs)",
+        b.device, b.host_us_per_launch.samples
+    );
+    println!("  {:<34} {:>9} {:>9} {:>9}", "", "median", "min", "max");
+    for (name, s) in [
+        ("host cost per launch", b.host_us_per_launch),
+        ("launch + stream synchronize", b.launch_sync_us),
+        ("event-timed empty kernel", b.event_timed_kernel_us),
+    ] {
+        println!(
+            "  {name:<34} {:>9.2} {:>9.2} {:>9.2}",
+            s.median, s.min, s.max
+        );
+    }
+    Ok(())
+}
+
+/// `gridsync bench copy`: device-to-device copy bandwidth.
+fn bench_copy(target: &Target, bytes: usize, trials: u32, json: bool) -> Result<()> {
+    let b = copy::run(target, bytes, trials, progress(!json, "copy"))?;
+    if json {
+        return print_json(&b);
+    }
+    println!(
+        "device-to-device copy on the {}: {} MiB, median of {} trials",
+        b.device,
+        b.bytes >> 20,
+        b.ms.samples
+    );
+    println!(
+        "  {:.3} ms per copy (min {:.3}, max {:.3}) = {:.0} GB/s read + written",
+        b.ms.median, b.ms.min, b.ms.max, b.gb_per_s
+    );
+    Ok(())
 }
 
 /// Lets a closed pipe end the process quietly, as it ends `cat` or `grep`: Rust ignores
