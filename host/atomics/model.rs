@@ -121,182 +121,241 @@ fn check_target<T: Value>(
     threads: &[usize],
 ) -> Result<(), String> {
     use AtomicOp::*;
-    let CaseRun {
-        case,
-        limit,
-        operands,
-        olds,
-        ..
-    } = run;
-    let bits = |v: T| v.bits();
-    let fold = |f: &dyn Fn(T, T) -> T| threads.iter().fold(init, |acc, &i| f(acc, operands[i]));
-    let final_is = |want: T| same(last, want, || "final value".into());
-    match case.op {
-        Add | Sub | CasLoopAdd => {
-            let sub = case.op == Sub;
-            final_is(fold(if sub { &T::minus } else { &T::plus }))
-                .map_err(|e| format!("{e} (a lost update?)"))?;
-            // With positive operands the olds are monotone in the order the operations took
-            // effect, so sorting them recovers that order; each must then be its predecessor
-            // plus the predecessor's operand.
-            let mut order = threads.to_vec();
-            order.sort_by(|&a, &b| {
-                if sub {
-                    olds[b].order(&olds[a])
-                } else {
-                    olds[a].order(&olds[b])
-                }
-            });
-            let mut expected = init;
-            for &i in &order {
-                same(olds[i], expected, || {
-                    format!("thread {i}, in the order the olds imply")
-                })?;
-                expected = if sub {
-                    expected.minus(operands[i])
-                } else {
-                    expected.plus(operands[i])
-                };
+    let target = OneTarget {
+        operands: &run.operands,
+        olds: &run.olds,
+        threads,
+        init,
+        last,
+    };
+    let op = run.case.op;
+    match op {
+        Add | Sub | CasLoopAdd => target.check_additions(op == Sub),
+        RedAdd => target.check_red_add(),
+        Exch => target.check_exch(),
+        Cas => target.check_cas(),
+        StoreLoad => target.check_store_load(),
+        Min | Max => target.check_min_max(op),
+        And | Or | Xor => target.check_bitwise(op),
+        Inc | Dec => target.check_inc_dec(op, run.limit),
+    }
+}
+
+/// One target of a run: the threads that worked on it, what they brought and saw, and its
+/// value before and after.
+struct OneTarget<'a, T> {
+    operands: &'a [T],
+    olds: &'a [T],
+    threads: &'a [usize],
+    init: T,
+    last: T,
+}
+
+impl<T: Value> OneTarget<'_, T> {
+    /// The initial value with every thread's operand folded in by `f`, in thread order.
+    fn fold(&self, f: &dyn Fn(T, T) -> T) -> T {
+        let operands = self.operands;
+        self.threads
+            .iter()
+            .fold(self.init, |acc, &i| f(acc, operands[i]))
+    }
+
+    /// `Ok` if the final value is `want`.
+    fn final_is(&self, want: T) -> Result<(), String> {
+        same(self.last, want, || "final value".into())
+    }
+
+    /// The bit patterns of the olds of the target's threads.
+    fn old_bits(&self) -> impl Iterator<Item = u64> + '_ {
+        self.threads.iter().map(|&i| self.olds[i].bits())
+    }
+
+    /// Add, sub and the CAS-loop add: the sum, and olds that chain one operand apart.
+    fn check_additions(&self, sub: bool) -> Result<(), String> {
+        let (olds, operands) = (self.olds, self.operands);
+        self.final_is(self.fold(if sub { &T::minus } else { &T::plus }))
+            .map_err(|e| format!("{e} (a lost update?)"))?;
+        // With positive operands the olds are monotone in the order the operations took
+        // effect, so sorting them recovers that order; each must then be its predecessor
+        // plus the predecessor's operand.
+        let mut order = self.threads.to_vec();
+        order.sort_by(|&a, &b| {
+            if sub {
+                olds[b].order(&olds[a])
+            } else {
+                olds[a].order(&olds[b])
             }
-            Ok(())
+        });
+        let mut expected = self.init;
+        for &i in &order {
+            same(olds[i], expected, || {
+                format!("thread {i}, in the order the olds imply")
+            })?;
+            expected = if sub {
+                expected.minus(operands[i])
+            } else {
+                expected.plus(operands[i])
+            };
         }
-        RedAdd => {
-            for &i in threads {
-                same(olds[i], operands[i], || {
-                    format!("thread {i} (red returns nothing: its operand)")
-                })?;
-            }
-            final_is(fold(&T::plus))
+        Ok(())
+    }
+
+    /// `red.add`: each old slot keeps its operand (red returns nothing), and the sum.
+    fn check_red_add(&self) -> Result<(), String> {
+        for &i in self.threads {
+            same(self.olds[i], self.operands[i], || {
+                format!("thread {i} (red returns nothing: its operand)")
+            })?;
         }
-        Exch => same_multiset::<T>(
-            threads
+        self.final_is(self.fold(&T::plus))
+    }
+
+    /// Exchange: the olds and the final value are the initial value and the operands,
+    /// rearranged.
+    fn check_exch(&self) -> Result<(), String> {
+        same_multiset::<T>(
+            self.old_bits().chain([self.last.bits()]).collect(),
+            self.threads
                 .iter()
-                .map(|&i| bits(olds[i]))
-                .chain([bits(last)])
-                .collect(),
-            threads
-                .iter()
-                .map(|&i| bits(operands[i]))
-                .chain([bits(init)])
+                .map(|&i| self.operands[i].bits())
+                .chain([self.init.bits()])
                 .collect(),
             "the olds and the final value",
             "the initial value and the operands",
-        ),
-        Cas => {
-            let winners: Vec<usize> = threads
-                .iter()
-                .copied()
-                .filter(|&i| bits(olds[i]) == 0)
-                .collect();
-            let [winner] = winners[..] else {
-                return Err(format!(
-                    "threads {winners:?} saw 0 (won the CAS); exactly one must"
-                ));
-            };
-            for &i in threads.iter().filter(|&&i| i != winner) {
-                same(olds[i], operands[winner], || {
-                    format!("thread {i} (winner: thread {winner})")
-                })?;
-            }
-            final_is(operands[winner])
+        )
+    }
+
+    /// CAS from 0: exactly one winner saw 0; the others saw, and the target holds, its operand.
+    fn check_cas(&self) -> Result<(), String> {
+        let winners: Vec<usize> = self
+            .threads
+            .iter()
+            .copied()
+            .filter(|&i| self.olds[i].bits() == 0)
+            .collect();
+        let [winner] = winners[..] else {
+            return Err(format!(
+                "threads {winners:?} saw 0 (won the CAS); exactly one must"
+            ));
+        };
+        for &i in self.threads.iter().filter(|&&i| i != winner) {
+            same(self.olds[i], self.operands[winner], || {
+                format!("thread {i} (winner: thread {winner})")
+            })?;
         }
-        StoreLoad => {
-            let stored: HashSet<u64> = threads.iter().map(|&i| bits(operands[i])).collect();
-            let known = |v: T, who: String| {
-                if stored.contains(&bits(v)) {
-                    Ok(())
-                } else {
-                    Err(format!("{who} {}, which no thread stored", show(v)))
-                }
-            };
-            for &i in threads {
-                known(olds[i], format!("thread {i} loaded"))?;
-            }
-            known(last, "the final value is".into())
-        }
-        Min | Max => {
-            // The direction an old may not lie in from the final value.
-            let beyond = if case.op == Min {
-                Ordering::Less
+        self.final_is(self.operands[winner])
+    }
+
+    /// Store then load: every value loaded, and the final one, is one some thread stored.
+    fn check_store_load(&self) -> Result<(), String> {
+        let stored: HashSet<u64> = self
+            .threads
+            .iter()
+            .map(|&i| self.operands[i].bits())
+            .collect();
+        let known = |v: T, who: String| {
+            if stored.contains(&v.bits()) {
+                Ok(())
             } else {
-                Ordering::Greater
-            };
-            final_is(fold(&|a, b| if b.order(&a) == beyond { b } else { a }))?;
-            let inputs: HashSet<u64> = threads
-                .iter()
-                .map(|&i| bits(operands[i]))
-                .chain([bits(init)])
-                .collect();
-            for &i in threads {
-                let old = olds[i];
-                if !inputs.contains(&bits(old)) {
-                    return Err(format!(
-                        "thread {i} saw {}, neither the initial value nor an operand",
-                        show(old)
-                    ));
-                }
-                if old.order(&last) == beyond {
-                    return Err(format!(
-                        "thread {i} saw {old:?}, beyond the final value {last:?}"
-                    ));
-                }
+                Err(format!("{who} {}, which no thread stored", show(v)))
             }
-            Ok(())
+        };
+        for &i in self.threads {
+            known(self.olds[i], format!("thread {i} loaded"))?;
         }
-        And | Or | Xor => {
-            let f: fn(T, T) -> T = match case.op {
-                And => |a, b| T::from_bits(a.bits() & b.bits()),
-                Or => |a, b| T::from_bits(a.bits() | b.bits()),
-                _ => |a, b| T::from_bits(a.bits() ^ b.bits()),
-            };
-            final_is(fold(&f))?;
-            // Or only sets bits and and only clears them, so every old lies between the
-            // initial and the final value, bitwise. Xor's olds have no such bound.
-            let (below, above) = match case.op {
-                Or => (bits(init), bits(last)),
-                And => (bits(last), bits(init)),
-                _ => return Ok(()),
-            };
-            for &i in threads {
-                let old = bits(olds[i]);
-                if old & below != below || old & !above != 0 {
-                    return Err(format!(
-                        "thread {i} saw {}, not between {:?} and {:?} bitwise",
-                        show(olds[i]),
-                        T::from_bits(below),
-                        T::from_bits(above)
-                    ));
-                }
+        known(self.last, "the final value is".into())
+    }
+
+    /// Min and max: the extreme, and olds that are inputs not beyond it.
+    fn check_min_max(&self, op: AtomicOp) -> Result<(), String> {
+        let last = self.last;
+        // The direction an old may not lie in from the final value.
+        let beyond = if op == AtomicOp::Min {
+            Ordering::Less
+        } else {
+            Ordering::Greater
+        };
+        self.final_is(self.fold(&|a, b| if b.order(&a) == beyond { b } else { a }))?;
+        let inputs: HashSet<u64> = self
+            .threads
+            .iter()
+            .map(|&i| self.operands[i].bits())
+            .chain([self.init.bits()])
+            .collect();
+        for &i in self.threads {
+            let old = self.olds[i];
+            if !inputs.contains(&old.bits()) {
+                return Err(format!(
+                    "thread {i} saw {}, neither the initial value nor an operand",
+                    show(old)
+                ));
             }
-            Ok(())
-        }
-        Inc | Dec => {
-            // CUDA's atomicInc / atomicDec; every thread applies the same step, so the olds
-            // are those of a sequential run whatever the order.
-            let limit = *limit as u64;
-            let step = |v: u64| match case.op {
-                Inc if v >= limit => 0,
-                Inc => v + 1,
-                _ if v == 0 || v > limit => limit,
-                _ => v - 1,
-            };
-            let mut v = bits(init);
-            let mut want = Vec::with_capacity(threads.len());
-            for _ in threads {
-                want.push(v);
-                v = step(v);
+            if old.order(&last) == beyond {
+                return Err(format!(
+                    "thread {i} saw {old:?}, beyond the final value {last:?}"
+                ));
             }
-            final_is(T::from_bits(v))?;
-            same_multiset::<T>(
-                threads.iter().map(|&i| bits(olds[i])).collect(),
-                want,
-                "the olds",
-                &format!(
-                    "{} sequential steps from the initial value (limit {limit})",
-                    threads.len()
-                ),
-            )
         }
+        Ok(())
+    }
+
+    /// And, or, xor: the folded value, and (and, or) olds bitwise between initial and final.
+    fn check_bitwise(&self, op: AtomicOp) -> Result<(), String> {
+        use AtomicOp::*;
+        let f: fn(T, T) -> T = match op {
+            And => |a, b| T::from_bits(a.bits() & b.bits()),
+            Or => |a, b| T::from_bits(a.bits() | b.bits()),
+            _ => |a, b| T::from_bits(a.bits() ^ b.bits()),
+        };
+        self.final_is(self.fold(&f))?;
+        // Or only sets bits and and only clears them, so every old lies between the
+        // initial and the final value, bitwise. Xor's olds have no such bound.
+        let (below, above) = match op {
+            Or => (self.init.bits(), self.last.bits()),
+            And => (self.last.bits(), self.init.bits()),
+            _ => return Ok(()),
+        };
+        for &i in self.threads {
+            let old = self.olds[i].bits();
+            if old & below != below || old & !above != 0 {
+                return Err(format!(
+                    "thread {i} saw {}, not between {:?} and {:?} bitwise",
+                    show(self.olds[i]),
+                    T::from_bits(below),
+                    T::from_bits(above)
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Inc and dec with wrap at `limit`: the olds and the final value of a sequential run.
+    fn check_inc_dec(&self, op: AtomicOp, limit: u32) -> Result<(), String> {
+        // CUDA's atomicInc / atomicDec; every thread applies the same step, so the olds
+        // are those of a sequential run whatever the order.
+        let limit = limit as u64;
+        let step = |v: u64| match op {
+            AtomicOp::Inc if v >= limit => 0,
+            AtomicOp::Inc => v + 1,
+            _ if v == 0 || v > limit => limit,
+            _ => v - 1,
+        };
+        let mut v = self.init.bits();
+        let mut want = Vec::with_capacity(self.threads.len());
+        for _ in self.threads {
+            want.push(v);
+            v = step(v);
+        }
+        self.final_is(T::from_bits(v))?;
+        same_multiset::<T>(
+            self.old_bits().collect(),
+            want,
+            "the olds",
+            &format!(
+                "{} sequential steps from the initial value (limit {limit})",
+                self.threads.len()
+            ),
+        )
     }
 }
 
