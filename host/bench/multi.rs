@@ -107,6 +107,49 @@ pub fn run(opts: &MultiBenchOptions, mut progress: impl FnMut(u32, u32)) -> Resu
             "sizes and trials must be positive".into(),
         ));
     }
+    let (all, one) = open_sides(opts)?;
+    let host_bytes = opts.bytes.max(opts.floats.saturating_mul(4));
+    check_memory(&all, host_bytes)?;
+    let gpu0 = require_gpu(&all.targets()[0])?;
+    let copy = copy::run(&all.targets()[0], copy::DEFAULT_BYTES, 10, |_, _| {})?;
+    // One pinned allocation holds the floats, then the bytes.
+    let mut pinned = PinnedBuffer::new(gpu0, host_bytes, 0u8)?;
+    let h2d = host_to_device(&all, &pinned[..host_bytes / all.len()])?;
+    let sets: Vec<&DeviceSet> = if all.len() > 1 {
+        vec![&one, &all]
+    } else {
+        vec![&one]
+    };
+    let combiners = combiners_for(&sets, opts.peer_copies)?;
+    let cells = 3 * sets.len() as u32;
+    let mut done = 0;
+    let mut tick = || {
+        done += 1;
+        progress(done, cells);
+    };
+    let floats = as_floats(&mut pinned, opts.floats)?;
+    let mut rows = float_rows(&sets, &combiners, floats, all.len(), opts.trials, &mut tick)?;
+    let bytes = &mut pinned[..opts.bytes];
+    rows.extend(histogram_rows(
+        &sets,
+        &combiners,
+        bytes,
+        opts.trials,
+        &mut tick,
+    )?);
+    add_efficiencies(&mut rows, &h2d);
+    Ok(MultiBench {
+        devices: all.targets().iter().map(Target::describe).collect(),
+        combine: combiners.last().map(Combiner::describe).unwrap_or_default(),
+        copy_gb_per_s: copy.gb_per_s,
+        h2d_gb_per_s: h2d,
+        rows,
+    })
+}
+
+/// The two sides compared: every device asked for, and the first of them alone (both with
+/// the copier threads asked for).
+fn open_sides(opts: &MultiBenchOptions) -> Result<(DeviceSet, DeviceSet)> {
     let mut all = DeviceSet::open(&opts.devices, false)?;
     let first = match &all.targets()[0] {
         Target::Gpu(g) => g.info().ordinal,
@@ -117,7 +160,11 @@ pub fn run(opts: &MultiBenchOptions, mut progress: impl FnMut(u32, u32)) -> Resu
         all.set_copiers(c);
         one.set_copiers(c);
     }
-    let host_bytes = opts.bytes.max(opts.floats.saturating_mul(4));
+    Ok((all, one))
+}
+
+/// Refuses an input of `host_bytes` that the host cannot pin or a device cannot hold.
+fn check_memory(all: &DeviceSet, host_bytes: usize) -> Result<()> {
     crate::runtime::memory::check_host("the pinned input", host_bytes as u64)?;
     // Device 0 holds the whole input for the one-GPU side, every device its slice for the
     // other: refuse before pinning gigabytes of host memory.
@@ -131,37 +178,40 @@ pub fn run(opts: &MultiBenchOptions, mut progress: impl FnMut(u32, u32)) -> Resu
         let bytes = if d == 0 { host_bytes } else { r.len() };
         crate::runtime::memory::check_elements(t, "--len/--bytes: bytes of input", bytes, each)?;
     }
-    let gpu0 = require_gpu(&all.targets()[0])?;
-    let copy = copy::run(&all.targets()[0], copy::DEFAULT_BYTES, 10, |_, _| {})?;
-    // One pinned allocation holds the floats, then the bytes.
-    let mut pinned = PinnedBuffer::new(gpu0, host_bytes, 0u8)?;
-    let h2d = host_to_device(&all, &pinned[..host_bytes / all.len()])?;
-    let sets: Vec<&DeviceSet> = if all.len() > 1 {
-        vec![&one, &all]
-    } else {
-        vec![&one]
-    };
-    let combiners: Vec<Combiner> = sets
-        .iter()
+    Ok(())
+}
+
+/// How each set combines its partials: peer copies if asked, else the best it has.
+fn combiners_for(sets: &[&DeviceSet], peer_copies: bool) -> Result<Vec<Combiner>> {
+    sets.iter()
         .map(|s| {
-            if opts.peer_copies {
+            if peer_copies {
                 Ok(Combiner::peer_copies())
             } else {
                 Combiner::open(s)
             }
         })
-        .collect::<Result<_>>()?;
-    let cells = 3 * sets.len() as u32;
-    let mut done = 0;
-    let mut rows = Vec::new();
+        .collect()
+}
 
-    let floats = as_floats(&mut pinned, opts.floats)?;
+/// The sum and the count on each set, over `floats` (filled here), checked against the CPU;
+/// `tick` after each row.
+fn float_rows(
+    sets: &[&DeviceSet],
+    combiners: &[Combiner],
+    floats: &mut [f32],
+    devices: usize,
+    trials: u32,
+    tick: &mut dyn FnMut(),
+) -> Result<Vec<MultiRow>> {
+    let mut rows = Vec::new();
     fill_floats(floats);
+    let floats = &*floats;
     let want_sum = crate::reduce::sum_cpu(floats);
-    let sum_bound = crate::multi::sum_bound(crate::reduce::sum_abs_cpu(floats), all.len());
+    let sum_bound = crate::multi::sum_bound(crate::reduce::sum_abs_cpu(floats), devices);
     let threshold = crate::count_above::DEFAULT_THRESHOLD;
     let want_count = crate::count_above::count_above_cpu(floats, threshold);
-    for (set, combiner) in sets.iter().zip(&combiners) {
+    for (set, combiner) in sets.iter().zip(combiners) {
         let x = Scattered::<f32>::zeros(set, floats.len())?;
         x.copy_from(set, floats)?;
         let plan = ReducePlan::<SumF32InF64>::new(set, &x, Op::Sum)?;
@@ -178,12 +228,11 @@ pub fn run(opts: &MultiBenchOptions, mut progress: impl FnMut(u32, u32)) -> Resu
             set,
             &x,
             floats,
-            opts.trials,
+            trials,
             || plan.run(combiner).and_then(check),
             || plan.combine(combiner).map(drop),
         )?);
-        done += 1;
-        progress(done, cells);
+        tick();
         let plan = CountPlan::new(set, &x, threshold)?;
         let check = |c: u64| {
             if c != want_count {
@@ -196,18 +245,29 @@ pub fn run(opts: &MultiBenchOptions, mut progress: impl FnMut(u32, u32)) -> Resu
             set,
             &x,
             floats,
-            opts.trials,
+            trials,
             || plan.run(combiner).and_then(check),
             || plan.combine(combiner).map(drop),
         )?);
-        done += 1;
-        progress(done, cells);
+        tick();
     }
+    Ok(rows)
+}
 
-    let bytes = &mut pinned[..opts.bytes];
+/// The byte histogram on each set, over `bytes` (filled here), checked against the CPU;
+/// `tick` after each row.
+fn histogram_rows(
+    sets: &[&DeviceSet],
+    combiners: &[Combiner],
+    bytes: &mut [u8],
+    trials: u32,
+    tick: &mut dyn FnMut(),
+) -> Result<Vec<MultiRow>> {
+    let mut rows = Vec::new();
     fill_bytes(bytes);
+    let bytes = &*bytes;
     let want = crate::histogram::histogram_cpu(bytes, Bins::Byte);
-    for (set, combiner) in sets.iter().zip(&combiners) {
+    for (set, combiner) in sets.iter().zip(combiners) {
         let x = Scattered::<u8>::zeros(set, bytes.len())?;
         x.copy_from(set, bytes)?;
         let plan = HistogramPlan::new(set, &x, Bins::Byte)?;
@@ -222,14 +282,18 @@ pub fn run(opts: &MultiBenchOptions, mut progress: impl FnMut(u32, u32)) -> Resu
             set,
             &x,
             bytes,
-            opts.trials,
+            trials,
             || plan.run(combiner).and_then(check),
             || plan.combine(combiner).map(drop),
         )?);
-        done += 1;
-        progress(done, cells);
+        tick();
     }
+    Ok(rows)
+}
 
+/// Fills in each row's efficiencies against the one-device row of its operation, and its
+/// share of the host links' bandwidth `h2d` (GB/s per device).
+fn add_efficiencies(rows: &mut [MultiRow], h2d: &[f64]) {
     for i in 0..rows.len() {
         let r = &rows[i];
         let base = rows
@@ -249,13 +313,6 @@ pub fn run(opts: &MultiBenchOptions, mut progress: impl FnMut(u32, u32)) -> Resu
         r.host_efficiency = host_eff;
         r.host_of_bus = r.host_gb_per_s / bus.max(f64::MIN_POSITIVE);
     }
-    Ok(MultiBench {
-        devices: all.targets().iter().map(Target::describe).collect(),
-        combine: combiners.last().map(Combiner::describe).unwrap_or_default(),
-        copy_gb_per_s: copy.gb_per_s,
-        h2d_gb_per_s: h2d,
-        rows,
-    })
 }
 
 /// Times one operation: `run` on device-resident input (after two warm-ups), `combine` alone,
