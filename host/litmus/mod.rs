@@ -296,7 +296,26 @@ pub fn run_on(
         .first()
         .ok_or_else(|| Error::InvalidInput("litmus needs a device".into()))?;
     let start = Instant::now();
-    // (test, variant, placement) in order; one-thread tests once, without a placement.
+    let combos = combinations(target, opts);
+    let share = |i: usize| {
+        start + Duration::from_secs_f64(opts.seconds * (i + 1) as f64 / combos.len() as f64)
+    };
+    let runners = Runners::open(targets, opts, &combos)?;
+    let mut results = Vec::with_capacity(combos.len());
+    for (i, &combo) in combos.iter().enumerate() {
+        let result = run_combination(runners.for_placement(combo.2), opts, combo, share(i))?;
+        progress(&result);
+        results.push(result);
+    }
+    Ok(report(targets, opts, &runners, results, start))
+}
+
+/// One combination: a test, a variant, and its placement (`None` for a one-thread test, or
+/// on the simulator).
+type Combination = (Test, Variant, Option<Placement>);
+
+/// The combinations of `opts`, in order; one-thread tests once, without a placement.
+fn combinations(target: &Target, opts: &LitmusOptions) -> Vec<Combination> {
     let mut combos = Vec::new();
     for &test in &opts.tests {
         for &variant in &opts.variants {
@@ -307,105 +326,175 @@ pub fn run_on(
             }
         }
     }
-    let share = |i: usize| {
-        start + Duration::from_secs_f64(opts.seconds * (i + 1) as f64 / combos.len() as f64)
-    };
-    // Whether some combination runs across GPUs, or on the first one (one-thread tests too).
-    let wants = |across: bool| {
-        combos
-            .iter()
-            .any(|c| (c.2 == Some(Placement::DifferentGpus)) == across)
-    };
-    let (runner, across) = match target {
-        Target::Gpu(_) => {
-            if wants(true) && (targets.len() < 2 || targets.iter().any(Target::is_sim)) {
-                return Err(Error::InvalidInput(format!(
-                    "the placement gpus needs two or more GPUs (--devices), not {}",
-                    targets.len()
-                )));
-            }
-            (
-                wants(false)
-                    .then(|| kernel::Runner::new(target, opts.stress))
-                    .transpose()?,
-                wants(true)
-                    .then(|| kernel::Runner::across(targets, opts.stress))
-                    .transpose()?,
-            )
+    combos
+}
+
+/// The kernel's runners a run needs: one on the first GPU, one across all of them; neither on
+/// the simulator, whose combinations run in the model.
+struct Runners<'a> {
+    /// For the placements within one GPU, and the one-thread tests.
+    one_gpu: Option<kernel::Runner<'a>>,
+    /// For [`Placement::DifferentGpus`].
+    across: Option<kernel::Runner<'a>>,
+}
+
+impl<'a> Runners<'a> {
+    /// Opens the runners some combination of `combos` needs, refusing the placement across GPUs
+    /// with fewer than two.
+    fn open(targets: &'a [Target], opts: &LitmusOptions, combos: &[Combination]) -> Result<Self> {
+        let target = &targets[0];
+        // Whether some combination runs across GPUs, or on the first one (one-thread tests too).
+        let wants = |across: bool| {
+            combos
+                .iter()
+                .any(|c| (c.2 == Some(Placement::DifferentGpus)) == across)
+        };
+        if target.is_sim() {
+            return Ok(Self {
+                one_gpu: None,
+                across: None,
+            });
         }
-        Target::Sim => (None, None),
-    };
-    let mut results = Vec::with_capacity(combos.len());
-    for (i, &(test, variant, placement)) in combos.iter().enumerate() {
-        let began = Instant::now();
-        let on = match placement {
-            Some(Placement::DifferentGpus) => across.as_ref(),
-            _ => runner.as_ref(),
-        };
-        let (instances, outcomes, first_weak_run, gpu) = match on {
-            Some(r) => {
-                let seen = r.run(
-                    test,
-                    variant,
-                    placement.unwrap_or(Placement::SameWarp),
-                    opts.iterations,
-                    share(i),
-                    opts.seed,
-                )?;
-                let outcomes = outcome::tally_keys(test, variant, placement, &seen.counts);
-                let n = seen.counts.iter().sum();
-                (n, outcomes, None, seen)
-            }
-            None => {
-                let mode = if opts.weak { Mode::Weak } else { Mode::Sc };
-                let runs =
-                    model::run_seeded(test, variant, mode, opts.iterations, opts.seed, share(i));
-                let weak = test.weak_outcome();
-                let first = runs.outcomes.get(&weak).map(|&(_, first)| first);
-                let outcomes = outcome::tally(
-                    test,
-                    variant,
-                    None,
-                    runs.outcomes
-                        .iter()
-                        .map(|(v, &(c, _))| (Some(v.clone()), c)),
-                );
-                (runs.runs, outcomes, first, kernel::Observed::default())
-            }
-        };
-        let forbidden = outcomes
-            .iter()
-            .filter(|o| o.verdict == Verdict::Forbidden)
-            .map(|o| o.count)
-            .sum();
-        let seconds = began.elapsed().as_secs_f64();
-        let weak = outcome::WeakSeen::of(test, &outcomes, instances, seconds);
-        let result = LitmusResult {
-            test,
-            name: test.name().to_string(),
-            variant,
-            placement,
-            instances,
-            weak: weak.count,
-            weak_rate: weak.per_instance,
-            weak_per_second: weak.per_second,
-            weak_forbidden: test.forbidden(variant, placement),
-            forbidden,
-            first_weak_run,
-            spin_up_timeouts: gpu.spin_up_timeouts,
-            rounds: gpu.rounds,
-            blocks_off_table: gpu.blocks_off_table,
-            outcomes,
-            seconds,
-        };
-        progress(&result);
-        results.push(result);
+        if wants(true) && (targets.len() < 2 || targets.iter().any(Target::is_sim)) {
+            return Err(Error::InvalidInput(format!(
+                "the placement gpus needs two or more GPUs (--devices), not {}",
+                targets.len()
+            )));
+        }
+        Ok(Self {
+            one_gpu: wants(false)
+                .then(|| kernel::Runner::new(target, opts.stress))
+                .transpose()?,
+            across: wants(true)
+                .then(|| kernel::Runner::across(targets, opts.stress))
+                .transpose()?,
+        })
     }
+
+    /// The runner of `placement`, if it runs on a GPU.
+    fn for_placement(&self, placement: Option<Placement>) -> Option<&kernel::Runner<'a>> {
+        match placement {
+            Some(Placement::DifferentGpus) => self.across.as_ref(),
+            _ => self.one_gpu.as_ref(),
+        }
+    }
+}
+
+/// What one combination saw: instances run, outcomes counted, the first model run that was
+/// weak, and the GPU runner's own counts.
+struct Observation {
+    instances: u64,
+    outcomes: Vec<OutcomeCount>,
+    first_weak_run: Option<u64>,
+    gpu: kernel::Observed,
+}
+
+/// Runs one combination until `deadline` (on `runner`, or in the model when there is none)
+/// and judges its outcomes.
+fn run_combination(
+    runner: Option<&kernel::Runner>,
+    opts: &LitmusOptions,
+    (test, variant, placement): Combination,
+    deadline: Instant,
+) -> Result<LitmusResult> {
+    let began = Instant::now();
+    let seen = match runner {
+        Some(r) => observe_on_gpu(r, opts, (test, variant, placement), deadline)?,
+        None => observe_in_model(opts, test, variant, deadline),
+    };
+    let forbidden = seen
+        .outcomes
+        .iter()
+        .filter(|o| o.verdict == Verdict::Forbidden)
+        .map(|o| o.count)
+        .sum();
+    let seconds = began.elapsed().as_secs_f64();
+    let weak = outcome::WeakSeen::of(test, &seen.outcomes, seen.instances, seconds);
+    Ok(LitmusResult {
+        test,
+        name: test.name().to_string(),
+        variant,
+        placement,
+        instances: seen.instances,
+        weak: weak.count,
+        weak_rate: weak.per_instance,
+        weak_per_second: weak.per_second,
+        weak_forbidden: test.forbidden(variant, placement),
+        forbidden,
+        first_weak_run: seen.first_weak_run,
+        spin_up_timeouts: seen.gpu.spin_up_timeouts,
+        rounds: seen.gpu.rounds,
+        blocks_off_table: seen.gpu.blocks_off_table,
+        outcomes: seen.outcomes,
+        seconds,
+    })
+}
+
+/// One combination on the litmus kernel.
+fn observe_on_gpu(
+    runner: &kernel::Runner,
+    opts: &LitmusOptions,
+    (test, variant, placement): Combination,
+    deadline: Instant,
+) -> Result<Observation> {
+    let seen = runner.run(
+        test,
+        variant,
+        placement.unwrap_or(Placement::SameWarp),
+        opts.iterations,
+        deadline,
+        opts.seed,
+    )?;
+    Ok(Observation {
+        instances: seen.counts.iter().sum(),
+        outcomes: outcome::tally_keys(test, variant, placement, &seen.counts),
+        first_weak_run: None,
+        gpu: seen,
+    })
+}
+
+/// One test and variant run as a program on the simulator's memory (sequentially consistent,
+/// or weak if `opts` asks).
+fn observe_in_model(
+    opts: &LitmusOptions,
+    test: Test,
+    variant: Variant,
+    deadline: Instant,
+) -> Observation {
+    let mode = if opts.weak { Mode::Weak } else { Mode::Sc };
+    let runs = model::run_seeded(test, variant, mode, opts.iterations, opts.seed, deadline);
+    let weak = test.weak_outcome();
+    let first = runs.outcomes.get(&weak).map(|&(_, first)| first);
+    let outcomes = outcome::tally(
+        test,
+        variant,
+        None,
+        runs.outcomes
+            .iter()
+            .map(|(v, &(c, _))| (Some(v.clone()), c)),
+    );
+    Observation {
+        instances: runs.runs,
+        outcomes,
+        first_weak_run: first,
+        gpu: kernel::Observed::default(),
+    }
+}
+
+/// The judged report of `results`, naming the devices the run used.
+fn report(
+    targets: &[Target],
+    opts: &LitmusOptions,
+    runners: &Runners<'_>,
+    results: Vec<LitmusResult>,
+    start: Instant,
+) -> LitmusReport {
+    let target = &targets[0];
     let short = results
         .iter()
         .filter(|r| r.instances < opts.iterations)
         .count();
-    let used = if across.is_some() {
+    let used = if runners.across.is_some() {
         targets
     } else {
         std::slice::from_ref(target)
@@ -414,9 +503,10 @@ pub fn run_on(
         target: describe_targets(used),
         memory: memory_name(target, opts.weak),
         options: opts.clone(),
-        blocks: runner
+        blocks: runners
+            .one_gpu
             .as_ref()
-            .or(across.as_ref())
+            .or(runners.across.as_ref())
             .map(|r| (r.blocks(), r.test_blocks_per_sm())),
         results,
         forbidden: 0,
@@ -427,5 +517,5 @@ pub fn run_on(
         seconds: start.elapsed().as_secs_f64(),
     };
     report.judge();
-    Ok(report)
+    report
 }
