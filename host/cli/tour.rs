@@ -75,35 +75,76 @@ fn fastest<'a>(runs: impl IntoIterator<Item = (&'a str, Option<f64>)>) -> Option
         .min_by(|a, b| a.1.total_cmp(&b.1))
 }
 
+/// Runs the tour: every stop once, on the GPU or, without one, the simulator; then the
+/// summary, and an error if a stop failed.
 pub fn tour(cli: &crate::Cli) -> Result<()> {
-    let (target, reason) = if cli.simulate {
-        (Target::Sim, Some("--simulate was given".to_string()))
-    } else {
-        match Gpu::new(cli.device.unwrap_or(0)) {
-            Ok(gpu) => (Target::Gpu(gpu), None),
-            Err(e @ (Error::NoGpu(_) | Error::Unsupported(_))) => {
-                (Target::Sim, Some(e.to_string()))
-            }
-            Err(e) => return Err(e),
-        }
-    };
+    let (target, reason) = open_target(cli)?;
     let text = !cli.json;
     if text {
-        match (&target, &reason) {
-            (Target::Gpu(g), _) => print_info(g),
-            (Target::Sim, Some(why)) => println!(
-                "{why}: running the tour on the CPU simulator (kernels run as OS threads)."
-            ),
-            (Target::Sim, None) => {}
-        }
+        announce(&target, reason.as_deref());
     }
     let sizes = if target.is_sim() {
         &SIM_SIZES
     } else {
         &GPU_SIZES
     };
-    type Body<'t> = Box<dyn FnOnce(&Target, &Sizes, bool) -> Result<Headline> + 't>;
-    let stops: Vec<(&'static str, &'static str, Body)> = vec![
+    let done: Vec<Stop> = stops()
+        .into_iter()
+        .map(|(topic, deeper, body)| run_stop(topic, deeper, body, &target, sizes, text))
+        .collect();
+    let failed = done.iter().filter(|s| !s.ok).count();
+    if cli.json {
+        let gpu = match &target {
+            Target::Gpu(g) => Some(g.info().clone()),
+            Target::Sim => None,
+        };
+        print_json(&Tour {
+            gpu,
+            no_gpu_reason: reason,
+            stops: done,
+        })?;
+    } else {
+        print_summary(&target, &done);
+    }
+    if failed > 0 {
+        return Err(Error::Mismatch(format!(
+            "{failed} of the tour's stops failed (see above)"
+        )));
+    }
+    Ok(())
+}
+
+/// The GPU asked for, or the simulator with why: `--simulate`, or no usable GPU.
+fn open_target(cli: &crate::Cli) -> Result<(Target, Option<String>)> {
+    if cli.simulate {
+        return Ok((Target::Sim, Some("--simulate was given".to_string())));
+    }
+    match Gpu::new(cli.device.unwrap_or(0)) {
+        Ok(gpu) => Ok((Target::Gpu(gpu), None)),
+        Err(e @ (Error::NoGpu(_) | Error::Unsupported(_))) => {
+            Ok((Target::Sim, Some(e.to_string())))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Says what the tour runs on: the GPU's properties, or why it runs on the simulator.
+fn announce(target: &Target, reason: Option<&str>) {
+    match (target, reason) {
+        (Target::Gpu(g), _) => print_info(g),
+        (Target::Sim, Some(why)) => {
+            println!("{why}: running the tour on the CPU simulator (kernels run as OS threads).")
+        }
+        (Target::Sim, None) => {}
+    }
+}
+
+/// A stop's body: it runs the topic on the target at the sizes, printing if asked.
+type Body = Box<dyn FnOnce(&Target, &Sizes, bool) -> Result<Headline>>;
+
+/// The stops in reading order: topic, the command that goes deeper, the body.
+fn stops() -> Vec<(&'static str, &'static str, Body)> {
+    vec![
         ("race", "gridsync race", Box::new(race)),
         ("atomics", "gridsync atomics", Box::new(atomics)),
         (
@@ -164,54 +205,42 @@ pub fn tour(cli: &crate::Cli) -> Result<()> {
             "gridsync litmus --plot F.svg; gridsync --simulate litmus --weak",
             Box::new(litmus),
         ),
-    ];
-    let mut done = Vec::new();
-    for (topic, deeper, body) in stops {
-        if text {
-            println!("\n── {topic} ──");
-        }
-        let start = Instant::now();
-        let outcome = body(&target, sizes, text);
-        let wall_s = start.elapsed().as_secs_f64();
-        let (result, ok, fastest) = match outcome {
-            Ok((result, fastest)) => (result, true, fastest),
-            Err(e) => (format!("FAILED: {e}"), false, None),
-        };
-        if text && !ok {
-            println!("  {result}");
-        }
-        if text && let Some((name, ms)) = &fastest {
-            println!("  fastest checked kernel: {name}, {ms:.3} ms");
-        }
-        done.push(Stop {
-            topic,
-            result,
-            ok,
-            fastest,
-            wall_s,
-            deeper,
-        });
+    ]
+}
+
+/// Runs one stop, timed; a failure becomes the stop's result instead of ending the tour.
+fn run_stop(
+    topic: &'static str,
+    deeper: &'static str,
+    body: Body,
+    target: &Target,
+    sizes: &Sizes,
+    text: bool,
+) -> Stop {
+    if text {
+        println!("\n── {topic} ──");
     }
-    let failed = done.iter().filter(|s| !s.ok).count();
-    if cli.json {
-        let gpu = match &target {
-            Target::Gpu(g) => Some(g.info().clone()),
-            Target::Sim => None,
-        };
-        print_json(&Tour {
-            gpu,
-            no_gpu_reason: reason,
-            stops: done,
-        })?;
-    } else {
-        print_summary(&target, &done);
+    let start = Instant::now();
+    let outcome = body(target, sizes, text);
+    let wall_s = start.elapsed().as_secs_f64();
+    let (result, ok, fastest) = match outcome {
+        Ok((result, fastest)) => (result, true, fastest),
+        Err(e) => (format!("FAILED: {e}"), false, None),
+    };
+    if text && !ok {
+        println!("  {result}");
     }
-    if failed > 0 {
-        return Err(Error::Mismatch(format!(
-            "{failed} of the tour's stops failed (see above)"
-        )));
+    if text && let Some((name, ms)) = &fastest {
+        println!("  fastest checked kernel: {name}, {ms:.3} ms");
     }
-    Ok(())
+    Stop {
+        topic,
+        result,
+        ok,
+        fastest,
+        wall_s,
+        deeper,
+    }
 }
 
 fn print_summary(target: &Target, stops: &[Stop]) {
