@@ -202,104 +202,22 @@ pub fn run_variant_with(
     bounds: MutexBounds,
     ticket_backoff_ns: u32,
 ) -> Result<LockRun> {
-    let expected = shape.count() * iters as u64;
-    if expected == 0 {
-        return Err(Error::InvalidInput(format!(
-            "{shape} threads × {iters} iterations: nothing to lock"
-        )));
-    }
-    if expected > u32::MAX as u64 {
-        return Err(Error::InvalidInput(format!(
-            "{expected} critical sections overflow the u32 counter"
-        )));
-    }
-    if !variant.bounded() && expected > UNBOUNDED_LIMIT {
-        return Err(Error::InvalidInput(format!(
-            "{} spins without a bound; {expected} acquisitions in one launch could run for \
-             minutes (limit {UNBOUNDED_LIMIT}): use a bounded variant for big launches",
-            variant.kernel()
-        )));
-    }
-    let cfg = LaunchConfig::linear(shape.blocks, shape.threads);
+    let expected = check_request(variant, shape, iters)?;
     let counter = target.zeros::<u32>(1)?;
-    let c = counter.ptr();
-    let mut timer = match target {
-        Target::Gpu(_) => Some(Timer::new()?),
-        Target::Sim => None,
+    let mut launch = CounterLaunch {
+        target,
+        cfg: LaunchConfig::linear(shape.blocks, shape.threads),
+        counter: counter.ptr(),
+        iters,
+        timer: match target {
+            Target::Gpu(_) => Some(Timer::new()?),
+            Target::Sim => None,
+        },
     };
     let ms = match variant {
-        Variant::Unfenced | Variant::Fenced | Variant::Loop => {
-            let word = target.zeros::<u32>(1)?;
-            let m = word.ptr();
-            let ms = timed(target, &mut timer, || {
-                // SAFETY: `counter` and `word` each hold one u32 and outlive the launch (the
-                // download below synchronizes); the kernels touch nothing else.
-                unsafe {
-                    match variant {
-                        Variant::Unfenced => {
-                            crate::launch!(
-                                target,
-                                gpu::lessons::locks::lock_unfenced,
-                                cfg,
-                                (c, m, iters)
-                            )
-                        }
-                        Variant::Fenced => {
-                            crate::launch!(
-                                target,
-                                gpu::lessons::locks::lock_fenced,
-                                cfg,
-                                (c, m, iters)
-                            )
-                        }
-                        _ => crate::launch!(
-                            target,
-                            gpu::lessons::locks::lock_loop,
-                            cfg,
-                            (c, m, iters)
-                        ),
-                    }
-                }
-            })?;
-            if target.download(&word)?[0] != gpu::lock::UNLOCKED {
-                return Err(Error::LockHeld("spinlock"));
-            }
-            ms
-        }
-        Variant::WarpLeader | Variant::Mutex => {
-            let mutex = DeviceMutex::with_bounds(target, bounds)?;
-            let s = mutex.ptr();
-            let ms = timed(target, &mut timer, || {
-                // SAFETY: `counter` holds one u32 and `mutex` one live state; both outlive the
-                // launch (`check` synchronizes first).
-                unsafe {
-                    if variant == Variant::Mutex {
-                        crate::launch!(target, gpu::lessons::locks::lock_mutex, cfg, (c, s, iters))
-                    } else {
-                        crate::launch!(
-                            target,
-                            gpu::lessons::locks::lock_warp_leader,
-                            cfg,
-                            (c, s, iters)
-                        )
-                    }
-                }
-            })?;
-            mutex.check(target)?;
-            ms
-        }
-        Variant::Ticket => {
-            let lock = DeviceTicketLock::with_bounds(target, bounds.timeout, ticket_backoff_ns)?;
-            let s = lock.ptr();
-            let ms = timed(target, &mut timer, || {
-                // SAFETY: as above, for the ticket lock's state.
-                unsafe {
-                    crate::launch!(target, gpu::lessons::locks::lock_ticket, cfg, (c, s, iters))
-                }
-            })?;
-            lock.check(target)?;
-            ms
-        }
+        Variant::Unfenced | Variant::Fenced | Variant::Loop => launch.spinlock(variant)?,
+        Variant::WarpLeader | Variant::Mutex => launch.mutex(variant, bounds)?,
+        Variant::Ticket => launch.ticket(bounds, ticket_backoff_ns)?,
     };
     let counter = target.download(&counter)?[0] as u64;
     let warps = shape.blocks as u64 * shape.threads.div_ceil(gpu::warp::WARP_SIZE) as u64;
@@ -323,6 +241,114 @@ pub fn run_variant_with(
         )));
     }
     Ok(run)
+}
+
+/// The critical sections a run asks for, refused when there are none, when the `u32`
+/// counter cannot hold them, or when an unbounded variant would spin past
+/// [`UNBOUNDED_LIMIT`].
+fn check_request(variant: Variant, shape: Shape, iters: u32) -> Result<u64> {
+    let expected = shape.count() * iters as u64;
+    if expected == 0 {
+        return Err(Error::InvalidInput(format!(
+            "{shape} threads × {iters} iterations: nothing to lock"
+        )));
+    }
+    if expected > u32::MAX as u64 {
+        return Err(Error::InvalidInput(format!(
+            "{expected} critical sections overflow the u32 counter"
+        )));
+    }
+    if !variant.bounded() && expected > UNBOUNDED_LIMIT {
+        return Err(Error::InvalidInput(format!(
+            "{} spins without a bound; {expected} acquisitions in one launch could run for \
+             minutes (limit {UNBOUNDED_LIMIT}): use a bounded variant for big launches",
+            variant.kernel()
+        )));
+    }
+    Ok(expected)
+}
+
+/// What every lock kernel's launch shares: the shape, the counter it increments, the
+/// iterations, and the GPU's timer.
+struct CounterLaunch<'t> {
+    target: &'t Target,
+    cfg: LaunchConfig,
+    /// One zeroed `u32` that outlives the launch.
+    counter: *mut u32,
+    iters: u32,
+    timer: Option<Timer>,
+}
+
+impl CounterLaunch<'_> {
+    /// The spinlocks on one word (unfenced, fenced, loop), timed; the word must end unlocked.
+    fn spinlock(&mut self, variant: Variant) -> Result<Option<f64>> {
+        let (target, cfg, c, iters) = (self.target, self.cfg, self.counter, self.iters);
+        let word = target.zeros::<u32>(1)?;
+        let m = word.ptr();
+        let ms = timed(target, &mut self.timer, || {
+            // SAFETY: `counter` and `word` each hold one u32 and outlive the launch (the
+            // download below synchronizes); the kernels touch nothing else.
+            unsafe {
+                match variant {
+                    Variant::Unfenced => {
+                        crate::launch!(
+                            target,
+                            gpu::lessons::locks::lock_unfenced,
+                            cfg,
+                            (c, m, iters)
+                        )
+                    }
+                    Variant::Fenced => {
+                        crate::launch!(target, gpu::lessons::locks::lock_fenced, cfg, (c, m, iters))
+                    }
+                    _ => crate::launch!(target, gpu::lessons::locks::lock_loop, cfg, (c, m, iters)),
+                }
+            }
+        })?;
+        if target.download(&word)?[0] != gpu::lock::UNLOCKED {
+            return Err(Error::LockHeld("spinlock"));
+        }
+        Ok(ms)
+    }
+
+    /// The bounded mutex, taken by every thread or by one leader per warp, timed; it must end
+    /// unlocked and without a timeout.
+    fn mutex(&mut self, variant: Variant, bounds: MutexBounds) -> Result<Option<f64>> {
+        let (target, cfg, c, iters) = (self.target, self.cfg, self.counter, self.iters);
+        let mutex = DeviceMutex::with_bounds(target, bounds)?;
+        let s = mutex.ptr();
+        let ms = timed(target, &mut self.timer, || {
+            // SAFETY: `counter` holds one u32 and `mutex` one live state; both outlive the
+            // launch (`check` synchronizes first).
+            unsafe {
+                if variant == Variant::Mutex {
+                    crate::launch!(target, gpu::lessons::locks::lock_mutex, cfg, (c, s, iters))
+                } else {
+                    crate::launch!(
+                        target,
+                        gpu::lessons::locks::lock_warp_leader,
+                        cfg,
+                        (c, s, iters)
+                    )
+                }
+            }
+        })?;
+        mutex.check(target)?;
+        Ok(ms)
+    }
+
+    /// The ticket lock with `backoff_ns` per waiting ticket, timed; checked as the mutex is.
+    fn ticket(&mut self, bounds: MutexBounds, backoff_ns: u32) -> Result<Option<f64>> {
+        let (target, cfg, c, iters) = (self.target, self.cfg, self.counter, self.iters);
+        let lock = DeviceTicketLock::with_bounds(target, bounds.timeout, backoff_ns)?;
+        let s = lock.ptr();
+        let ms = timed(target, &mut self.timer, || {
+            // SAFETY: as for the mutex, for the ticket lock's state.
+            unsafe { crate::launch!(target, gpu::lessons::locks::lock_ticket, cfg, (c, s, iters)) }
+        })?;
+        lock.check(target)?;
+        Ok(ms)
+    }
 }
 
 /// Runs `launch` between the timer's events on the GPU (milliseconds), or just runs it.
