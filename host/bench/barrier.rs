@@ -116,34 +116,124 @@ fn per_step(
     Stats::of(&us)
 }
 
-/// `rounds` bare barriers per launch of `barrier` at `cfg` in `mode`, each of `trials` launches
-/// checked (untimed) for a timeout: microseconds per barrier.
-fn time_bare(
-    (gpu, target): (&Gpu, &Target),
-    barrier: &DeviceGridBarrier,
+/// What every figure of one run shares: the device, the rounds per launch, the trials.
+struct Figures<'a> {
+    gpu: &'a Gpu,
+    target: &'a Target,
     trials: u32,
     rounds: u32,
-    cfg: LaunchConfig,
-    mode: LaunchMode,
-) -> Result<Stats> {
-    let mut timer = Timer::new()?;
-    let launch = || {
-        // SAFETY: the barrier's state is live for the launch, which `per_step` synchronizes
-        // (and checks) before the state is reused.
-        unsafe {
-            crate::launch_grid_synced!(
-                target,
-                barrier,
-                gpu::bench::barrier::grid_barrier_bare,
-                cfg,
-                mode,
-                (barrier.ptr(), rounds)
-            )
-        }
-    };
-    per_step(gpu, &mut timer, trials, rounds, launch, || {
-        barrier.check(target)
-    })
+}
+
+impl Figures<'_> {
+    /// `rounds` bare barriers per launch of `barrier` at `cfg` in `mode`, each of `trials`
+    /// launches checked (untimed) for a timeout: microseconds per barrier.
+    fn bare(
+        &self,
+        barrier: &DeviceGridBarrier,
+        cfg: LaunchConfig,
+        mode: LaunchMode,
+    ) -> Result<Stats> {
+        let (target, rounds) = (self.target, self.rounds);
+        let mut timer = Timer::new()?;
+        let launch = || {
+            // SAFETY: the barrier's state is live for the launch, which `per_step` synchronizes
+            // (and checks) before the state is reused.
+            unsafe {
+                crate::launch_grid_synced!(
+                    target,
+                    barrier,
+                    gpu::bench::barrier::grid_barrier_bare,
+                    cfg,
+                    mode,
+                    (barrier.ptr(), rounds)
+                )
+            }
+        };
+        per_step(self.gpu, &mut timer, self.trials, rounds, launch, || {
+            barrier.check(target)
+        })
+    }
+
+    /// `rounds` empty kernels at `cfg` launched back to back: microseconds per kernel.
+    fn empty_launches(&self, timer: &mut Timer, cfg: LaunchConfig) -> Result<Stats> {
+        let (target, rounds) = (self.target, self.rounds);
+        per_step(
+            self.gpu,
+            timer,
+            self.trials,
+            rounds,
+            || {
+                for _ in 0..rounds {
+                    // SAFETY: `empty` takes no arguments and touches no memory.
+                    unsafe { crate::launch!(target, gpu::bench::launch::empty, cfg, ())? };
+                }
+                Ok(())
+            },
+            || Ok(()),
+        )
+    }
+
+    /// A CUDA graph of `rounds` empty kernels at `cfg`: microseconds per kernel.
+    fn graph_kernels(&self, timer: &mut Timer, cfg: LaunchConfig) -> Result<Stats> {
+        let gpu = self.gpu;
+        let graph = Graph::capture(gpu, |stream| {
+            for _ in 0..self.rounds {
+                // SAFETY: `empty` takes no arguments and touches no memory.
+                unsafe { launch_on_stream(gpu, stream, "empty", cfg, (), LaunchMode::Plain)? };
+            }
+            Ok(())
+        })?;
+        per_step(
+            gpu,
+            timer,
+            self.trials,
+            self.rounds,
+            || graph.launch(gpu.stream()),
+            || Ok(()),
+        )
+    }
+
+    /// One grid's figures: the barrier in a plain and a cooperative launch, against the
+    /// kernel boundary launched and in a graph.
+    fn grid_cost(
+        &self,
+        barrier: &DeviceGridBarrier,
+        timer: &mut Timer,
+        blocks: u32,
+        what: &'static str,
+    ) -> Result<BarrierCost> {
+        let cfg = LaunchConfig::linear(blocks, THREADS);
+        Ok(BarrierCost {
+            blocks,
+            what,
+            grid_barrier_us: self.bare(barrier, cfg, LaunchMode::Plain)?,
+            cooperative_us: self.bare(barrier, cfg, LaunchMode::Cooperative)?,
+            empty_launch_us: self.empty_launches(timer, cfg)?,
+            graph_kernel_us: self.graph_kernels(timer, cfg)?,
+        })
+    }
+
+    /// The barrier at `blocks` with one arrival layout and poll sleep.
+    fn layout_cost(
+        &self,
+        barrier: &mut DeviceGridBarrier,
+        blocks: u32,
+        (arrival, sleep): (Arrival, u32),
+    ) -> Result<GroupCost> {
+        barrier.set_arrival(arrival);
+        barrier.set_poll_sleep(PollSleep::Ns(sleep));
+        let cfg = LaunchConfig::linear(blocks, THREADS);
+        Ok(GroupCost {
+            blocks,
+            group_blocks: match arrival {
+                Arrival::Groups(g) => Some(g),
+                _ => None,
+            },
+            effective_group_blocks: arrival.group_size(blocks),
+            poll_sleep_ns: sleep,
+            us: self.bare(barrier, cfg, LaunchMode::Plain)?,
+        })
+    }
 }
 
 /// Runs the benchmark; `progress` is called with (figures done, figures).
@@ -173,7 +263,12 @@ pub fn run(
     )?;
     let mut barrier = DeviceGridBarrier::new(target)?;
     let mut timer = Timer::new()?;
-    let mut grids = Vec::new();
+    let figures = Figures {
+        gpu,
+        target,
+        trials,
+        rounds,
+    };
     let shapes = [(sms, "1 block per SM"), (largest, "largest co-resident")];
     // The layouts at 1, 4, 6, 7 and 8 blocks per SM and at the largest grid: around where the
     // automatic choice switches.
@@ -186,87 +281,15 @@ pub fn run(
         largest,
     ];
     let steps = (shapes.len() + group_grids.len() * LAYOUTS.len()) as u32;
+    let mut grids = Vec::new();
     for (i, &(blocks, what)) in shapes.iter().enumerate() {
-        let cfg = LaunchConfig::linear(blocks, THREADS);
-        let grid_barrier_us = time_bare(
-            (gpu, target),
-            &barrier,
-            trials,
-            rounds,
-            cfg,
-            LaunchMode::Plain,
-        )?;
-        let cooperative_us = time_bare(
-            (gpu, target),
-            &barrier,
-            trials,
-            rounds,
-            cfg,
-            LaunchMode::Cooperative,
-        )?;
-        let empty_launch_us = per_step(
-            gpu,
-            &mut timer,
-            trials,
-            rounds,
-            || {
-                for _ in 0..rounds {
-                    // SAFETY: `empty` takes no arguments and touches no memory.
-                    unsafe { crate::launch!(target, gpu::bench::launch::empty, cfg, ())? };
-                }
-                Ok(())
-            },
-            || Ok(()),
-        )?;
-        let graph = Graph::capture(gpu, |stream| {
-            for _ in 0..rounds {
-                // SAFETY: as above.
-                unsafe { launch_on_stream(gpu, stream, "empty", cfg, (), LaunchMode::Plain)? };
-            }
-            Ok(())
-        })?;
-        let graph_kernel_us = per_step(
-            gpu,
-            &mut timer,
-            trials,
-            rounds,
-            || graph.launch(gpu.stream()),
-            || Ok(()),
-        )?;
-        grids.push(BarrierCost {
-            blocks,
-            what,
-            grid_barrier_us,
-            cooperative_us,
-            empty_launch_us,
-            graph_kernel_us,
-        });
+        grids.push(figures.grid_cost(&barrier, &mut timer, blocks, what)?);
         progress(i as u32 + 1, steps);
     }
     let mut groups = Vec::new();
     for &blocks in &group_grids {
-        let cfg = LaunchConfig::linear(blocks, THREADS);
-        for &(arrival, sleep) in &LAYOUTS {
-            barrier.set_arrival(arrival);
-            barrier.set_poll_sleep(PollSleep::Ns(sleep));
-            let us = time_bare(
-                (gpu, target),
-                &barrier,
-                trials,
-                rounds,
-                cfg,
-                LaunchMode::Plain,
-            )?;
-            groups.push(GroupCost {
-                blocks,
-                group_blocks: match arrival {
-                    Arrival::Groups(g) => Some(g),
-                    _ => None,
-                },
-                effective_group_blocks: arrival.group_size(blocks),
-                poll_sleep_ns: sleep,
-                us,
-            });
+        for &layout in &LAYOUTS {
+            groups.push(figures.layout_cost(&mut barrier, blocks, layout)?);
             progress(groups.len() as u32 + shapes.len() as u32, steps);
         }
     }
