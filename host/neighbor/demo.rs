@@ -2,14 +2,14 @@
 //! reference and (on a GPU) timed; the book's mistake shown for what it corrupts.
 
 use super::launch::{
-    BookKernel, BookRun, CellList, DeviceAtoms, Padded, Precision, UNWRITTEN, rule,
+    BookKernel, BookRun, CellList, CellPlan, DeviceAtoms, Padded, Precision, UNWRITTEN, rule,
 };
 use super::list::NeighborList;
 use super::points::Atoms;
 use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
 use crate::runtime::timer::Timer;
-use gpu::lessons::neighbor::Layout;
+use gpu::lessons::neighbor::{Layout, Rule};
 use serde::Serialize;
 use std::time::Instant;
 
@@ -162,6 +162,7 @@ pub fn run_book_kernel(
     Ok(true)
 }
 
+/// [`run`] in one precision: the reference, the book's kernels, then the cell lists.
 fn run_in<T: Precision>(
     target: &Target,
     atoms: &Atoms,
@@ -172,8 +173,7 @@ fn run_in<T: Precision>(
     let checked = super::api::Checked::<T>::new(target, atoms, opts.cutoff, opts.periodic)?;
     let (cut, plan, coords) = (&checked.cut, &checked.plan, checked.coords());
 
-    let steps = 6;
-    progress(0, steps);
+    progress(0, STEPS);
     let start = Instant::now();
     let all_pairs_ref = atoms.len() <= super::REFERENCE_ALL_PAIRS_MAX;
     let expected = if all_pairs_ref {
@@ -182,100 +182,29 @@ fn run_in<T: Precision>(
         super::cell_list::cell_list(&coords, cut)?
     };
     let reference_ms = start.elapsed().as_secs_f64() * 1e3;
-    progress(1, steps);
+    progress(1, STEPS);
 
     let device = DeviceAtoms::<T>::upload(target, atoms)?;
-    let rule = rule(cut, atoms.dims());
-    let mut runs = Vec::new();
-    let mut skipped = Vec::new();
-    let mut mistake = None;
-    let mut timer = match target {
-        Target::Gpu(_) => Some(Timer::new()?),
-        Target::Sim => None,
+    let mut demo = Demo {
+        target,
+        device: &device,
+        rule: rule(cut, atoms.dims()),
+        expected: &expected,
+        opts,
+        timer: match target {
+            Target::Gpu(_) => Some(Timer::new()?),
+            Target::Sim => None,
+        },
+        runs: Vec::new(),
     };
-    let n = atoms.len();
-    let limit = if target.is_sim() {
-        opts.all_pairs_max_atoms.min(SIM_ALL_PAIRS_MAX_ATOMS)
-    } else {
-        opts.all_pairs_max_atoms
-    };
-
-    for (step, kernel) in BookKernel::ALL.into_iter().enumerate() {
-        if kernel == BookKernel::Wrong && T::WRONG.is_none() {
-            skipped.push(format!("{}: shown in f32 only", kernel.name()));
-        } else if n > limit {
-            skipped.push(format!(
-                "{}_{}: O(N²), {n} atoms is above the limit of {limit} (--all-pairs-max-atoms)",
-                kernel.name(),
-                T::NAME
-            ));
-        } else {
-            let book = BookRun::new(target, &device, rule, kernel, opts.max_neighbors)?;
-            let padded = book.run()?;
-            let ms = time(target, &mut timer, || book.launch())?;
-            let layout = kernel.layout();
-            let equal = if kernel == BookKernel::Wrong {
-                let c = corruption(&padded, &expected);
-                let equal = c.atoms == 0;
-                mistake = Some(c);
-                equal
-            } else {
-                check(&padded.to_list()?, &expected, kernel.name())?;
-                true
-            };
-            runs.push(kernel_run(
-                format!("{}_{}", kernel.name(), T::NAME),
-                "O(N²)",
-                layout_name(layout),
-                equal,
-                ms,
-                n,
-            ));
-        }
-        progress(step as u32 + 2, steps);
-    }
-
-    let mut cells = CellList::new(target, &device, plan, rule)?;
-    cells.set_fill_in_atom_order(true);
-    check(
-        &cells.build_csr()?,
-        &expected,
-        "the cell list (CSR, filled in atom order)",
-    )?;
-    cells.set_fill_in_atom_order(false);
-    let list = cells.build_csr()?;
-    check(&list, &expected, "the cell list (CSR)")?;
-    let ms = time(target, &mut timer, || cells.launch_csr().map(drop))?;
-    runs.push(kernel_run(
-        format!("cell list (CSR), {}", T::NAME),
-        "cells",
-        "CSR",
-        true,
-        ms,
-        n,
-    ));
-    progress(5, steps);
-    for layout in [Layout::PerAtom, Layout::Transposed] {
-        let padded = cells.build_padded(opts.max_neighbors, layout)?;
-        check(&padded.to_list()?, &expected, "the cell list (padded)")?;
-        let ms = time(target, &mut timer, || {
-            cells.launch_padded(opts.max_neighbors, layout)
-        })?;
-        runs.push(kernel_run(
-            format!("cell list (padded), {}", T::NAME),
-            "cells",
-            layout_name(layout),
-            true,
-            ms,
-            n,
-        ));
-    }
-    progress(6, steps);
+    let (skipped, mistake) = demo.book_kernels(progress)?;
+    demo.cell_lists(plan, progress)?;
+    let runs = demo.runs;
 
     let report = NeighborReport {
         target: target.describe(),
         input: input.to_string(),
-        atoms: n,
+        atoms: atoms.len(),
         dims: atoms.dims(),
         cutoff: opts.cutoff,
         precision: T::NAME,
@@ -288,6 +217,139 @@ fn run_in<T: Precision>(
         skipped,
     };
     Ok((report, expected))
+}
+
+/// Steps of [`run`]'s progress: the reference, the book's four kernels, the cell lists.
+const STEPS: u32 = 6;
+
+/// One demo's kernels over the atoms on the device, each checked against `expected` and
+/// timed on a GPU; `runs` collects them in the progression's order.
+struct Demo<'a, T: Precision> {
+    target: &'a Target,
+    device: &'a DeviceAtoms<T>,
+    rule: Rule<T>,
+    expected: &'a NeighborList,
+    opts: &'a NeighborOptions,
+    timer: Option<Timer>,
+    runs: Vec<KernelRun>,
+}
+
+impl<T: Precision> Demo<'_, T> {
+    /// The most atoms the O(N²) kernels run on here: the option, and on the simulator at most
+    /// [`SIM_ALL_PAIRS_MAX_ATOMS`].
+    fn all_pairs_limit(&self) -> usize {
+        if self.target.is_sim() {
+            self.opts.all_pairs_max_atoms.min(SIM_ALL_PAIRS_MAX_ATOMS)
+        } else {
+            self.opts.all_pairs_max_atoms
+        }
+    }
+
+    /// The book's O(N²) kernels, the mistake among them, each skipped with why where it
+    /// cannot run: returns the skipped and what the mistake corrupted.
+    fn book_kernels(
+        &mut self,
+        progress: &mut dyn FnMut(u32, u32),
+    ) -> Result<(Vec<String>, Option<Corruption>)> {
+        let (n, limit) = (self.device.len(), self.all_pairs_limit());
+        let mut skipped = Vec::new();
+        let mut mistake = None;
+        for (step, kernel) in BookKernel::ALL.into_iter().enumerate() {
+            if kernel == BookKernel::Wrong && T::WRONG.is_none() {
+                skipped.push(format!("{}: shown in f32 only", kernel.name()));
+            } else if n > limit {
+                skipped.push(format!(
+                    "{}_{}: O(N²), {n} atoms is above the limit of {limit} (--all-pairs-max-atoms)",
+                    kernel.name(),
+                    T::NAME
+                ));
+            } else {
+                let corrupted = self.book_kernel(kernel)?;
+                if kernel == BookKernel::Wrong {
+                    mistake = corrupted;
+                }
+            }
+            progress(step as u32 + 2, STEPS);
+        }
+        Ok((skipped, mistake))
+    }
+
+    /// One book kernel, run, timed and checked; for the mistake, what it corrupted instead
+    /// of an error.
+    fn book_kernel(&mut self, kernel: BookKernel) -> Result<Option<Corruption>> {
+        let (target, n) = (self.target, self.device.len());
+        let book = BookRun::new(
+            target,
+            self.device,
+            self.rule,
+            kernel,
+            self.opts.max_neighbors,
+        )?;
+        let padded = book.run()?;
+        let ms = time(target, &mut self.timer, || book.launch())?;
+        let layout = kernel.layout();
+        let mut mistake = None;
+        let equal = if kernel == BookKernel::Wrong {
+            let c = corruption(&padded, self.expected);
+            let equal = c.atoms == 0;
+            mistake = Some(c);
+            equal
+        } else {
+            check(&padded.to_list()?, self.expected, kernel.name())?;
+            true
+        };
+        self.runs.push(kernel_run(
+            format!("{}_{}", kernel.name(), T::NAME),
+            "O(N²)",
+            layout_name(layout),
+            equal,
+            ms,
+            n,
+        ));
+        Ok(mistake)
+    }
+
+    /// The cell list built as CSR (filled in atom order, then not) and padded in both
+    /// layouts, each checked and timed.
+    fn cell_lists(&mut self, plan: &CellPlan, progress: &mut dyn FnMut(u32, u32)) -> Result<()> {
+        let (target, expected, n) = (self.target, self.expected, self.device.len());
+        let mut cells = CellList::new(target, self.device, plan, self.rule)?;
+        cells.set_fill_in_atom_order(true);
+        check(
+            &cells.build_csr()?,
+            expected,
+            "the cell list (CSR, filled in atom order)",
+        )?;
+        cells.set_fill_in_atom_order(false);
+        let list = cells.build_csr()?;
+        check(&list, expected, "the cell list (CSR)")?;
+        let ms = time(target, &mut self.timer, || cells.launch_csr().map(drop))?;
+        self.runs.push(kernel_run(
+            format!("cell list (CSR), {}", T::NAME),
+            "cells",
+            "CSR",
+            true,
+            ms,
+            n,
+        ));
+        progress(5, STEPS);
+        let mn = self.opts.max_neighbors;
+        for layout in [Layout::PerAtom, Layout::Transposed] {
+            let padded = cells.build_padded(mn, layout)?;
+            check(&padded.to_list()?, expected, "the cell list (padded)")?;
+            let ms = time(target, &mut self.timer, || cells.launch_padded(mn, layout))?;
+            self.runs.push(kernel_run(
+                format!("cell list (padded), {}", T::NAME),
+                "cells",
+                layout_name(layout),
+                true,
+                ms,
+                n,
+            ));
+        }
+        progress(6, STEPS);
+        Ok(())
+    }
 }
 
 /// Milliseconds of one `work` between two events (GPU), or `None` on the simulator.
