@@ -222,21 +222,7 @@ pub fn replay(op: Op, device: u32, simulate: bool, seed: u64) -> Result<String> 
 /// [`MAX_SECONDS`], no operations, or no or too many workers; an error opening a device.
 /// Failures of the operations are not errors: they are in the report.
 pub fn run(opts: &StressOptions, mut progress: impl FnMut(Progress)) -> Result<StressReport> {
-    if !(opts.seconds > 0.0 && opts.seconds <= MAX_SECONDS) {
-        return Err(Error::InvalidInput(format!(
-            "--seconds {}: more than 0, at most {MAX_SECONDS}",
-            opts.seconds
-        )));
-    }
-    if opts.ops.is_empty() {
-        return Err(Error::InvalidInput("no operations to run".into()));
-    }
-    if !(1..=MAX_WORKERS).contains(&opts.workers_per_device) {
-        return Err(Error::InvalidInput(format!(
-            "--workers {}: between 1 and {MAX_WORKERS} per device",
-            opts.workers_per_device
-        )));
-    }
+    check_options(opts)?;
     // Holds every device's context for the whole run, so that the memory after is measured in
     // the context the memory before was.
     let monitor = DeviceSet::open(&opts.devices, opts.simulate)?;
@@ -249,79 +235,17 @@ pub fn run(opts: &StressOptions, mut progress: impl FnMut(Progress)) -> Result<S
         "one device: the system-scope counter, lock and barrier need two or more".to_string()
     });
     let workers = ordinals.len() * opts.workers_per_device + system_scope.is_none() as usize;
-
-    let device_workers = ordinals.len() * opts.workers_per_device;
-    let joined: Result<()> = std::thread::scope(|s| {
-        let mut handles = Vec::new();
-        for (d, &ordinal) in ordinals.iter().enumerate() {
-            for w in 0..opts.workers_per_device {
-                let worker = d * opts.workers_per_device + w;
-                let first_op = worker * opts.ops.len().div_ceil(device_workers);
-                let tallies = &tallies;
-                handles.push(crate::multi::devices::spawn_in(s, move || {
-                    let list = DeviceList::Ordinals(vec![ordinal.unwrap_or(d as u32)]);
-                    let set = DeviceSet::open(&list, opts.simulate)?;
-                    let limits = Limits::for_target(&set.targets()[0]);
-                    let mut k = 0;
-                    while Instant::now() < deadline {
-                        k += 1;
-                        let seed = op_seed(opts.seed, worker, k);
-                        // Each worker goes round the operations from its own place, so that
-                        // a few rounds of all workers run every one; the inputs are random.
-                        let op = opts.ops[(first_op + k as usize) % opts.ops.len()];
-                        let outcome = caught(|| ops::run(op, &set, limits, seed));
-                        tallies.record(op.name(), ordinal, seed, outcome);
-                    }
-                    Ok(())
-                })?);
-            }
-        }
-        if system_scope.is_none() {
-            let tallies = &tallies;
-            let devices = &opts.devices;
-            handles.push(crate::multi::devices::spawn_in(s, move || {
-                let set = DeviceSet::open(devices, opts.simulate)?;
-                let mut k = 0;
-                while Instant::now() < deadline {
-                    k += 1;
-                    let seed = op_seed(opts.seed, usize::MAX >> 24, k);
-                    let outcome = caught(|| system::run(&set, seed));
-                    tallies.record(system::NAME, None, seed, outcome);
-                }
-                Ok(())
-            })?);
-        }
-        while Instant::now() < deadline && !handles.iter().all(|h| h.is_finished()) {
-            std::thread::sleep(Duration::from_millis(200).min(deadline - Instant::now()));
-            progress(Progress {
-                seconds: start.elapsed().as_secs_f64(),
-                operations: tallies.operations.load(Ordering::Relaxed),
-                failures: tallies.failures.load(Ordering::Relaxed),
-            });
-        }
-        handles
-            .into_iter()
-            .map(crate::multi::devices::join)
-            .collect::<Result<Vec<()>>>()
-            .map(drop)
-    });
-    joined?;
+    let clock = (start, deadline);
+    run_workers(
+        opts,
+        &ordinals,
+        system_scope.is_none(),
+        &tallies,
+        clock,
+        &mut progress,
+    )?;
     let seconds = start.elapsed().as_secs_f64();
     let after = free_memory(&monitor)?;
-    let memory = before
-        .into_iter()
-        .zip(after)
-        .map(|((device, free_before), (_, free_after))| {
-            let missing = free_before as i64 - free_after as i64;
-            DeviceMemory {
-                device,
-                free_before,
-                free_after,
-                missing,
-                leaked: missing > LEAK_SLACK_BYTES as i64,
-            }
-        })
-        .collect();
     let per_op = tallies
         .per_op
         .into_inner()
@@ -338,9 +262,130 @@ pub fn run(opts: &StressOptions, mut progress: impl FnMut(Progress)) -> Result<S
         failures: tallies.failures.into_inner(),
         per_op,
         first_failures: tallies.first.into_inner().unwrap_or_default(),
-        memory,
+        memory: memory_change(before, after),
         system_scope,
     })
+}
+
+/// Refuses a duration that is not positive and finite or past [`MAX_SECONDS`], no
+/// operations, and no or too many workers per device.
+fn check_options(opts: &StressOptions) -> Result<()> {
+    if !(opts.seconds > 0.0 && opts.seconds <= MAX_SECONDS) {
+        return Err(Error::InvalidInput(format!(
+            "--seconds {}: more than 0, at most {MAX_SECONDS}",
+            opts.seconds
+        )));
+    }
+    if opts.ops.is_empty() {
+        return Err(Error::InvalidInput("no operations to run".into()));
+    }
+    if !(1..=MAX_WORKERS).contains(&opts.workers_per_device) {
+        return Err(Error::InvalidInput(format!(
+            "--workers {}: between 1 and {MAX_WORKERS} per device",
+            opts.workers_per_device
+        )));
+    }
+    Ok(())
+}
+
+/// Runs every device's workers, and the system-scope worker if `system`, until the deadline
+/// of `(start, deadline)`, reporting progress meanwhile; then joins them.
+fn run_workers(
+    opts: &StressOptions,
+    ordinals: &[Option<u32>],
+    system: bool,
+    tallies: &Tallies,
+    (start, deadline): (Instant, Instant),
+    progress: &mut dyn FnMut(Progress),
+) -> Result<()> {
+    let device_workers = ordinals.len() * opts.workers_per_device;
+    std::thread::scope(|s| {
+        let mut handles = Vec::new();
+        for (d, &ordinal) in ordinals.iter().enumerate() {
+            for w in 0..opts.workers_per_device {
+                let worker = d * opts.workers_per_device + w;
+                let first_op = worker * opts.ops.len().div_ceil(device_workers);
+                let device = (d, ordinal);
+                handles.push(crate::multi::devices::spawn_in(s, move || {
+                    device_worker(opts, device, (worker, first_op), deadline, tallies)
+                })?);
+            }
+        }
+        if system {
+            handles.push(crate::multi::devices::spawn_in(s, move || {
+                system_worker(opts, deadline, tallies)
+            })?);
+        }
+        while Instant::now() < deadline && !handles.iter().all(|h| h.is_finished()) {
+            std::thread::sleep(Duration::from_millis(200).min(deadline - Instant::now()));
+            progress(Progress {
+                seconds: start.elapsed().as_secs_f64(),
+                operations: tallies.operations.load(Ordering::Relaxed),
+                failures: tallies.failures.load(Ordering::Relaxed),
+            });
+        }
+        handles
+            .into_iter()
+            .map(crate::multi::devices::join)
+            .collect::<Result<Vec<()>>>()
+            .map(drop)
+    })
+}
+
+/// One worker on device `d` (of `ordinal`): operation after operation, each with a seed of
+/// its own, until the deadline.
+fn device_worker(
+    opts: &StressOptions,
+    (d, ordinal): (usize, Option<u32>),
+    (worker, first_op): (usize, usize),
+    deadline: Instant,
+    tallies: &Tallies,
+) -> Result<()> {
+    let list = DeviceList::Ordinals(vec![ordinal.unwrap_or(d as u32)]);
+    let set = DeviceSet::open(&list, opts.simulate)?;
+    let limits = Limits::for_target(&set.targets()[0]);
+    let mut k = 0;
+    while Instant::now() < deadline {
+        k += 1;
+        let seed = op_seed(opts.seed, worker, k);
+        // Each worker goes round the operations from its own place, so that
+        // a few rounds of all workers run every one; the inputs are random.
+        let op = opts.ops[(first_op + k as usize) % opts.ops.len()];
+        let outcome = caught(|| ops::run(op, &set, limits, seed));
+        tallies.record(op.name(), ordinal, seed, outcome);
+    }
+    Ok(())
+}
+
+/// The worker across every device at system scope, until the deadline.
+fn system_worker(opts: &StressOptions, deadline: Instant, tallies: &Tallies) -> Result<()> {
+    let set = DeviceSet::open(&opts.devices, opts.simulate)?;
+    let mut k = 0;
+    while Instant::now() < deadline {
+        k += 1;
+        let seed = op_seed(opts.seed, usize::MAX >> 24, k);
+        let outcome = caught(|| system::run(&set, seed));
+        tallies.record(system::NAME, None, seed, outcome);
+    }
+    Ok(())
+}
+
+/// Each device's free memory before and after, and whether what went missing is a leak.
+fn memory_change(before: Vec<(u32, u64)>, after: Vec<(u32, u64)>) -> Vec<DeviceMemory> {
+    before
+        .into_iter()
+        .zip(after)
+        .map(|((device, free_before), (_, free_after))| {
+            let missing = free_before as i64 - free_after as i64;
+            DeviceMemory {
+                device,
+                free_before,
+                free_after,
+                missing,
+                leaked: missing > LEAK_SLACK_BYTES as i64,
+            }
+        })
+        .collect()
 }
 
 /// `op`'s outcome, a panic in it included (a bug the run must report with its seed, not end
