@@ -179,12 +179,14 @@ __device__ __forceinline__ void mbarrier_arrive(unsigned bar) {
     uint64_t state;
     asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 %0, [%1], %2;"
                  : "=l"(state) : "r"(bar), "r"(1u) : "memory");
+    (void)state;  // the token: these arrivals are waited on by parity
 }
 
 __device__ __forceinline__ void mbarrier_arrive_expect_tx(unsigned bar, unsigned bytes) {
     uint64_t state;
     asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 %0, [%1], %2;"
                  : "=l"(state) : "r"(bar), "r"(bytes) : "memory");
+    (void)state;  // the token: these arrivals are waited on by parity
 }
 
 __device__ __forceinline__ bool mbarrier_try_wait_parity(unsigned bar, unsigned parity) {
