@@ -27,7 +27,7 @@ use crate::block_reduce::{block_reduce_sum, warp_mask};
 use crate::index::{global_id_x, grid_stride, thread_idx_x, threads_per_grid_x};
 use crate::lock::{Mutex, MutexState};
 use crate::mem::Ptr;
-use crate::vector::{F32x4, Split4, grid_stride_unrolled};
+use crate::vector::{F32x4, Split4, grid_stride_each, grid_stride_unrolled};
 use crate::warp::{ballot_sync, lane_id};
 
 /// Threads per block for every kernel here: eight warps — a multiple of 32 (no partial warps),
@@ -177,10 +177,10 @@ kernel! {
         let src = Ptr::new(src.cast_mut());
         let split = Split4::of(src.as_ptr(), len as usize);
         let mut count = 0u32;
-        for k in grid_stride(split.scalars()) {
+        grid_stride_each(split.scalars(), |k| {
             // SAFETY: `scalar_index(k) < len` for `k < scalars()`.
             count += above(unsafe { src.add(split.scalar_index(k)).load() }, thr);
-        }
+        });
         grid_stride_unrolled::<VEC4_UNROLL>(split.body, |v| {
             // SAFETY: `v < split.body`, and `split` was made for `src` and `len`.
             let F32x4(x) = unsafe { split.load(src.as_ptr(), v) };

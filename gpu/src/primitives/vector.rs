@@ -114,6 +114,21 @@ impl Split4 {
     }
 }
 
+/// Calls `f(k)` for every `k < n` this thread owns in a 1-D grid-stride loop, one at a time:
+/// for the few scalars of a split's head and tail. A plain counted loop, which ptxas keeps
+/// rolled; the `StepBy` iterator of [`grid_stride`](crate::index::grid_stride) computes a trip
+/// count that ptxas unrolls into some thirty scalar loads and a dozen registers more, for at
+/// most six floats (`scripts/twins/`: `gt_thr_cnt_vec4` against its nvcc twin).
+#[inline(always)]
+pub fn grid_stride_each(n: usize, mut f: impl FnMut(usize)) {
+    let stride = threads_per_grid_x();
+    let mut k = global_id_x();
+    while k < n {
+        f(k);
+        k += stride;
+    }
+}
+
 /// Calls `f(i)` for every `i < n` this thread owns in a 1-D grid-stride loop, `UNROLL`
 /// iterations at a time: the unrolled body is straight-line code, so the compiler issues all of
 /// its loads before it uses any, and each thread keeps `UNROLL` loads in flight. The remainder

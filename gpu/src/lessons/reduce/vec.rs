@@ -4,8 +4,9 @@
 use super::last_block::finish_in_last_block;
 use super::ops::Reduction;
 use super::split::Split16;
-use crate::index::{global_id_x, grid_stride, threads_per_grid_x};
+use crate::index::{global_id_x, threads_per_grid_x};
 use crate::mem::Ptr;
+use crate::vector::grid_stride_each;
 
 /// 16-byte loads each thread issues back to back before it combines any: 64 bytes in flight per
 /// thread, over 100 KiB per SM at full occupancy — more than an H200's memory latency ×
@@ -33,10 +34,10 @@ unsafe fn vec_reduce<R: Reduction>(
     let x = Ptr::new(x.cast_mut());
     let split = Split16::of(x.as_ptr(), n as usize);
     let mut acc = R::identity();
-    for k in grid_stride(split.scalars()) {
+    grid_stride_each(split.scalars(), |k| {
         // SAFETY: `scalar_index(k) < n` for `k < scalars()`.
         acc = R::combine(acc, R::lift(unsafe { x.add(split.scalar_index(k)).load() }));
-    }
+    });
     // SAFETY (every load): `combine_strided` asks only for `v < split.body`; `split` was made
     // for `x` and `n`.
     let load = |v: usize| unsafe { split.load(x.as_ptr(), v) };
