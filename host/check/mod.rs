@@ -39,6 +39,7 @@ pub use gpu::sim::check::{
 
 use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
+use crate::runtime::stats::Stats;
 use serde::Serialize;
 use std::time::Instant;
 
@@ -103,6 +104,18 @@ impl Expect {
             Expect::StaleParity => "stale parity",
         }
     }
+
+    /// The checker's finding it must show, if it is one (a clean kernel must show none, a stuck
+    /// one a wait that gave up).
+    pub const fn finding(self) -> Option<FindingKind> {
+        match self {
+            Expect::DataRace => Some(FindingKind::DataRace),
+            Expect::ScopeRace => Some(FindingKind::ScopeRace),
+            Expect::Uninitialized => Some(FindingKind::UninitializedRead),
+            Expect::StaleParity => Some(FindingKind::StaleParity),
+            Expect::Clean | Expect::Stuck => None,
+        }
+    }
 }
 
 /// How one case's run ended, apart from what the checker found.
@@ -127,7 +140,21 @@ pub struct Case {
     pub shape: &'static str,
     /// Why, in one line.
     pub why: &'static str,
+    /// Why the weak memory cannot judge it, if it cannot (it is then not run with `--weak`).
+    pub not_on_weak: Option<&'static str>,
     run: fn(&Target) -> Result<Ran>,
+}
+
+impl Case {
+    /// This case, not run on the weak memory because `why`: what it must show depends on an
+    /// order of threads or a clock that the weak memory's turns, one thread at a time, do not
+    /// give.
+    pub(crate) fn not_on_weak(self, why: &'static str) -> Case {
+        Case {
+            not_on_weak: Some(why),
+            ..self
+        }
+    }
 }
 
 impl std::fmt::Debug for Case {
@@ -155,7 +182,7 @@ pub enum Verdict {
     /// The run failed (an error other than the broken kernel's own).
     Failed,
     /// Not run: on the weak memory, a kernel it does not simulate (clusters) or cannot judge
-    /// ([`weak_cannot_judge`]); the outcome says why.
+    /// ([`Case::not_on_weak`]); the outcome says why.
     NotRun,
 }
 
@@ -235,8 +262,8 @@ pub struct CaseOutcome {
 }
 
 impl CaseOutcome {
-    /// `case`, not run, because `why`.
-    fn not_run(case: &Case, why: String) -> CaseOutcome {
+    /// `case` with `verdict` and nothing found, run or timed yet.
+    fn of(case: &Case, verdict: Verdict) -> CaseOutcome {
         CaseOutcome {
             topic: case.topic,
             kernel: case.kernel,
@@ -247,13 +274,21 @@ impl CaseOutcome {
             stuck: None,
             error: None,
             stopped: None,
-            not_run: Some(why),
+            not_run: None,
             launches: 0,
             events: 0,
             ms: 0.0,
             plain_ms: None,
-            verdict: Verdict::NotRun,
+            verdict,
             report: String::new(),
+        }
+    }
+
+    /// `case`, not run, because `why`.
+    fn not_run(case: &Case, why: String) -> CaseOutcome {
+        CaseOutcome {
+            not_run: Some(why),
+            ..CaseOutcome::of(case, Verdict::NotRun)
         }
     }
 }
@@ -307,7 +342,7 @@ pub struct How {
     /// stale read, or an update a narrow scope lost, shows as a wrong answer too
     /// (`gridsync check --weak`). The weak memory runs one thread at a time, so the whole list
     /// takes minutes. Kernels on clusters, which it does not simulate, and those it cannot
-    /// judge ([`weak_cannot_judge`]) are not run ([`Verdict::NotRun`], with why).
+    /// judge ([`Case::not_on_weak`]) are not run ([`Verdict::NotRun`], with why).
     pub weak: Option<u64>,
 }
 
@@ -316,71 +351,51 @@ pub struct How {
 /// whatever else runs, so one run's time can be several times another's.
 pub const COST_REPEATS: usize = 5;
 
-/// The median wall time of [`COST_REPEATS`] runs of `f`, ms.
-fn median_ms(mut f: impl FnMut()) -> f64 {
-    let mut times: Vec<f64> = (0..COST_REPEATS)
-        .map(|_| {
-            let start = Instant::now();
-            f();
-            start.elapsed().as_secs_f64() * 1e3
-        })
-        .collect();
-    median(&mut times)
+/// The wall time of `f`, ms.
+fn time_ms(f: impl FnOnce()) -> f64 {
+    let start = Instant::now();
+    f();
+    start.elapsed().as_secs_f64() * 1e3
 }
 
-/// The median of `xs` (the mean of the two middle ones for an even count).
-fn median(xs: &mut [f64]) -> f64 {
-    xs.sort_by(f64::total_cmp);
-    let n = xs.len();
-    if n % 2 == 1 {
-        xs[n / 2]
-    } else {
-        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
-    }
-}
-
-/// Why the weak memory cannot judge `case`, if it cannot: what it must show depends on an
-/// order of threads or a clock that the weak memory's turns, one thread at a time, do not give.
-pub fn weak_cannot_judge(case: &Case) -> Option<&'static str> {
-    match case.kernel {
-        "xpx_plain_spin" => Some(
-            "its race needs the spin to start before the other blocks arrive; the weak memory's \
-             turns order every fence.sc of theirs first",
-        ),
-        "timer_check" => Some("it compares clocks, which the weak memory's turns stretch"),
-        _ => None,
-    }
+/// The median of run times (never empty).
+fn median_ms(times: &[f64]) -> f64 {
+    Stats::of(times).map_or(f64::NAN, |s| s.median)
 }
 
 /// Runs one case on the simulator under the checker as `how` says.
 pub fn run_case(case: &Case, how: How) -> CaseOutcome {
     if how.weak.is_some()
-        && let Some(why) = weak_cannot_judge(case)
+        && let Some(why) = case.not_on_weak
     {
         return CaseOutcome::not_run(case, why.to_string());
     }
     // What the other runs say is the first checked run's business; they are only timed.
     let plain_ms = how.cost.then(|| {
-        median_ms(|| {
-            let _ = (case.run)(&Target::Sim);
-        })
+        let times: Vec<f64> = (0..COST_REPEATS)
+            .map(|_| {
+                time_ms(|| {
+                    let _ = (case.run)(&Target::Sim);
+                })
+            })
+            .collect();
+        median_ms(&times)
     });
-    let start = Instant::now();
     let run = || checked(how.options, || (case.run)(&Target::Sim));
+    let start = Instant::now();
     let (ran, report) = match how.weak {
         Some(seed) => gpu::sim::weak::scoped(seed, run).0,
         None => run(),
     };
-    let mut ms = start.elapsed().as_secs_f64() * 1e3;
+    let mut times = vec![start.elapsed().as_secs_f64() * 1e3];
     if how.cost {
-        let mut times = vec![ms];
         times.extend((1..COST_REPEATS).map(|_| {
-            let start = Instant::now();
-            let _ = run();
-            start.elapsed().as_secs_f64() * 1e3
+            time_ms(|| {
+                let _ = run();
+            })
         }));
-        ms = median(&mut times);
     }
+    let ms = median_ms(&times);
     let not_run = match &ran {
         Err(Error::Sim(gpu::sim::SimError::Config(why)))
             if how.weak.is_some() && why.contains("weak memory") =>
@@ -402,23 +417,15 @@ pub fn run_case(case: &Case, how: How) -> CaseOutcome {
     } else if error.is_some() {
         Verdict::Failed
     } else {
-        match case.expect {
-            Expect::Clean if report.is_clean() && stuck.is_none() => Verdict::Ok,
-            Expect::Clean => Verdict::FalsePositive,
-            Expect::DataRace if has(FindingKind::DataRace) => Verdict::Ok,
-            Expect::ScopeRace if has(FindingKind::ScopeRace) => Verdict::Ok,
-            Expect::Stuck if stuck.is_some() => Verdict::Ok,
-            Expect::Uninitialized if has(FindingKind::UninitializedRead) => Verdict::Ok,
-            Expect::StaleParity if has(FindingKind::StaleParity) => Verdict::Ok,
+        match (case.expect, case.expect.finding()) {
+            (Expect::Clean, _) if report.is_clean() && stuck.is_none() => Verdict::Ok,
+            (Expect::Clean, _) => Verdict::FalsePositive,
+            (Expect::Stuck, _) if stuck.is_some() => Verdict::Ok,
+            (_, Some(kind)) if has(kind) => Verdict::Ok,
             _ => Verdict::Missed,
         }
     };
     CaseOutcome {
-        topic: case.topic,
-        kernel: case.kernel,
-        expect: case.expect,
-        shape: case.shape,
-        why: case.why,
         findings: report
             .findings
             .iter()
@@ -437,8 +444,8 @@ pub fn run_case(case: &Case, how: How) -> CaseOutcome {
         events: report.events,
         ms,
         plain_ms,
-        verdict,
         report: report.to_string(),
+        ..CaseOutcome::of(case, verdict)
     }
 }
 

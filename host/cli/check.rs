@@ -121,16 +121,26 @@ fn site_order(site: &str) -> (&str, u32) {
     }
 }
 
+/// Where a finding `(kind, site, site)` goes in a row: the kind the kernel `must` show first,
+/// then by kind, and by line (then file) of each site.
+fn row_key<'a>(
+    (kind, a, b): &'a (&'a str, String, String),
+    must: Option<&str>,
+) -> (bool, &'a str, u32, &'a str, u32, &'a str) {
+    let (a_line, b_line) = (site_order(a).1, site_order(b).1);
+    (Some(*kind) != must, kind, a_line, a, b_line, b)
+}
+
 /// What the checker found, in a few words: a stuck wait or a failed run first, then each
 /// finding's kind and its two lines (the earlier line first; the findings in order of kind and
 /// line, so that two runs that found the same print the same).
 fn found(k: &CaseOutcome) -> String {
+    if let Some(why) = &k.not_run {
+        return why.clone();
+    }
     let mut parts: Vec<String> = Vec::new();
     if let Some(s) = &k.stuck {
         parts.push(format!("stuck: {s}"));
-    }
-    if let Some(why) = &k.not_run {
-        return why.clone();
     }
     if let Some(e) = &k.error {
         parts.push(format!("error: {e}"));
@@ -149,23 +159,8 @@ fn found(k: &CaseOutcome) -> String {
         })
         .collect();
     // The kind the kernel must show first.
-    let must = match k.expect {
-        Expect::Uninitialized => "uninitialized read",
-        other => other.name(),
-    };
-    pairs.sort_by(|x, y| {
-        let key = |p: &(&str, String, String)| {
-            (
-                p.0 != must,
-                p.0.to_owned(),
-                site_order(&p.1).1,
-                p.1.clone(),
-                site_order(&p.2).1,
-                p.2.clone(),
-            )
-        };
-        key(x).cmp(&key(y))
-    });
+    let must = k.expect.finding().map(|f| f.name());
+    pairs.sort_by(|x, y| row_key(x, must).cmp(&row_key(y, must)));
     pairs.dedup();
     parts.extend(pairs.into_iter().map(|(kind, a, b)| {
         let pair = if a == b { a } else { format!("{a} ↔ {b}") };

@@ -26,6 +26,7 @@ macro_rules! case {
             expect: $crate::check::Expect::$expect,
             shape: $shape,
             why: $why,
+            not_on_weak: None,
             run: $run,
         }
     };
