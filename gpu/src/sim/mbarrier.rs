@@ -172,7 +172,9 @@ pub(crate) unsafe fn arrive(
     // In a weak launch an arrival releases what this thread has seen to those who complete a
     // wait on the barrier (`mbarrier.arrive` has release semantics).
     let _ = super::weak_op(|w, me| w.barrier_arrive(me, p as usize, scope.into()));
-    let beyond = Cell::new(None);
+    let beyond = Cell::new(false);
+    // Asked before the update: the update runs inside the checker's report of it, where the
+    // thread's checker state is borrowed.
     let checked = check::in_checked_launch();
     // SAFETY: forwarded to the caller.
     let old = unsafe {
@@ -187,7 +189,7 @@ pub(crate) unsafe fn arrive(
                         "mbarrier.arrive of {count} with {} arrivals pending (undefined on the GPU)",
                         s.pending
                     );
-                    beyond.set(Some(s.pending));
+                    beyond.set(true);
                 }
                 s.pending -= count.min(s.pending);
                 s.expected -= drop.min(s.expected);
@@ -196,7 +198,7 @@ pub(crate) unsafe fn arrive(
             },
         )
     };
-    if beyond.get().is_some() {
+    if beyond.get() {
         check::mbarrier_misuse(FindingKind::ArrivalBeyondCount, p as usize, site);
     }
     old & PARITY_BIT

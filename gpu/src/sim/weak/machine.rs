@@ -621,10 +621,9 @@ impl Machine {
     pub fn fence_scoped(&mut self, t: usize, kind: FenceKind, scope: ThreadScope) {
         let reach = scope as usize;
         if kind != FenceKind::Release {
-            let th = &mut self.threads[t];
-            let met: Vec<View> = th.acq[..=reach].to_vec();
-            for v in &met {
-                th.cur.join(v);
+            let ThreadViews { cur, acq, .. } = &mut self.threads[t];
+            for v in &acq[..=reach] {
+                cur.join(v);
             }
         }
         if kind == FenceKind::Sc {
