@@ -149,7 +149,7 @@ impl Case {
     /// This case, not run on the weak memory because `why`: what it must show depends on an
     /// order of threads or a clock that the weak memory's turns, one thread at a time, do not
     /// give.
-    pub(crate) fn not_on_weak(self, why: &'static str) -> Case {
+    pub(crate) fn not_run_on_weak(self, why: &'static str) -> Case {
         Case {
             not_on_weak: Some(why),
             ..self

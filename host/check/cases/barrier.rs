@@ -54,7 +54,7 @@ pub(super) fn cases() -> Vec<Case> {
             "a plain load spins on a counter other blocks add to",
             |t| barrier(t, BarrierVariant::PlainSpin)
         )
-        .not_on_weak(
+        .not_run_on_weak(
             "its race needs the spin to start before the other blocks arrive; the weak memory's \
              turns order every fence.sc of theirs first",
         ),

@@ -41,7 +41,7 @@ pub(super) fn cases() -> Vec<Case> {
             "one thread reads the global timer and clock64 around a nanosleep",
             |t| timers(t)
         )
-        .not_on_weak("it compares clocks, which the weak memory's turns stretch"),
+        .not_run_on_weak("it compares clocks, which the weak memory's turns stretch"),
         case!(
             "primitives",
             K::WaitAtLeast.name(),
