@@ -36,6 +36,9 @@ pub fn link() -> Result<(), String> {
         build_stub(&dir)?;
         println!("cargo::rustc-link-search=native={}", dir.display());
         println!("cargo::rustc-cfg=gridsync_no_driver");
+        // For the build scripts of crates built on this one (`links`): the command's tests
+        // are marked the same way.
+        println!("cargo::metadata=no_driver=1");
         println!(
             "cargo::warning=no NVIDIA driver found: linking a stub libcuda; GPU tests will be ignored"
         );

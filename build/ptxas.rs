@@ -1,39 +1,10 @@
 //! Where `ptxas` is, for the tests that assemble every PTX build.
 
-use std::path::PathBuf;
-use std::process::Command;
-
-/// Tells the tests where `ptxas` is ([`locate`]), or sets `gridsync_no_ptxas` so that the
+/// Tells the tests where `ptxas` is ([`gridsync_builder::locate_ptxas`]), or sets `gridsync_no_ptxas` so that the
 /// `ptxas` tests are reported as ignored.
 pub fn find_ptxas() {
-    match locate() {
+    match gridsync_builder::locate_ptxas() {
         Some(p) => println!("cargo::rustc-env=GRIDSYNC_PTXAS={}", p.display()),
         None => println!("cargo::rustc-cfg=gridsync_no_ptxas"),
     }
-}
-
-/// Where `ptxas` is: env `PTXAS`, the `PATH`, or PyPI's `nvidia-cuda-nvcc-cu12` (also what
-/// `gridsync doctor` reports).
-pub fn locate() -> Option<PathBuf> {
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::var_os("PTXAS")
-        .map(PathBuf::from)
-        .into_iter()
-        .chain(std::env::split_paths(&path).map(|d| d.join("ptxas")))
-        .chain(python_ptxas())
-        .find(|p| p.is_file())
-}
-
-fn python_ptxas() -> Option<PathBuf> {
-    let out = Command::new("python3")
-        .args([
-            "-c",
-            "import nvidia.cuda_nvcc as m; print(list(m.__path__)[0])",
-        ])
-        .output()
-        .ok()?;
-    let dir = String::from_utf8(out.stdout).ok()?;
-    out.status
-        .success()
-        .then(|| PathBuf::from(dir.trim()).join("bin").join("ptxas"))
 }

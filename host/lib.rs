@@ -21,11 +21,14 @@
 //! | [`runtime`] | [`Gpu`], [`Target`], the launch path, buffers, pinned memory, streams, events and timers, PTX selection, [`Error`] |
 //! | [`primitives`] | host owners of device primitives' state ([`DeviceMutex`], [`DeviceTicketLock`], [`DeviceGridBarrier`]) |
 //! | topics | one module per topic, named as in [`gpu::lessons`]: [`race`], [`atomics`], [`locks`], [`count_above`], [`dot`], [`reduce`], [`histogram`], [`normalize`] (the streams topic), [`barrier`], [`neighbor`]; [`multi`] runs the library calls over every GPU of a node |
-//! | [`inputs`], [`bench`](mod@bench), [`plot`] | input files and generators, the benchmarks, SVG plots |
+//! | [`inputs`] | input files and generators, and the CPU's parallel loops of the references |
 //!
 //! The reading order of the topics is on the device crate's page ([`gpu`]).
 //!
-//! A project of your own kernels: `gridsync new my-kernels` ([`scaffold`]).
+//! This crate is the library only: it returns results and never prints, plots or parses a
+//! command line. The `gridsync` command — demos, benchmarks, the stress runner, the litmus
+//! runner, plots, the tour, `gridsync check` and `gridsync new my-kernels` (a project of your own
+//! kernels) — is the crate `gridsync-cli`, built on this one.
 
 #![deny(missing_docs)]
 
@@ -38,7 +41,6 @@ pub mod check;
 pub mod count_above;
 pub mod dot;
 pub mod histogram;
-pub mod litmus;
 pub mod locks;
 pub mod mbarrier;
 pub mod multi;
@@ -47,12 +49,8 @@ pub mod normalize;
 pub mod pipeline;
 pub mod race;
 pub mod reduce;
-pub mod scaffold;
-pub mod stress;
 
-pub mod bench;
 pub mod inputs;
-pub mod plot;
 
 pub use gpu;
 pub use gpu::{Dim3, LaunchConfig};

@@ -311,7 +311,9 @@ pub fn run_kernels(
     }
     drop((x, out));
     let copy_gb_per_s = match target {
-        Target::Gpu(_) => Some(crate::bench::copy::run(target, 4 * n, TRIALS, |_, _| {})?.gb_per_s),
+        Target::Gpu(_) => {
+            Some(crate::runtime::copy::run(target, 4 * n, TRIALS, |_, _| {})?.gb_per_s)
+        }
         Target::Sim => None,
     };
     Ok(PipelineReport {

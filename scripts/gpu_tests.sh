@@ -7,17 +7,21 @@
 #   scripts/gpu_tests.sh DIR LOG [NAME…]          # on the GPU machine
 #
 # DIR holds the test binaries named after their test file (runtime, neighbor, …; `lib` for the
-# library's unit tests), the `gridsync` binary (for the CLI tests) and, for the own-kernel test,
-# the example's `own-kernel` binary. Exits non-zero if any binary failed.
+# library's unit tests), those of the command's crate with `cli-` before the name (cli-runtime,
+# …; `cli-lib` for its unit tests), the `gridsync` binary (for the CLI tests) and, for the
+# own-kernel test, the example's `own-kernel` binary. Without NAMEs, every test binary in DIR
+# runs. Exits non-zero if any binary failed.
 set -u
 dir=$1
 log=$2
 shift 2
 names=("$@")
 if [ ${#names[@]} -eq 0 ]; then
-    names=(lib runtime primitives atomics_gpu atomics_f64 atomics_bench locks count_above dot
-        reduce histogram histogram_wide normalize barrier graph_launch module neighbor multi ranks stress
-        own_kernel hopper mbarrier pipeline litmus)
+    for f in "$dir"/*; do
+        name=$(basename "$f")
+        case $name in gridsync | own-kernel | *.sh) continue ;; esac
+        [ -x "$f" ] && [ -f "$f" ] && names+=("$name")
+    done
 fi
 export GRIDSYNC_BIN="$dir/gridsync" OWN_KERNEL_BIN="$dir/own-kernel"
 : > "$log"

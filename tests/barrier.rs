@@ -232,36 +232,6 @@ fn bad_experiments_are_errors() {
 }
 
 #[test]
-fn cli_barrier_on_the_simulator() {
-    let out = common::cli(&["barrier", "--simulate", "--json", "--iterations", "5"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let runs = v["runs"].as_array().unwrap();
-    assert!(
-        runs.iter()
-            .any(|r| r["variant"] == "grid_barrier" && r["matches_cpu"] == true)
-    );
-    let out = common::cli(&[
-        "barrier",
-        "--simulate",
-        "--blocks",
-        "100",
-        "--threads",
-        "1024",
-    ]);
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("never all arrive") && !err.contains("panicked"),
-        "{err}"
-    );
-}
-
-#[test]
 #[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
 fn gpu_no_block_passes_early_at_every_grid() {
     let target = common::gpu();

@@ -1,6 +1,6 @@
 //! count-above: every kernel against a CPU count on the simulator (odd sizes, odd launch shapes,
-//! misaligned input, values equal to the threshold, NaN), input files, the CLI — and the GPU at
-//! full size (ignored where no NVIDIA driver was found at build time).
+//! misaligned input, values equal to the threshold, NaN), input files — and the GPU at full size
+//! (ignored where no NVIDIA driver was found at build time). The command: `cli/tests/`.
 
 mod common;
 
@@ -200,71 +200,6 @@ fn input_files_are_read_or_rejected_with_an_error() {
         Err(Error::InvalidInput(why)) => assert!(why.contains("7 bytes"), "{why}"),
         other => panic!("expected InvalidInput, got {other:?}"),
     }
-}
-
-use common::cli;
-
-#[test]
-fn cli_count_above_on_the_simulator() {
-    let out = cli(&["count-above", "--simulate", "--json", "--len", "2000"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let want = expected(&count_above::default_input(2000), 0.5);
-    assert_eq!(v["len"], 2000);
-    assert_eq!(v["expected"], want);
-    assert_eq!(v["runs"].as_array().unwrap().len(), CountKernel::ALL.len());
-
-    let file = temp_file("cli.txt", b"1 2 3\n4 5 nan\n");
-    let path = file.to_str().unwrap();
-    let out = cli(&[
-        "count-above",
-        "--simulate",
-        "--json",
-        "--input",
-        path,
-        "--threshold",
-        "2.5",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["expected"], 3);
-
-    let text = cli(&["count-above", "--simulate", "--len", "500"]);
-    assert!(text.status.success());
-    assert!(String::from_utf8_lossy(&text.stdout).contains("gt_thr_cnt_vec4"));
-}
-
-#[test]
-fn cli_rejects_bad_input_files_without_panicking() {
-    let odd = temp_file("cli-odd.bin", &[0; 6]);
-    let bad = temp_file("cli-bad.txt", b"1 two 3");
-    for path in [
-        odd.to_str().unwrap(),
-        bad.to_str().unwrap(),
-        "/nonexistent/x.f32",
-    ] {
-        let out = cli(&["count-above", "--simulate", "--input", path]);
-        assert_eq!(out.status.code(), Some(1), "{path}");
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            err.starts_with("gridsync: ") && !err.contains("panicked"),
-            "{err}"
-        );
-    }
-    let out = cli(&["bench", "count-above", "--simulate"]);
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "benchmarks need a GPU: a usage error"
-    );
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! dot: every kernel against a float64 dot on the simulator (odd sizes, the source's data, odd
-//! launch shapes, misaligned arrays), the CLI — and the GPU at full size (ignored where no NVIDIA
-//! driver was found at build time).
+//! launch shapes, misaligned arrays) — and the GPU at full size (ignored where no NVIDIA driver
+//! was found at build time). The command: `cli/tests/`.
 
 mod common;
 
@@ -151,37 +151,6 @@ fn the_demo_reports_every_kernel_and_the_check_can_fail() {
         dot::run(&Target::Sim, &a, &b[..10], "test", |_, _| {}),
         Err(Error::InvalidInput(_))
     ));
-}
-
-use common::cli;
-
-#[test]
-fn cli_dot_on_the_simulator() {
-    let out = cli(&["dot", "--simulate", "--json"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["len"], dot::SIM_DEFAULT_LEN);
-    for run in v["runs"].as_array().unwrap() {
-        let got = run["result"].as_f64().unwrap();
-        assert!((got - 1.0).abs() < 1e-5, "{run}");
-    }
-    let out = cli(&["dot", "--simulate", "--json", "--len", "777", "--seed", "5"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let (a, b) = dot::random_data(777, 5);
-    assert!((v["cpu"]["dot"].as_f64().unwrap() - exact(&a, &b).0).abs() < 1e-9);
-    let out = cli(&["dot", "--simulate", "--random", "--len", "100"]);
-    assert!(out.status.success());
-    assert!(String::from_utf8_lossy(&out.stdout).contains("dot_mutex"));
-    assert_eq!(cli(&["bench", "dot", "--simulate"]).status.code(), Some(2));
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! Locks: every variant of the progression under contention, the guard, the bounded wait and
-//! its error, the host-side owner, the CLI — on the simulator, and on the GPU where there is one.
+//! its error, the host-side owner — on the simulator, and on the GPU where there is one. The
+//! command: `cli/tests/`.
 
 mod common;
 
@@ -186,33 +187,6 @@ fn bad_lock_parameters_are_errors() {
         run(Variant::Mutex, shape(65536, 1024), 65536),
         Some(Error::InvalidInput(_))
     ));
-}
-
-#[test]
-fn cli_mutex_runs_on_the_simulator() {
-    let out = common::cli(&["--simulate", "--json", "mutex", "--shape", "2x33"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["add_one_mutex"], 160);
-    assert_eq!(v["runs"].as_array().unwrap().len(), Variant::ALL.len());
-    assert!(
-        v["held_forever"]["error"]
-            .as_str()
-            .unwrap()
-            .contains("gave up")
-    );
-    let bad = common::cli(&["--simulate", "mutex", "--shape", "2by3"]);
-    assert_eq!(bad.status.code(), Some(2), "clap rejects a malformed shape");
-    let bench = common::cli(&["--simulate", "bench", "mutex"]);
-    assert_eq!(
-        bench.status.code(),
-        Some(2),
-        "benchmarks need a GPU: a usage error"
-    );
 }
 
 #[test]

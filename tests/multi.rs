@@ -1,6 +1,6 @@
 //! Every GPU of a node: the split and the combine on N simulated devices equal one device's
-//! result (odd sizes, more devices than elements, empty slices); the CLI; on a GPU, the set of
-//! every device against one.
+//! result (odd sizes, more devices than elements, empty slices); on a GPU, the set of every
+//! device against one. The command: `cli/tests/`.
 
 mod common;
 
@@ -262,49 +262,6 @@ fn only_a_missing_nccl_falls_back_and_every_other_nccl_failure_is_an_error() {
         code: 201,
     }));
     assert!(matches!(driver, Err(Error::Driver { .. })), "{driver:?}");
-}
-
-#[test]
-fn the_cli_checks_every_operation_on_simulated_devices() {
-    for op in ["reduce", "histogram", "count-above"] {
-        let o = common::cli(&[
-            "multi",
-            op,
-            "--simulate",
-            "--devices",
-            "0,1,2",
-            "--len",
-            "2007",
-            "--repeats",
-            "1",
-            "--copiers",
-            "3",
-            "--json",
-        ]);
-        assert!(
-            o.status.success(),
-            "{op}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
-        let r: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-        assert_eq!(r["slices"], serde_json::json!([669, 669, 669]), "{op}");
-    }
-    let o = common::cli_env(
-        &["multi", "reduce", "--simulate", "--len", "10"],
-        &[("GRIDSYNC_COPIERS", "many")],
-    );
-    assert!(!o.status.success());
-    assert!(
-        String::from_utf8_lossy(&o.stderr).contains("GRIDSYNC_COPIERS many"),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let o = common::cli(&["multi", "reduce", "--simulate", "--devices", "0,0"]);
-    assert_eq!(
-        o.status.code(),
-        Some(2),
-        "clap refuses a device named twice"
-    );
 }
 
 #[test]

@@ -1,61 +1,21 @@
 //! Normalizing arrays (`a ← a / Σa`, the Numba tutorial's streams-and-events pipeline): both
 //! pipelines against a float64 CPU reference on the simulator at odd lengths and on mixed-sign
 //! data, empty arrays and zero, NaN and overflowing sums rejected without touching the data, the
-//! batch API, the experiment and its CLI — and on the GPU: one and many streams, pinned and
-//! pageable memory, both copy schedules, the events' order, the timeline, the transfer benchmark
-//! and the timer's error paths (ignored where no NVIDIA driver was found at build time).
+//! batch API — and on the GPU: one and many streams, pinned and pageable memory, both copy
+//! schedules, the events' order and the timer's error paths (ignored where no NVIDIA driver was
+//! found at build time). The experiment, its timeline and its command: `cli/tests/`.
 
+#[path = "common/normalize.rs"]
+mod checks;
 mod common;
 
-use gridsync::bench::transfer::Direction;
-use gridsync::normalize::experiment::{self, ExperimentOptions};
+use checks::*;
 use gridsync::normalize::{
     BatchOptions, Normalizer, Pipeline, Schedule, normalize, normalize_batch, normalize_cpu,
     normalize_with, source_arrays,
 };
 use gridsync::{Error, Target};
 use rand::Rng;
-
-fn random_f32(n: usize, lo: f32, hi: f32) -> Vec<f32> {
-    let mut rng = common::rng();
-    (0..n).map(|_| rng.random_range(lo..hi)).collect()
-}
-
-/// How far a pipeline may be from the float64 reference, relative to each element: the
-/// single-pass pipeline rounds once (plus a rare double-rounding tie), the source's sums in
-/// `f32` on one thread.
-fn tolerance(p: Pipeline) -> f64 {
-    match p {
-        Pipeline::SinglePass => 2.0 * f32::EPSILON as f64,
-        Pipeline::Source => 2e-5,
-    }
-}
-
-/// `got` is `data` normalized by `p`: elementwise against the CPU, and `Σ got ≈ 1` in float64.
-fn check_normalized(p: Pipeline, data: &[f32], got: &[f32], sum: f64) {
-    let (s, want) = normalize_cpu(data).expect("test data has a usable sum");
-    let tol = tolerance(p);
-    assert!(
-        ((sum - s) / s).abs() <= tol,
-        "{p:?}, n = {}: device sum {sum}, CPU {s}",
-        data.len()
-    );
-    for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
-        let err = (g as f64 - w as f64).abs();
-        assert!(
-            err <= tol * (w as f64).abs() + 1e-30,
-            "{p:?}, n = {}: element {i} is {g}, CPU {w}",
-            data.len()
-        );
-    }
-    let total: f64 = got.iter().map(|&v| v as f64).sum();
-    let scale: f64 = want.iter().map(|&v| (v as f64).abs()).sum();
-    assert!(
-        (total - 1.0).abs() <= tol * scale.max(1.0),
-        "{p:?}, n = {}: the result sums to {total}",
-        data.len()
-    );
-}
 
 #[test]
 fn both_pipelines_match_the_cpu_at_odd_lengths_on_the_simulator() {
@@ -214,121 +174,8 @@ fn the_sources_arrays_hold_i_plus_one() {
     }
 }
 
-#[test]
-fn the_experiment_runs_on_the_simulator() {
-    let options = ExperimentOptions {
-        arrays: 3,
-        len: 301,
-        streams: 3,
-        repeats: 1,
-        ..ExperimentOptions::default()
-    };
-    let r = experiment::run(&Target::Sim, &options, |_, _| {}).unwrap();
-    // Per pipeline: staged and per-stream on 3 streams, then 1 stream.
-    assert_eq!(r.runs.len(), 6);
-    for run in &r.runs {
-        assert_eq!(run.new_sums.len(), 3);
-        assert!(run.max_error < 1e-5, "{run:?}");
-        for (i, a) in run.report.arrays.iter().enumerate() {
-            assert_eq!(a.sum, 301.0 * (i + 1) as f64);
-        }
-    }
-    assert!(r.bound_ms.is_none() && r.copies.is_none() && r.kernels.is_empty());
-    assert!(experiment::timeline(&r, Pipeline::SinglePass).is_none());
-    let bad = ExperimentOptions {
-        repeats: 0,
-        ..options
-    };
-    assert!(matches!(
-        experiment::run(&Target::Sim, &bad, |_, _| {}),
-        Err(Error::InvalidInput(_))
-    ));
-}
-
-#[test]
-fn cli_streams_on_the_simulator() {
-    let out = common::cli(&[
-        "streams",
-        "--simulate",
-        "--arrays",
-        "3",
-        "--len",
-        "257",
-        "--repeats",
-        "1",
-        "--json",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let runs = v["runs"].as_array().unwrap();
-    assert_eq!(runs.len(), 6);
-    for run in runs {
-        for s in run["new_sums"].as_array().unwrap() {
-            assert!((s.as_f64().unwrap() - 1.0).abs() < 1e-5);
-        }
-    }
-    let out = common::cli(&["streams", "--simulate", "--len", "100", "--repeats", "1"]);
-    assert!(out.status.success());
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("single-pass, 1 stream"), "{text}");
-    for bad in [
-        &["streams", "--simulate", "--arrays", "0"][..],
-        &["streams", "--simulate", "--len", "0"],
-        &["streams", "--simulate", "--plot", "timeline.png"],
-        &["streams", "--simulate", "--pipeline", "fast"],
-        &["streams", "--simulate", "--schedule", "in-order"],
-    ] {
-        let out = common::cli(bad);
-        assert!(!out.status.success(), "{bad:?} succeeded");
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(!err.contains("panicked"), "{bad:?}: {err}");
-    }
-}
-
 // ---------------------------------------------------------------------------------------------
 // GPU
-
-fn gpu_of(t: &Target) -> &gridsync::Gpu {
-    match t {
-        Target::Gpu(g) => g,
-        Target::Sim => unreachable!("common::gpu() opens a GPU"),
-    }
-}
-
-/// Every event of every array in order, the total the latest end, the streams' spans right.
-fn check_events(report: &gridsync::normalize::BatchReport, streams: usize) {
-    let t = report.timing.as_ref().expect("a GPU batch has events");
-    let eps = 1e-3;
-    let mut latest = (0, f64::MIN);
-    for (i, a) in report.arrays.iter().enumerate() {
-        let e = a.timing.as_ref().unwrap();
-        assert_eq!(e.stream, i % streams);
-        let seq = [
-            e.begin_ms,
-            e.copied_in_ms,
-            e.computed_ms,
-            e.copy_out_ms,
-            e.end_ms,
-        ];
-        // Times count from array 0's begin: arrays on its stream come after it; those on
-        // other streams may start before it.
-        assert!(
-            seq.windows(2).all(|w| w[0] <= w[1] + eps) && (e.stream != 0 || seq[0] >= -eps),
-            "array {i}: events out of order: {seq:?}"
-        );
-        if e.end_ms > latest.1 {
-            latest = (i, e.end_ms);
-        }
-    }
-    assert_eq!(t.last_array, latest.0);
-    assert!((t.total_ms - latest.1).abs() < 1e-9);
-    assert_eq!(t.streams.len(), streams.min(report.arrays.len()));
-    assert!(t.serial_ms > 0.0 && t.overlap < 1.0);
-}
 
 #[test]
 #[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
@@ -437,39 +284,6 @@ fn gpu_a_zero_sum_array_in_a_batch_is_reported_and_the_others_normalized() {
 
 #[test]
 #[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
-fn gpu_the_tutorials_experiment_runs_on_one_and_many_streams() {
-    let t = common::gpu();
-    let options = ExperimentOptions {
-        arrays: 10,
-        len: 4_000_000,
-        streams: 10,
-        repeats: 3,
-        pipelines: vec![Pipeline::SinglePass],
-        schedules: vec![Schedule::Staged],
-        pageable: false,
-    };
-    let r = experiment::run(&t, &options, |_, _| {}).unwrap();
-    let many = r.run(Pipeline::SinglePass, 10, Schedule::Staged).unwrap();
-    let one = r.run(Pipeline::SinglePass, 1, Schedule::Staged).unwrap();
-    // Results right and timings taken; which is faster is the benchmark's to say (the tests
-    // share the GPU), not this test's.
-    for run in [many, one] {
-        assert!(run.max_error < 1e-5, "new sums {:?}", run.new_sums);
-        check_events(&run.report, run.options.streams);
-        let total = run.total_ms.unwrap();
-        assert_eq!(total.samples, 3);
-        assert!(total.median.is_finite() && total.median > 0.0, "{total:?}");
-    }
-    let bound = r.bound_ms.unwrap();
-    assert!(bound.is_finite() && bound > 0.0, "{bound}");
-    let plot = experiment::timeline(&r, Pipeline::SinglePass).unwrap();
-    assert_eq!(plot.panels.len(), 2);
-    let svg = gridsync::plot::timeline_chart(&plot);
-    assert_eq!(svg.matches("class=\"bar\"").count(), 2 * 10 * 3);
-}
-
-#[test]
-#[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
 fn gpu_pinned_buffers_are_pinned_and_vecs_are_not() {
     let t = common::gpu();
     let gpu = gpu_of(&t);
@@ -484,31 +298,6 @@ fn gpu_pinned_buffers_are_pinned_and_vecs_are_not() {
     assert!(empty.is_empty());
     let copy = gridsync::PinnedBuffer::from_slice(gpu, &[1u32, 2, 3]).unwrap();
     assert_eq!(&copy[..], &[1, 2, 3]);
-}
-
-#[test]
-#[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
-fn gpu_transfer_benchmark_measures_every_direction() {
-    let t = common::gpu();
-    let b = gridsync::bench::transfer::run(&t, &[1 << 20, 3_000_001], 3, |_, _| {}).unwrap();
-    assert_eq!(b.transfers.len(), 12);
-    for x in &b.transfers {
-        // Measured, and the rate follows from the bytes and the median; the ceiling is no
-        // machine's bus (a rate above it is a unit error, not a fast run).
-        assert_eq!(x.ms.samples, 3, "{x:?}");
-        assert!(x.ms.median.is_finite() && x.ms.median > 0.0, "{x:?}");
-        let ways = if x.direction == Direction::Both {
-            2.0
-        } else {
-            1.0
-        };
-        let rate = ways * x.bytes as f64 / (x.ms.median * 1e6);
-        assert!((x.gb_per_s - rate).abs() <= 1e-9 * rate, "{x:?}");
-        assert!(x.gb_per_s < 2000.0, "{x:?}");
-    }
-    assert!(gridsync::bench::transfer::run(&t, &[], 3, |_, _| {}).is_err());
-    assert!(gridsync::bench::transfer::run(&t, &[0], 3, |_, _| {}).is_err());
-    assert!(gridsync::bench::transfer::run(&Target::Sim, &[8], 3, |_, _| {}).is_err());
 }
 
 #[test]
@@ -533,54 +322,4 @@ fn gpu_timer_refuses_to_stop_on_another_stream_or_read_early() {
         let _g = timer.guard(&other).unwrap();
     }
     assert!(timer.wait_ms().unwrap() >= 0.0);
-}
-
-#[test]
-#[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
-fn gpu_cli_streams_writes_the_timeline() {
-    let dir = std::env::temp_dir().join(format!("gridsync-streams-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let plot = dir.join("timeline.svg");
-    let out = common::cli(&[
-        "streams",
-        "--arrays",
-        "4",
-        "--len",
-        "1000003",
-        "--repeats",
-        "2",
-        "--plot",
-        plot.to_str().unwrap(),
-        "--json",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["runs"].as_array().unwrap().len(), 6);
-    assert!(v["bound_ms"].as_f64().unwrap() > 0.0);
-    let svg = std::fs::read_to_string(&plot).unwrap();
-    // The single-pass pipeline's three runs (staged, per stream, one stream) × 4 arrays × 3 bars.
-    assert_eq!(svg.matches("class=\"bar\"").count(), 3 * 4 * 3);
-    let out = common::cli(&[
-        "streams",
-        "--arrays",
-        "3",
-        "--len",
-        "100000",
-        "--pageable",
-        "--repeats",
-        "1",
-        "--verbose",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("pageable"), "{text}");
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -3,6 +3,9 @@
 //! holds its kernels only and `ptxas` accepts it for every architecture, and its binary runs on
 //! the GPU and matches the CPU. (CI builds and runs it on the simulator, from its own directory.)
 
+#[cfg(not(gridsync_no_ptxas))]
+#[path = "common/ptxas.rs"]
+mod assembler;
 mod common;
 
 use std::path::{Path, PathBuf};
@@ -66,7 +69,7 @@ fn example_ptx_holds_its_kernels_only_and_ptxas_accepts_it() {
         assert!(text.contains("atom.relaxed.gpu.add.u32"), "{arch}");
         #[cfg(not(gridsync_no_ptxas))]
         {
-            let log = common::ptxas(arch, text);
+            let log = assembler::ptxas(arch, text);
             let functions = log.matches("Function properties for").count();
             assert_eq!(
                 functions,

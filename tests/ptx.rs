@@ -7,7 +7,10 @@ mod common;
 use common::kernel_body;
 
 #[cfg(not(gridsync_no_ptxas))]
-use common::ptxas;
+#[path = "common/ptxas.rs"]
+mod assembler;
+#[cfg(not(gridsync_no_ptxas))]
+use assembler::ptxas;
 use gpu::Kernel;
 use gpu::atomic::{Order, Scope};
 use gridsync::runtime::ptx::{BUILDS, arch_capability, best_for};

@@ -142,41 +142,6 @@ fn a_barrier_some_threads_skip_is_a_deadlock_on_the_weak_memory() {
 }
 
 #[test]
-fn every_lock_and_barrier_keeps_its_payload_and_the_broken_ones_are_caught() {
-    use gridsync::litmus::primitives::{Primitive, PrimitiveOptions, run_all};
-    let t = Target::Sim;
-    let base = common::seed();
-    let mut caught = std::collections::HashMap::new();
-    for k in 0..4 {
-        let opts = PrimitiveOptions {
-            seed: base ^ k,
-            ..PrimitiveOptions::for_target(&t)
-        };
-        assert!(opts.weak);
-        let r = run_all(&t, &opts, |_| {}).unwrap();
-        assert!(r.passed(), "seed {}: {:?}", base ^ k, r.runs);
-        let ran: Vec<Primitive> = r.runs.iter().map(|p| p.primitive).collect();
-        let all_but_clusters: Vec<Primitive> = Primitive::ALL
-            .into_iter()
-            .filter(|&p| p != Primitive::ClusterGridBarrier)
-            .collect();
-        assert_eq!(ran, all_but_clusters, "the weak memory has no clusters");
-        for p in &r.runs {
-            let uses = if p.primitive.is_lock() { 320 } else { 30 };
-            assert_eq!(p.uses, uses, "{}", p.name);
-            *caught.entry(p.primitive).or_insert(0u32) += u32::from(!p.clean());
-        }
-    }
-    for (p, n) in caught {
-        if p.broken() {
-            assert!(n >= 2, "{} caught with only {n} of 4 seeds", p.name());
-        } else {
-            assert_eq!(n, 0, "{}", p.name());
-        }
-    }
-}
-
-#[test]
 fn a_block_scope_counter_shared_by_blocks_loses_updates_and_the_device_scope_one_none() {
     let base = common::seed();
     let mut losing = 0;

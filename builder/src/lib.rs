@@ -61,12 +61,14 @@ mod arch;
 mod builder;
 mod cargo;
 mod empty;
+mod ptxas;
 #[cfg(test)]
 mod tests;
 
 pub use arch::DEFAULT_ARCHES;
 pub use builder::PtxBuilder;
 pub use empty::EmptyArch;
+pub use ptxas::locate_ptxas;
 
 /// The nightly toolchain the device build needs, as `rust-toolchain.toml` pins it (a test
 /// checks that they agree): named in the messages that say what to install.

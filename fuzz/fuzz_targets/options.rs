@@ -4,7 +4,7 @@
 //! promises (finite sides, a window with area, devices named once).
 #![no_main]
 
-use gridsync::inputs::options::{parse_shape, parse_sides, parse_window};
+use gridsync_cli::options::{parse_shape, parse_sides, parse_window};
 use gridsync::multi::DeviceList;
 use gridsync::normalize::{Pipeline, Schedule};
 use gridsync::reduce::Accumulate;

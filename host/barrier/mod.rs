@@ -11,13 +11,11 @@
 //! float64 reference ([`xpx_cpu_f64`]) says how far `f32` rounding alone moves the result.
 
 mod run;
-mod sweep;
 
 pub use run::{
     BarrierOptions, BarrierReport, MAX_ITERATIONS, MAX_LEN, MAX_REPEATS, VariantRun, run,
     run_variant,
 };
-pub use sweep::{SWEEP_VARIANTS, SweepOptions, SweepPoint, SweepReport, sweep, sweep_chart};
 
 use serde::Serialize;
 

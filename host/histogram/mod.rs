@@ -39,25 +39,18 @@ use serde::Serialize;
 mod api;
 pub mod counts_file;
 mod launch;
-mod report;
-mod sweep;
 pub mod wide;
 
 pub use api::{
     PIPELINE_MIN_BYTES, fastest_kernel, histogram, histogram_ascii, histogram_of_buffer,
 };
 pub use launch::{HistogramLaunch, SHARED_LIMIT};
-pub use report::{DEMO_TRIALS, HistogramOptions, HistogramReport, KernelRun, LetterCounts, run};
-pub use sweep::{
-    FlushContention, SweepBest, SweepOptions, SweepPoint, SweepReport, flush_atomic_counts,
-    source_block_counts, sweep, sweep_chart,
-};
 pub use wide::{histogram_u16, histogram_u16_cpu, histogram_u16_of_buffer};
 
 /// Bytes of the default text on the simulator, whose threads are OS threads.
 pub const SIM_DEFAULT_TEXT_BYTES: usize = 100_000;
 
-/// Bytes per input byte the demo ([`run`]) needs: the input on the host (and the sweep's flush
+/// Bytes per input byte the demo (`gridsync histogram`) needs: the input on the host (and the sweep's flush
 /// masks, a quarter more) and on the device.
 pub const DEMO_FOOTPRINT: Footprint = Footprint { host: 2, device: 1 };
 /// The seed of the uniform random bytes of the benchmark.

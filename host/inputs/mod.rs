@@ -1,9 +1,7 @@
 //! Inputs for the demos and benchmarks: `f32` arrays read from files or generated
-//! deterministically, English-like text for the histograms, and the command line's option
-//! values.
+//! deterministically, English-like text for the histograms, and the CPU's parallel loops.
 
 mod arrays;
-pub mod options;
 pub mod text;
 
 pub use arrays::*;

@@ -7,7 +7,9 @@ use crate::runtime::buffer::Buffer;
 use crate::runtime::error::{Error, Result};
 use crate::runtime::grid::{SIM_BLOCKS, grid_stride_config};
 use crate::runtime::launch::{KernelArgs, LaunchMode, Target, kernel_name, launch_on};
+use crate::runtime::stats::Stats;
 use crate::runtime::stream::Stream;
+use crate::runtime::timer::Timer;
 use gpu::lessons::reduce::{NUMBA_BLOCKS_PER_GRID, NUMBA_THREADS_PER_BLOCK, THREADS_PER_BLOCK};
 use gpu::{Kernel, LaunchConfig};
 
@@ -232,4 +234,35 @@ impl Lane {
     pub(crate) fn reset(&self, target: &Target) -> Result<()> {
         target.write(&self.count, &[0])
     }
+}
+
+/// Times `pipeline`'s kernels on one device-resident array of `len` random floats: `trials`
+/// event-timed runs on the GPU's own stream, after one untimed warm-up.
+///
+/// # Errors
+/// [`Error::Unsupported`] on the simulator; [`Error::InvalidInput`] for zero trials; a launch or
+/// driver error.
+pub fn time_pipeline(
+    target: &Target,
+    pipeline: Pipeline,
+    len: usize,
+    trials: u32,
+) -> Result<Stats> {
+    let Target::Gpu(gpu) = target else {
+        return Err(Error::Unsupported("kernel timing needs a GPU".into()));
+    };
+    let grids = Grids::of(target)?;
+    let lane = Lane::new(target, len, grids)?;
+    target.write(&lane.data, &crate::inputs::uniform_f32(len, 7, 0.5, 1.5))?;
+    let mut timer = Timer::new()?;
+    let mut ms = Vec::new();
+    for t in 0..=trials {
+        let x = timer.time(gpu.stream(), || {
+            lane.queue(target, Some(gpu.stream()), pipeline, &lane.data, len)
+        })?;
+        if t > 0 {
+            ms.push(f64::from(x));
+        }
+    }
+    Stats::of(&ms)
 }

@@ -34,7 +34,6 @@
 //! `gpu/src/lessons/normalize.rs`) and reported as [`Error::InvalidInput`] naming it.
 
 mod batch;
-pub mod experiment;
 mod lane;
 pub mod transfer;
 
@@ -42,6 +41,7 @@ pub use batch::{
     ArrayResult, ArrayTiming, BatchOptions, BatchReport, BatchTiming, Normalizer, Schedule,
     StreamTiming, normalize_batch,
 };
+pub use lane::time_pipeline;
 
 use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;

@@ -158,7 +158,7 @@ impl Step {
 
 /// Threads per block of `kernel`, and the dynamic shared memory of the kernels that are not
 /// single-pass (whose shared memory depends on their accumulator).
-pub(crate) fn shape_of(kernel: gpu::Kernel) -> (u32, u32) {
+pub fn shape_of(kernel: gpu::Kernel) -> (u32, u32) {
     use gpu::Kernel as K;
     let threads = match kernel {
         K::PartialReduce => NUMBA_THREADS_PER_BLOCK,

@@ -26,6 +26,11 @@ kernel_params!(u8, u16, u32, i32, u64, i64, f32, f64);
 // SAFETY: `#[repr(u32)]` enums, the same `u32` on both targets; safe host code can only make
 // their variants.
 unsafe impl KernelParam for gpu::atomic::Scope {}
+// SAFETY: `#[repr(C)]` structs of raw pointers and `u32`s, the same layout on both targets (the
+// litmus runner's and the lock stress's launch records, whose kernels are in the device crate).
+unsafe impl KernelParam for gpu::lessons::litmus::LitmusLaunch {}
+// SAFETY: as above.
+unsafe impl KernelParam for gpu::checks::sync_stress::StressLocks {}
 // SAFETY: pointers are 64-bit addresses on both targets.
 unsafe impl<T> KernelParam for *mut T {}
 // SAFETY: as above.
@@ -118,7 +123,7 @@ impl<A: KernelArgs> std::fmt::Debug for KernelRef<A> {
 /// The bound is on the `Sync` impl, not on the type, so that a test can ask whether
 /// `SharedArgs<&Cell<u32>>` is `Sync` (it is not).
 #[derive(Clone, Copy)]
-pub(crate) struct SharedArgs<A>(pub(crate) A);
+pub struct SharedArgs<A>(pub A);
 
 // SAFETY: `A` is a tuple of `KernelParam`s (`KernelArgs` is sealed to those): numbers, raw
 // pointers and `#[repr(C)]` structs of them, no references and no interior mutability (the
@@ -129,7 +134,7 @@ unsafe impl<A: KernelArgs> Sync for SharedArgs<A> {}
 
 impl<A: KernelArgs> SharedArgs<A> {
     /// The arguments (a method, so that a closure captures the whole wrapper, not its field).
-    pub(crate) fn get(&self) -> A {
+    pub fn get(&self) -> A {
         self.0
     }
 }

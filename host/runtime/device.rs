@@ -251,6 +251,19 @@ impl Gpu {
         &self.functions
     }
 
+    /// Waits for everything queued in this GPU's context, on every stream
+    /// (`cuCtxSynchronize`), after making the context current.
+    ///
+    /// # Errors
+    /// A driver error, including a fault of a kernel that ran.
+    pub fn synchronize_all(&self) -> Result<()> {
+        self.make_current()?;
+        // SAFETY: synchronizing the current context has no preconditions.
+        check(unsafe { cu::cuCtxSynchronize() }, || {
+            "cuCtxSynchronize".into()
+        })
+    }
+
     /// Waits for all work on the library's stream.
     ///
     /// # Errors

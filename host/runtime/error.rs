@@ -312,7 +312,7 @@ impl From<gpu::sim::SimError> for Error {
 /// The option of `all` whose `label` is `s` (ignoring case), or an [`Error::InvalidInput`]
 /// naming `what` and listing the labels: `"schedule x: expected staged or per-stream"`. The one
 /// parser behind every `FromStr` of a labelled option.
-pub(crate) fn parse_label<T: Copy>(
+pub fn parse_label<T: Copy>(
     all: &[T],
     label: impl Fn(T) -> &'static str,
     what: &str,

@@ -7,6 +7,7 @@
 pub mod args;
 pub mod buffer;
 pub mod cluster;
+pub mod copy;
 pub mod device;
 pub mod error;
 pub mod graph;

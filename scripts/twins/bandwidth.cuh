@@ -1,5 +1,5 @@
 // The host side of the bandwidth twins (reduce, histogram, count-above, dot): gridsync's
-// inputs, grid, copy roofline and trial loop, as host/bench/sized.rs and host/bench/copy.rs
+// inputs, grid, copy roofline and trial loop, as cli/src/bench/sized.rs and host/runtime/copy.rs
 // run them, and the JSON line each twin prints.
 //
 //   inputs   host/inputs/arrays.rs (splitmix64, uniform_f32) and host/histogram/mod.rs
@@ -8,9 +8,9 @@
 //            occupancy calculator × SMs — but no more blocks than the work fills. gridsync asks
 //            the calculator about *its* kernel; nvcc's may use other registers, so run.sh passes
 //            gridsync's grid (the `blocks` of its JSON row) and the twin launches exactly that;
-//   roofline host/bench/copy.rs: cudaMemcpyAsync device to device of 1 GiB of a non-zero
+//   roofline host/runtime/copy.rs: cudaMemcpyAsync device to device of 1 GiB of a non-zero
 //            pattern, 2 untimed, then `trials` event-timed; read + written bytes / median;
-//   trials   host/bench/sized.rs: WARMUP untimed launches, then `trials` event-timed ones, each
+//   trials   cli/src/bench/sized.rs: WARMUP untimed launches, then `trials` event-timed ones, each
 //            after an untimed reset and followed by a check of its result; the median.
 #pragma once
 

@@ -16,7 +16,7 @@
 // Launch shape, as host/dot/mod.rs (config_for, DotKernel::Vec4): blocks of
 // THREADS_PER_BLOCK = 256, one full wave over n / 4 vectors (the occupancy calculator's, or the
 // BLOCKS argument: run.sh passes gridsync's), dynamic shared memory
-// block_reduce_shared_bytes::<f32>(256) = 32 bytes. Input: host/bench/dot.rs's,
+// block_reduce_shared_bytes::<f32>(256) = 32 bytes. Input: cli/src/bench/dot.rs's,
 // a = uniform_f32(n, 0x646f74, 0, 1), b = uniform_f32(n, !0x646f74, 0, 1). One launch per
 // measurement; c is zeroed before it (untimed), and every trial's result must be within
 // 1e-4 · Σ|a·b| of the float64 dot (gridsync's check).
@@ -29,7 +29,7 @@ using namespace twin;
 
 constexpr unsigned THREADS_PER_BLOCK = 256;
 constexpr int VEC4_UNROLL = 4;
-// host/bench/dot.rs's SEED and host/dot/mod.rs's TOLERANCE.
+// cli/src/bench/dot.rs's SEED and host/dot/mod.rs's TOLERANCE.
 constexpr uint64_t SEED = 0x646f74ull;
 constexpr double TOLERANCE = 1e-4;
 

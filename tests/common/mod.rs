@@ -61,12 +61,6 @@ pub fn every_atomic_case_passes(target: &Target, shape: gridsync::atomics::Check
     );
 }
 
-/// The `gridsync` binary's path: `GRIDSYNC_BIN`, for test binaries copied to another machine,
-/// else where cargo built it.
-pub fn bin() -> String {
-    std::env::var("GRIDSYNC_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_gridsync").to_string())
-}
-
 /// `cmd`'s output, with stdin empty; kills it and fails the test if it runs past `limit` (a hang
 /// fails, it does not stop the test run).
 pub fn within(cmd: std::process::Command, limit: std::time::Duration) -> std::process::Output {
@@ -114,43 +108,6 @@ pub fn within_meanwhile(
         stdout: out.join().unwrap(),
         stderr: err.join().unwrap(),
     }
-}
-
-/// Runs the `gridsync` binary ([`bin`]).
-pub fn cli(args: &[&str]) -> std::process::Output {
-    cli_env(args, &[])
-}
-
-/// [`cli`] with variables added to its environment.
-pub fn cli_env(args: &[&str], vars: &[(&str, &str)]) -> std::process::Output {
-    std::process::Command::new(bin())
-        .args(args)
-        .envs(vars.iter().copied())
-        .output()
-        .unwrap()
-}
-
-#[cfg(not(gridsync_no_ptxas))]
-/// Assembles `ptx` with `ptxas --gpu-name arch -v` and returns its report; fails the test if
-/// `ptxas` rejects it.
-pub fn ptxas(arch: &str, ptx: &str) -> String {
-    let path = env!("GRIDSYNC_PTXAS");
-    let dir = std::env::temp_dir().join(format!("gridsync-ptxas-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let src = dir.join(format!("{arch}-{}.ptx", ptx.len()));
-    std::fs::write(&src, ptx).unwrap();
-    let out = std::process::Command::new(path)
-        .args(["--gpu-name", arch, "-v", "-o"])
-        .arg(dir.join("out.cubin"))
-        .arg(&src)
-        .output()
-        .unwrap_or_else(|e| panic!("running {path}: {e}"));
-    let log = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(
-        out.status.success(),
-        "ptxas --gpu-name {arch} rejected the PTX:\n{log}"
-    );
-    log
 }
 
 /// The PTX text of kernel `name` in `ptx`: from its `.entry` to the next one.

@@ -12,7 +12,8 @@ mod together;
 
 pub use resident::Scattered;
 pub(crate) use resident::upload_staged;
-pub(crate) use together::{at_once_on, enable_peer_access_on, join, settle, spawn_in};
+pub(crate) use together::settle;
+pub use together::{at_once, at_once_on, enable_peer_access_on, join, spawn_in};
 
 use crate::runtime::device::init_driver;
 use crate::runtime::error::{Error, Result};

@@ -20,7 +20,7 @@ pub fn enable_peer_access(set: &DeviceSet) -> Result<()> {
 }
 
 /// [`enable_peer_access`] for the targets of a set, or any other list of them.
-pub(crate) fn enable_peer_access_on(targets: &[Target]) -> Result<()> {
+pub fn enable_peer_access_on(targets: &[Target]) -> Result<()> {
     let gpus: Vec<_> = targets
         .iter()
         .filter_map(|t| match t {
@@ -62,7 +62,7 @@ pub(crate) fn enable_peer_access_on(targets: &[Target]) -> Result<()> {
 /// launches are queued one after another (they are asynchronous) and then waited for; the
 /// simulator runs a launch to its end, so each simulated device gets a host thread. Returns
 /// the wall time in milliseconds.
-pub(crate) fn at_once(
+pub fn at_once(
     set: &DeviceSet,
     launch: impl Fn(usize, &Target) -> Result<()> + Sync,
 ) -> Result<f64> {
@@ -70,7 +70,7 @@ pub(crate) fn at_once(
 }
 
 /// [`at_once`] on `targets`.
-pub(crate) fn at_once_on(
+pub fn at_once_on(
     targets: &[Target],
     launch: impl Fn(usize, &Target) -> Result<()> + Sync,
 ) -> Result<f64> {
@@ -111,7 +111,7 @@ pub(crate) fn at_once_on(
 
 /// Starts `work` on a thread of `scope`; a thread the operating system refuses is an error, not
 /// a panic (a long `--devices` list of simulators asks for many).
-pub(crate) fn spawn_in<'s, 'e, T: Send + 's>(
+pub fn spawn_in<'s, 'e, T: Send + 's>(
     scope: &'s std::thread::Scope<'s, 'e>,
     work: impl FnOnce() -> Result<T> + Send + 's,
 ) -> Result<std::thread::ScopedJoinHandle<'s, Result<T>>> {
@@ -121,7 +121,7 @@ pub(crate) fn spawn_in<'s, 'e, T: Send + 's>(
 }
 
 /// The result of a thread started by [`spawn_in`]; its panic goes on in the caller.
-pub(crate) fn join<T>(handle: std::thread::ScopedJoinHandle<'_, Result<T>>) -> Result<T> {
+pub fn join<T>(handle: std::thread::ScopedJoinHandle<'_, Result<T>>) -> Result<T> {
     handle
         .join()
         .unwrap_or_else(|p| std::panic::resume_unwind(p))

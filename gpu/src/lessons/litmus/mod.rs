@@ -32,7 +32,7 @@
 //! These are the literature's stressing parameters (Kirkham et al., OOPSLA 2020; GPUHarbor,
 //! ISSTA 2023): thread placement and its shuffling, testing and stressing workgroups, memory
 //! stride, stress pattern and iterations, pre-stress, a barrier before the test. The host's
-//! `gridsync::litmus::Stress` holds them, and `gridsync litmus --tune` searches them.
+//! `gridsync_cli::litmus::Stress` holds them, and `gridsync litmus --tune` searches them.
 //!
 //! Source: the method of Alglave et al. (ASPLOS 2015), Sorensen & Donaldson (PLDI 2016) and
 //! Kirkham et al. (2021): memory stress, randomized locations and thread roles, a spin-up
@@ -42,7 +42,7 @@
 //! # The sources' pitfalls, as litmus tests
 //!
 //! Each pitfall the sources warn about (or fall into) is a litmus shape, run by the same
-//! kernel (`gridsync litmus --test MP+lock`, …); the host's catalogue (`gridsync::litmus`)
+//! kernel (`gridsync litmus --test MP+lock`, …); the host's catalogue (`gridsync_cli::litmus`)
 //! holds the shapes and what the PTX model says of each outcome:
 //!
 //! | pitfall | where | shape | what goes wrong | the fix |

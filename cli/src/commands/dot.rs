@@ -1,0 +1,126 @@
+//! `gridsync dot` and `gridsync bench dot`.
+
+use super::output::{
+    Column, DEFAULT_SEED, SizedBenchArgs, TableLayout, print_json_or, print_sized_bench,
+    print_timing_note, progress,
+};
+use clap::Args;
+use gridsync::dot::DEMO_FOOTPRINT;
+use gridsync::dot::{DEFAULT_LEN, DotReport, SIM_DEFAULT_LEN, random_data, run, source_data};
+use gridsync::runtime::memory;
+use gridsync::{Result, Target};
+use gridsync_cli::bench::dot::{self as bench, DotBench};
+
+#[derive(Args)]
+pub struct DotArgs {
+    /// Elements per array [default: 10000000 on a GPU, 10000 on the simulator].
+    #[arg(long, value_name = "N")]
+    len: Option<usize>,
+    /// Fresh random data in [-1, 1) instead of the source's a = 1, b = 1/N.
+    #[arg(long)]
+    random: bool,
+    /// The seed of the random data (implies --random), to replay a run [default with
+    /// --random: 1].
+    #[arg(long, value_name = "S")]
+    seed: Option<u64>,
+}
+
+/// `bench dot`: a sized benchmark's flags, worded for two arrays and `dot_vec4`'s grid (the
+/// source's kernels keep the source's).
+#[derive(Args)]
+#[command(mut_arg("len", |a| a.help(
+    "Elements per array, comma-separated [default: 10000000,1000000000]"
+)))]
+#[command(mut_arg("blocks_per_sm", |a| a.help(
+    "Blocks per SM of dot_vec4 [default: as many as fit, from the occupancy calculator]"
+)))]
+pub struct BenchArgs {
+    #[command(flatten)]
+    sized: SizedBenchArgs,
+}
+
+pub fn command(target: &Target, args: &DotArgs, json: bool) -> Result<()> {
+    let default = if target.is_sim() {
+        SIM_DEFAULT_LEN
+    } else {
+        DEFAULT_LEN
+    };
+    let n = args.len.unwrap_or(default);
+    memory::check_elements(target, "--len", n, DEMO_FOOTPRINT)?;
+    let seed = args.seed.or(args.random.then_some(DEFAULT_SEED));
+    let ((a, b), data) = match seed {
+        Some(seed) => (
+            random_data(n, seed),
+            format!("random in [-1, 1), --seed {seed}"),
+        ),
+        None => (source_data(n), "the source's: a = 1, b = 1/N".into()),
+    };
+    let r = run(target, &a, &b, &data, progress(!json, "dot"))?;
+    print_json_or(json, &r, print_report)
+}
+
+fn fmt_opt(v: Option<f64>, digits: usize) -> String {
+    v.map_or("—".into(), |v| format!("{v:.digits$}"))
+}
+
+pub fn print_report(r: &DotReport) {
+    println!("dot on the {}: N = {}, data {}", r.target, r.len, r.data);
+    println!(
+        "  CPU (float64): {:.10}   (Σ|a·b| = {:.6e})",
+        r.cpu.dot, r.cpu.sum_abs
+    );
+    println!();
+    println!(
+        "  {:<12} {:>18} {:>10} {:>10} {:>9} {:>8}  how",
+        "kernel", "result", "rel. error", "grid", "ms", "GB/s"
+    );
+    for k in &r.runs {
+        println!(
+            "  {:<12} {:>18.10} {:>10.2e} {:>10} {:>9} {:>8}  {}",
+            k.name,
+            k.result,
+            k.rel_error,
+            format!("{}×{}", k.blocks, k.threads_per_block),
+            fmt_opt(k.ms, 4),
+            fmt_opt(k.gb_per_s, 0),
+            k.what
+        );
+    }
+    println!();
+    println!(
+        "  The source's dot_mutex reduced with s_block[tid + 1]; here every kernel uses \
+         s_block[tid + i]."
+    );
+    let timed = r.runs.iter().any(|k| k.ms.is_some());
+    print_timing_note(
+        timed,
+        "one event-timed launch after a warm-up; dot_partial without the host's sum.",
+    );
+}
+
+pub fn bench_command(target: &Target, args: &BenchArgs, json: bool) -> Result<()> {
+    let opts = args.sized.options(&bench::DEFAULT_LENS);
+    let b = bench::run(target, &opts, progress(!json, "bench dot"))?;
+    print_json_or(json, &b, print_bench)
+}
+
+/// The dot kernels' tables: the shared columns, then the error against the CPU.
+const BENCH_TABLE: TableLayout = TableLayout {
+    kernel: 12,
+    grid: 10,
+    extra: &[Column {
+        header: "rel. error",
+        width: 10,
+    }],
+};
+
+pub fn print_bench(b: &DotBench) {
+    let title = format!(
+        "dot benchmark on the {} (median of {} trials)",
+        b.device, b.copy.ms.samples
+    );
+    print_sized_bench(&title, b, "dot", &BENCH_TABLE, |k| {
+        (&k.timing, vec![format!("{:.2e}", k.rel_error)])
+    });
+    println!("  Reference (H200): cuBLAS via torch.dot, 10⁷: 0.027 ms.");
+}

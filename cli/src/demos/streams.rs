@@ -1,0 +1,399 @@
+//! The tutorial's experiment (`gridsync streams`): `arrays` arrays of `len` floats, array `i`
+//! filled with `i + 1`, normalized on `streams` streams and on one, each way timed with events.
+//!
+//! Besides the tutorial's totals the report carries what explains them: each pipeline's kernels
+//! timed alone, the copies timed alone (pinned, both directions, and both at once), and the
+//! bound they put on any schedule — every byte must cross the bus in, every byte back out, the
+//! first array cannot start back before it is all in, and the last cannot start back before
+//! its sum is known.
+
+use crate::plot::{BLUE, GREEN, ORANGE, Timeline, TimelineBar, TimelinePanel, TimelineRow};
+use gridsync::normalize::transfer::{self, Direction};
+use gridsync::normalize::{
+    BatchOptions, BatchReport, Normalizer, Pipeline, Schedule, source_arrays,
+};
+use gridsync::runtime::error::{Error, Result};
+use gridsync::runtime::launch::Target;
+use gridsync::runtime::memory::{Footprint, check_fits};
+use gridsync::runtime::pinned::PinnedBuffer;
+use gridsync::runtime::stats::Stats;
+use serde::Serialize;
+
+/// The tutorial's arrays: ten.
+pub const DEFAULT_ARRAYS: usize = 10;
+/// The tutorial's array length: 10⁷ floats.
+pub const DEFAULT_LEN: usize = 10_000_000;
+/// The simulator's default length (its threads are OS threads).
+pub const SIM_DEFAULT_LEN: usize = 3_001;
+
+/// What the experiment runs.
+#[derive(Clone, Debug, Serialize)]
+pub struct ExperimentOptions {
+    /// Arrays.
+    pub arrays: usize,
+    /// Floats per array.
+    pub len: usize,
+    /// Streams of the many-stream runs (the one-stream run is always made too).
+    pub streams: usize,
+    /// Plain `Vec`s instead of pinned buffers: the copies become synchronous.
+    pub pageable: bool,
+    /// Runs of each configuration; the report keeps the median one.
+    pub repeats: u32,
+    /// The pipelines to run.
+    pub pipelines: Vec<Pipeline>,
+    /// The schedules of the many-stream runs.
+    pub schedules: Vec<Schedule>,
+}
+
+impl Default for ExperimentOptions {
+    /// The tutorial's 10 × 10⁷ on 10 streams, pinned, both pipelines, both schedules.
+    fn default() -> ExperimentOptions {
+        ExperimentOptions {
+            arrays: DEFAULT_ARRAYS,
+            len: DEFAULT_LEN,
+            streams: DEFAULT_ARRAYS,
+            pageable: false,
+            repeats: 5,
+            pipelines: Pipeline::ALL.to_vec(),
+            schedules: Schedule::ALL.to_vec(),
+        }
+    }
+}
+
+/// One configuration's runs.
+#[derive(Clone, Debug, Serialize)]
+pub struct Run {
+    /// Its options.
+    pub options: BatchOptions,
+    /// The total of every repeat (GPU only).
+    pub total_ms: Option<Stats>,
+    /// The repeat whose total was the median: sums before, events.
+    pub report: BatchReport,
+    /// Every array's sum afterwards, in `f64` on the host (≈ 1).
+    pub new_sums: Vec<f64>,
+    /// The largest `|new sum − 1|`.
+    pub max_error: f64,
+}
+
+/// One pipeline's kernels timed alone on one array already on the device.
+#[derive(Clone, Debug, Serialize)]
+pub struct KernelTime {
+    /// The pipeline.
+    pub pipeline: Pipeline,
+    /// Milliseconds for all its kernels.
+    pub ms: Stats,
+}
+
+/// The copies timed alone, pinned, at one array's size.
+#[derive(Clone, Debug, Serialize)]
+pub struct CopyRates {
+    /// Host to device, GB/s.
+    pub h2d_gbps: f64,
+    /// Device to host, GB/s.
+    pub d2h_gbps: f64,
+    /// Both at once (the pair's bytes over its time), GB/s.
+    pub both_gbps: f64,
+    /// Host to device from pageable memory, GB/s.
+    pub h2d_pageable_gbps: f64,
+    /// Device to host into pageable memory, GB/s.
+    pub d2h_pageable_gbps: f64,
+}
+
+/// The experiment's result.
+#[derive(Clone, Debug, Serialize)]
+pub struct ExperimentReport {
+    /// Where it ran.
+    pub device: String,
+    /// What ran.
+    pub options: ExperimentOptions,
+    /// Every configuration: per pipeline, the many-stream runs then the one-stream run.
+    pub runs: Vec<Run>,
+    /// The kernels alone (GPU only).
+    pub kernels: Vec<KernelTime>,
+    /// The copies alone (GPU only).
+    pub copies: Option<CopyRates>,
+    /// The least time any schedule can take, from [`ExperimentReport::copies`] and the kernels.
+    pub bound_ms: Option<f64>,
+}
+
+impl ExperimentReport {
+    /// The run of `pipeline` on `streams` streams with `schedule` (any schedule for one stream).
+    pub fn run(&self, pipeline: Pipeline, streams: usize, schedule: Schedule) -> Option<&Run> {
+        self.runs.iter().find(|r| {
+            r.options.pipeline == pipeline
+                && r.options.streams == streams
+                && (streams == 1 || r.options.schedule == schedule)
+        })
+    }
+}
+
+/// The host arrays, pinned or not.
+enum Arrays<'g> {
+    Pinned(Vec<PinnedBuffer<'g, f32>>),
+    Pageable(Vec<Vec<f32>>),
+}
+
+impl Arrays<'_> {
+    /// Refills array `i` with `i + 1`, as the tutorial makes them.
+    fn refill(&mut self) {
+        let fill = |i: usize, a: &mut [f32]| a.fill((i + 1) as f32);
+        match self {
+            Arrays::Pinned(v) => v.iter_mut().enumerate().for_each(|(i, a)| fill(i, a)),
+            Arrays::Pageable(v) => v.iter_mut().enumerate().for_each(|(i, a)| fill(i, a)),
+        }
+    }
+
+    fn slices(&mut self) -> Vec<&mut [f32]> {
+        match self {
+            Arrays::Pinned(v) => v.iter_mut().map(|a| &mut a[..]).collect(),
+            Arrays::Pageable(v) => v.iter_mut().map(|a| &mut a[..]).collect(),
+        }
+    }
+}
+
+/// Runs the experiment; `progress(done, total)` after each run.
+///
+/// # Errors
+/// [`Error::InvalidInput`] for zero arrays, length, streams or repeats, no pipelines or
+/// schedules, or arrays that do not fit; a driver error.
+pub fn run(
+    target: &Target,
+    options: &ExperimentOptions,
+    mut progress: impl FnMut(u32, u32),
+) -> Result<ExperimentReport> {
+    let o = options;
+    if o.arrays == 0 || o.len == 0 || o.streams == 0 || o.repeats == 0 {
+        return Err(Error::InvalidInput(
+            "arrays, length, streams and repeats must all be at least 1".into(),
+        ));
+    }
+    if o.pipelines.is_empty() || o.schedules.is_empty() {
+        return Err(Error::InvalidInput(
+            "at least one pipeline and one schedule".into(),
+        ));
+    }
+    let streams = o.streams.min(o.arrays);
+    // Every array on the host, and on the device a lane per stream; the kernels-alone timing
+    // needs two more arrays' worth on each side.
+    let need = (|| {
+        let array = (o.len as u64).checked_mul(4)?;
+        Some(Footprint {
+            host: (o.arrays as u64).checked_add(2)?.checked_mul(array)?,
+            device: (streams as u64).checked_add(2)?.checked_mul(array)?,
+        })
+    })();
+    let option = format!(
+        "--arrays {} --len {} --streams {}",
+        o.arrays, o.len, o.streams
+    );
+    check_fits(target, &option, need)?;
+    let mut arrays = match target {
+        Target::Gpu(gpu) if !o.pageable => Arrays::Pinned(
+            (0..o.arrays)
+                .map(|i| PinnedBuffer::new(gpu, o.len, (i + 1) as f32))
+                .collect::<Result<_>>()?,
+        ),
+        _ => Arrays::Pageable(source_arrays(o.arrays, o.len)),
+    };
+    let mut configs = Vec::new();
+    for &pipeline in &o.pipelines {
+        if streams > 1 {
+            for &schedule in &o.schedules {
+                configs.push(BatchOptions {
+                    streams,
+                    pipeline,
+                    schedule,
+                });
+            }
+        }
+        configs.push(BatchOptions {
+            streams: 1,
+            pipeline,
+            schedule: Schedule::PerStream,
+        });
+    }
+    let steps = configs.len() as u32 + 2 * u32::from(!target.is_sim());
+    let mut runs = Vec::new();
+    for (k, config) in configs.into_iter().enumerate() {
+        runs.push(run_config(target, &mut arrays, o, config)?);
+        progress(k as u32 + 1, steps);
+    }
+    let (kernels, copies, bound_ms) = match target {
+        Target::Sim => (Vec::new(), None, None),
+        Target::Gpu(_) => {
+            let kernels = o
+                .pipelines
+                .iter()
+                .map(|&p| time_kernels(target, p, o.len, 20))
+                .collect::<Result<Vec<_>>>()?;
+            progress(steps - 1, steps);
+            let copies = copy_rates(target, o.len * 4)?;
+            progress(steps, steps);
+            let fastest = kernels.iter().map(|k| k.ms.median).fold(f64::MAX, f64::min);
+            let bound = bound_ms(&copies, o.arrays, o.len * 4, fastest);
+            (kernels, Some(copies), Some(bound))
+        }
+    };
+    Ok(ExperimentReport {
+        device: target.describe(),
+        options: o.clone(),
+        runs,
+        kernels,
+        copies,
+        bound_ms,
+    })
+}
+
+/// `repeats` runs of one configuration on freshly filled arrays; keeps the median one.
+fn run_config(
+    target: &Target,
+    arrays: &mut Arrays<'_>,
+    o: &ExperimentOptions,
+    config: BatchOptions,
+) -> Result<Run> {
+    let mut normalizer = Normalizer::new(target, o.len, config)?;
+    let mut results = Vec::new();
+    for _ in 0..o.repeats {
+        arrays.refill();
+        let report = normalizer.run(&mut arrays.slices())?;
+        let new_sums: Vec<f64> = arrays
+            .slices()
+            .iter()
+            .map(|a| a.iter().map(|&v| v as f64).sum())
+            .collect();
+        results.push((report, new_sums));
+    }
+    let totals: Vec<f64> = results
+        .iter()
+        .filter_map(|(r, _)| r.timing.as_ref().map(|t| t.total_ms))
+        .collect();
+    let total_ms = Stats::of(&totals).ok();
+    let pick = match total_ms {
+        Some(s) => results
+            .iter()
+            .position(|(r, _)| r.timing.as_ref().is_some_and(|t| t.total_ms >= s.median))
+            .unwrap_or(0),
+        None => 0,
+    };
+    let (report, new_sums) = results.swap_remove(pick);
+    let max_error = new_sums.iter().map(|s| (s - 1.0).abs()).fold(0.0, f64::max);
+    Ok(Run {
+        options: config,
+        total_ms,
+        report,
+        new_sums,
+        max_error,
+    })
+}
+
+/// One pipeline's kernels on one device-resident array, event-timed on the library's stream.
+fn time_kernels(
+    target: &Target,
+    pipeline: Pipeline,
+    len: usize,
+    trials: u32,
+) -> Result<KernelTime> {
+    Ok(KernelTime {
+        pipeline,
+        ms: gridsync::normalize::time_pipeline(target, pipeline, len, trials)?,
+    })
+}
+
+/// The copies alone, at one array's size.
+fn copy_rates(target: &Target, bytes: usize) -> Result<CopyRates> {
+    let b = transfer::run(target, &[bytes], 5, |_, _| {})?;
+    let rate = |d, pinned| b.gbps(d, pinned).unwrap_or(f64::NAN);
+    Ok(CopyRates {
+        h2d_gbps: rate(Direction::HostToDevice, true),
+        d2h_gbps: rate(Direction::DeviceToHost, true),
+        both_gbps: rate(Direction::Both, true),
+        h2d_pageable_gbps: rate(Direction::HostToDevice, false),
+        d2h_pageable_gbps: rate(Direction::DeviceToHost, false),
+    })
+}
+
+/// The least time any schedule can take for `n` arrays of `bytes`, from the copy rates
+/// measured alone: the first array must be all in before anything goes back (only the copy in
+/// runs), the last array's copy back starts after its sum is known (only the copy out runs), and
+/// in between the other `n − 1` arrays cross the bus both ways, no faster than each direction's
+/// rate nor than the rate of both directions at once.
+pub fn bound_ms(c: &CopyRates, n: usize, bytes: usize, kernel_ms: f64) -> f64 {
+    let ms = |b: f64, gbps: f64| b / (gbps * 1e6);
+    let (one, rest) = (bytes as f64, (n.saturating_sub(1) * bytes) as f64);
+    let kernel_ms = if kernel_ms.is_finite() {
+        kernel_ms
+    } else {
+        0.0
+    };
+    let middle = ms(rest, c.h2d_gbps)
+        .max(ms(rest, c.d2h_gbps))
+        .max(ms(2.0 * rest, c.both_gbps));
+    ms(one, c.h2d_gbps) + kernel_ms + middle + ms(one, c.d2h_gbps)
+}
+
+/// The timeline of `pipeline`'s runs — the many-stream runs, then the one-stream run — on one
+/// time axis: a row per array, its copy in, kernels and copy out as bars. `None` on the
+/// simulator (no events).
+pub fn timeline(report: &ExperimentReport, pipeline: Pipeline) -> Option<Timeline> {
+    let panels: Vec<TimelinePanel> = report
+        .runs
+        .iter()
+        .filter(|r| r.options.pipeline == pipeline)
+        .filter_map(|r| {
+            let timing = r.report.timing.as_ref()?;
+            let title = match r.options.streams {
+                1 => format!("1 stream: {:.2} ms", timing.total_ms),
+                k => format!(
+                    "{k} streams, {}: {:.2} ms, overlap {:.0}%",
+                    r.options.schedule.label(),
+                    timing.total_ms,
+                    (100.0 * timing.overlap).max(0.0_f64)
+                ),
+            };
+            let rows = r
+                .report
+                .arrays
+                .iter()
+                .enumerate()
+                .filter_map(|(i, a)| {
+                    let t = a.timing.as_ref()?;
+                    let bar = |start_ms, end_ms, kind| TimelineBar {
+                        start_ms,
+                        end_ms,
+                        kind,
+                    };
+                    Some(TimelineRow {
+                        label: format!("array {i} · stream {}", t.stream),
+                        bars: vec![
+                            bar(t.begin_ms, t.copied_in_ms, 0),
+                            bar(t.copied_in_ms, t.computed_ms, 1),
+                            bar(t.copy_out_ms, t.end_ms, 2),
+                        ],
+                    })
+                })
+                .collect();
+            Some(TimelinePanel { title, rows })
+        })
+        .collect();
+    if panels.is_empty() {
+        return None;
+    }
+    let o = &report.options;
+    Some(Timeline {
+        title: format!(
+            "{} × {} floats normalized, {} pipeline, {} host memory — {}",
+            o.arrays,
+            o.len,
+            pipeline.label(),
+            if o.pageable { "pageable" } else { "pinned" },
+            report.device
+        ),
+        legend: vec![
+            ("copy in (H→D)".into(), BLUE),
+            ("kernels".into(), ORANGE),
+            ("copy out (D→H)".into(), GREEN),
+        ],
+        panels,
+        x_label: "milliseconds since the first begin event".into(),
+    })
+}

@@ -1,0 +1,1 @@
+../../../../examples/own-kernel/build.rs

@@ -1,0 +1,1 @@
+../../../../examples/own-kernel/kernels/src/lib.rs

@@ -1,0 +1,200 @@
+//! The streams experiment (`gridsync streams`): its report, its timeline, its command and the
+//! transfer benchmark, on the simulator and on the GPU. (Normalizing itself:
+//! `tests/normalize.rs`.)
+
+#[path = "../../tests/common/normalize.rs"]
+mod checks;
+mod common;
+
+use checks::*;
+
+use gridsync::normalize::{Pipeline, Schedule};
+use gridsync::{Error, Target};
+use gridsync_cli::bench::transfer::Direction;
+use gridsync_cli::demos::streams::{self as experiment, ExperimentOptions};
+
+#[test]
+fn the_experiment_runs_on_the_simulator() {
+    let options = ExperimentOptions {
+        arrays: 3,
+        len: 301,
+        streams: 3,
+        repeats: 1,
+        ..ExperimentOptions::default()
+    };
+    let r = experiment::run(&Target::Sim, &options, |_, _| {}).unwrap();
+    // Per pipeline: staged and per-stream on 3 streams, then 1 stream.
+    assert_eq!(r.runs.len(), 6);
+    for run in &r.runs {
+        assert_eq!(run.new_sums.len(), 3);
+        assert!(run.max_error < 1e-5, "{run:?}");
+        for (i, a) in run.report.arrays.iter().enumerate() {
+            assert_eq!(a.sum, 301.0 * (i + 1) as f64);
+        }
+    }
+    assert!(r.bound_ms.is_none() && r.copies.is_none() && r.kernels.is_empty());
+    assert!(experiment::timeline(&r, Pipeline::SinglePass).is_none());
+    let bad = ExperimentOptions {
+        repeats: 0,
+        ..options
+    };
+    assert!(matches!(
+        experiment::run(&Target::Sim, &bad, |_, _| {}),
+        Err(Error::InvalidInput(_))
+    ));
+}
+
+#[test]
+fn cli_streams_on_the_simulator() {
+    let out = common::cli(&[
+        "streams",
+        "--simulate",
+        "--arrays",
+        "3",
+        "--len",
+        "257",
+        "--repeats",
+        "1",
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 6);
+    for run in runs {
+        for s in run["new_sums"].as_array().unwrap() {
+            assert!((s.as_f64().unwrap() - 1.0).abs() < 1e-5);
+        }
+    }
+    let out = common::cli(&["streams", "--simulate", "--len", "100", "--repeats", "1"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("single-pass, 1 stream"), "{text}");
+    for bad in [
+        &["streams", "--simulate", "--arrays", "0"][..],
+        &["streams", "--simulate", "--len", "0"],
+        &["streams", "--simulate", "--plot", "timeline.png"],
+        &["streams", "--simulate", "--pipeline", "fast"],
+        &["streams", "--simulate", "--schedule", "in-order"],
+    ] {
+        let out = common::cli(bad);
+        assert!(!out.status.success(), "{bad:?} succeeded");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{bad:?}: {err}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// GPU
+
+#[test]
+#[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
+fn gpu_the_tutorials_experiment_runs_on_one_and_many_streams() {
+    let t = common::gpu();
+    let options = ExperimentOptions {
+        arrays: 10,
+        len: 4_000_000,
+        streams: 10,
+        repeats: 3,
+        pipelines: vec![Pipeline::SinglePass],
+        schedules: vec![Schedule::Staged],
+        pageable: false,
+    };
+    let r = experiment::run(&t, &options, |_, _| {}).unwrap();
+    let many = r.run(Pipeline::SinglePass, 10, Schedule::Staged).unwrap();
+    let one = r.run(Pipeline::SinglePass, 1, Schedule::Staged).unwrap();
+    // Results right and timings taken; which is faster is the benchmark's to say (the tests
+    // share the GPU), not this test's.
+    for run in [many, one] {
+        assert!(run.max_error < 1e-5, "new sums {:?}", run.new_sums);
+        check_events(&run.report, run.options.streams);
+        let total = run.total_ms.unwrap();
+        assert_eq!(total.samples, 3);
+        assert!(total.median.is_finite() && total.median > 0.0, "{total:?}");
+    }
+    let bound = r.bound_ms.unwrap();
+    assert!(bound.is_finite() && bound > 0.0, "{bound}");
+    let plot = experiment::timeline(&r, Pipeline::SinglePass).unwrap();
+    assert_eq!(plot.panels.len(), 2);
+    let svg = gridsync_cli::plot::timeline_chart(&plot);
+    assert_eq!(svg.matches("class=\"bar\"").count(), 2 * 10 * 3);
+}
+
+#[test]
+#[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
+fn gpu_transfer_benchmark_measures_every_direction() {
+    let t = common::gpu();
+    let b = gridsync_cli::bench::transfer::run(&t, &[1 << 20, 3_000_001], 3, |_, _| {}).unwrap();
+    assert_eq!(b.transfers.len(), 12);
+    for x in &b.transfers {
+        // Measured, and the rate follows from the bytes and the median; the ceiling is no
+        // machine's bus (a rate above it is a unit error, not a fast run).
+        assert_eq!(x.ms.samples, 3, "{x:?}");
+        assert!(x.ms.median.is_finite() && x.ms.median > 0.0, "{x:?}");
+        let ways = if x.direction == Direction::Both {
+            2.0
+        } else {
+            1.0
+        };
+        let rate = ways * x.bytes as f64 / (x.ms.median * 1e6);
+        assert!((x.gb_per_s - rate).abs() <= 1e-9 * rate, "{x:?}");
+        assert!(x.gb_per_s < 2000.0, "{x:?}");
+    }
+    assert!(gridsync_cli::bench::transfer::run(&t, &[], 3, |_, _| {}).is_err());
+    assert!(gridsync_cli::bench::transfer::run(&t, &[0], 3, |_, _| {}).is_err());
+    assert!(gridsync_cli::bench::transfer::run(&Target::Sim, &[8], 3, |_, _| {}).is_err());
+}
+
+#[test]
+#[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
+fn gpu_cli_streams_writes_the_timeline() {
+    let dir = std::env::temp_dir().join(format!("gridsync-streams-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let plot = dir.join("timeline.svg");
+    let out = common::cli(&[
+        "streams",
+        "--arrays",
+        "4",
+        "--len",
+        "1000003",
+        "--repeats",
+        "2",
+        "--plot",
+        plot.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["runs"].as_array().unwrap().len(), 6);
+    assert!(v["bound_ms"].as_f64().unwrap() > 0.0);
+    let svg = std::fs::read_to_string(&plot).unwrap();
+    // The single-pass pipeline's three runs (staged, per stream, one stream) × 4 arrays × 3 bars.
+    assert_eq!(svg.matches("class=\"bar\"").count(), 3 * 4 * 3);
+    let out = common::cli(&[
+        "streams",
+        "--arrays",
+        "3",
+        "--len",
+        "100000",
+        "--pageable",
+        "--repeats",
+        "1",
+        "--verbose",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("pageable"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

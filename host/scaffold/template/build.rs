@@ -1,1 +1,0 @@
-../../../examples/own-kernel/build.rs

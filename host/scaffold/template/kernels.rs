@@ -1,1 +1,0 @@
-../../../examples/own-kernel/kernels/src/lib.rs

@@ -1,1 +1,0 @@
-../../../examples/own-kernel/src/main.rs
