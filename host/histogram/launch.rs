@@ -3,11 +3,10 @@
 
 use super::{Bins, HistKernel};
 use crate::runtime::buffer::Buffer;
-use crate::runtime::error::{Error, Result, check};
+use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
 use crate::runtime::timer::Timer;
 use crate::runtime::wait::wait_bound;
-use cust::sys as cu;
 use gpu::LaunchConfig;
 use gpu::lessons::histogram::BYTES16;
 use gpu::warp::WARP_SIZE;
@@ -139,23 +138,11 @@ impl<'a> HistogramLaunch<'a> {
     /// A driver error.
     pub fn reset(&self) -> Result<()> {
         match self.target {
-            Target::Gpu(gpu) => {
-                gpu.make_current()?;
-                let bytes = self.out.len() * size_of::<u64>();
-                if bytes > 0 {
-                    // SAFETY: `out` owns `bytes` bytes; the memset is ordered on the library's
-                    // stream before any later launch, copy or synchronize.
-                    let code = unsafe {
-                        cu::cuMemsetD8Async(self.out.ptr() as u64, 0, bytes, gpu.stream().as_raw())
-                    };
-                    check(code, || "cuMemsetD8Async".into())?;
-                }
+            // Queued on the library's stream, before any later launch, copy or synchronize.
+            Target::Gpu(_) => {
+                self.target.clear(&self.out)?;
                 if self.kernel == HistKernel::Pipeline {
-                    // SAFETY: `err` owns one u32; ordered on the library's stream as above.
-                    let code = unsafe {
-                        cu::cuMemsetD32Async(self.err.ptr() as u64, 0, 1, gpu.stream().as_raw())
-                    };
-                    check(code, || "cuMemsetD32Async".into())?;
+                    self.target.clear(&self.err)?;
                 }
                 Ok(())
             }

@@ -29,12 +29,12 @@
 
 use super::Pipeline;
 use super::lane::{Grids, Lane};
-use crate::runtime::error::{Error, Result, check};
+use crate::runtime::enqueue;
+use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
 use crate::runtime::pinned::{PinnedBuffer, is_pinned};
 use crate::runtime::stream::Stream;
 use crate::runtime::timer::Event;
-use cust::sys as cu;
 use serde::Serialize;
 use std::time::Instant;
 
@@ -398,31 +398,19 @@ impl<'t> Normalizer<'t> {
                     Schedule::PerStream => (compute, compute),
                     Schedule::Staged => (copy_in, copy_out),
                 };
-                let bytes = std::mem::size_of_val(*a);
                 if schedule == Schedule::Staged && i >= k {
                     // The device buffer is the one array `i - k` used: wait until it is out.
-                    wait(s_in, &self.events[i - k][END])?;
+                    s_in.wait_event(&self.events[i - k][END])?;
                 }
                 ev[BEGIN].record(s_in)?;
-                // SAFETY: the lane's array holds `capacity >= a.len()` floats; `a` is borrowed
-                // for the whole call and every stream is synchronized (by `_sync`, even on an
-                // error) before it returns, so the copy never outlives the memory; no other
-                // array's work touches the lane's buffer until this array's `end` (stream order,
-                // or the wait above).
-                check(
-                    unsafe {
-                        cu::cuMemcpyHtoDAsync_v2(
-                            lane.data.ptr() as cu::CUdeviceptr,
-                            a.as_ptr().cast(),
-                            bytes,
-                            s_in.as_raw(),
-                        )
-                    },
-                    || format!("cuMemcpyHtoDAsync(array {i}, {bytes} bytes)"),
-                )?;
+                // SAFETY: `a` is borrowed for the whole call and every stream is synchronized
+                // (by `_sync`, even on an error) before it returns, so the copy never outlives
+                // the memory; no other array's work touches the lane's buffer until this
+                // array's `end` (stream order, or the wait above).
+                unsafe { enqueue::host_to_device(gpu, s_in, a, &lane.data, 0)? };
                 ev[COPIED_IN].record(s_in)?;
                 if s_in.as_raw() != compute.as_raw() {
-                    wait(compute, &ev[COPIED_IN])?;
+                    compute.wait_event(&ev[COPIED_IN])?;
                 }
                 if let Err(e) = lane.queue(target, Some(compute), pipeline, &lane.data, a.len()) {
                     let _ = compute.synchronize();
@@ -431,37 +419,21 @@ impl<'t> Normalizer<'t> {
                 }
                 ev[COMPUTED].record(compute)?;
                 if s_out.as_raw() != compute.as_raw() {
-                    wait(s_out, &ev[COMPUTED])?;
+                    s_out.wait_event(&ev[COMPUTED])?;
                 }
                 ev[COPY_OUT].record(s_out)?;
                 // ANCHOR_END: schedule
                 // SAFETY: `sums` holds at least `arrays.len()` words, pinned, owned by `self`
-                // (not reallocated during the batch) and read only after synchronization; the
-                // lane's sum is written before `computed`, which this stream has reached.
-                check(
-                    unsafe {
-                        cu::cuMemcpyDtoHAsync_v2(
-                            sums_ptr.add(i).cast(),
-                            lane.sum.ptr() as cu::CUdeviceptr,
-                            8,
-                            s_out.as_raw(),
-                        )
-                    },
-                    || format!("cuMemcpyDtoHAsync(sum of array {i})"),
-                )?;
+                // (not reallocated during the batch) and read only after synchronization, each
+                // word by one copy; the lane's sum is written before `computed`, which this
+                // stream has reached.
+                unsafe {
+                    let sum = std::slice::from_raw_parts_mut(sums_ptr.add(i), 1);
+                    enqueue::device_to_host(gpu, s_out, &lane.sum, 0, sum)?;
+                }
                 // SAFETY: as the copy in; the device array holds the normalized `a.len()` floats
                 // once `computed` is reached.
-                check(
-                    unsafe {
-                        cu::cuMemcpyDtoHAsync_v2(
-                            a.as_mut_ptr().cast(),
-                            lane.data.ptr() as cu::CUdeviceptr,
-                            bytes,
-                            s_out.as_raw(),
-                        )
-                    },
-                    || format!("cuMemcpyDtoHAsync(array {i}, {bytes} bytes)"),
-                )?;
+                unsafe { enqueue::device_to_host(gpu, s_out, &lane.data, 0, a)? };
                 ev[END].record(s_out)?;
                 issue_ms.push(t.elapsed().as_secs_f64() * 1e3);
             }
@@ -555,15 +527,6 @@ impl<'t> Normalizer<'t> {
         };
         Ok((per_array, batch))
     }
-}
-
-/// Makes later work on `stream` wait for `event` (`cuStreamWaitEvent`).
-fn wait(stream: &Stream, event: &Event) -> Result<()> {
-    // SAFETY: both handles are live.
-    check(
-        unsafe { cu::cuStreamWaitEvent(stream.as_raw(), event.as_raw(), 0) },
-        || "cuStreamWaitEvent".into(),
-    )
 }
 
 /// Normalizes every array in place on `options.streams` streams (at most one per array) and

@@ -9,14 +9,14 @@
 
 use crate::runtime::buffer::Buffer;
 use crate::runtime::device::Gpu;
-use crate::runtime::error::{Error, Result, check};
+use crate::runtime::enqueue;
+use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
 use crate::runtime::memory::{Footprint, check_fits};
 use crate::runtime::pinned::PinnedBuffer;
 use crate::runtime::stats::{Stats, require_gpu};
 use crate::runtime::stream::Stream;
 use crate::runtime::timer::{Event, Timer};
-use cust::sys as cu;
 use serde::Serialize;
 
 /// Default copy sizes: one of the tutorial's arrays (10⁷ floats) and ten of them.
@@ -100,30 +100,20 @@ impl Host<'_> {
 /// # Safety
 /// `host` and `dev` hold `bytes` bytes and outlive the copy (the caller synchronizes).
 unsafe fn copy(
+    (gpu, stream): (&Gpu, &Stream),
     dir: Direction,
     host: *mut u8,
     dev: &Buffer<u8>,
     bytes: usize,
-    stream: &Stream,
 ) -> Result<()> {
     // SAFETY: forwarded to the caller.
-    let code = unsafe {
+    unsafe {
+        let host = std::slice::from_raw_parts_mut(host, bytes);
         match dir {
-            Direction::DeviceToHost => cu::cuMemcpyDtoHAsync_v2(
-                host.cast(),
-                dev.ptr() as cu::CUdeviceptr,
-                bytes,
-                stream.as_raw(),
-            ),
-            _ => cu::cuMemcpyHtoDAsync_v2(
-                dev.ptr() as cu::CUdeviceptr,
-                host.cast_const().cast(),
-                bytes,
-                stream.as_raw(),
-            ),
+            Direction::DeviceToHost => enqueue::device_to_host(gpu, stream, dev, 0, host),
+            _ => enqueue::host_to_device(gpu, stream, host, dev, 0),
         }
-    };
-    check(code, || format!("{} copy of {bytes} bytes", dir.label()))
+    }
 }
 
 /// Median milliseconds of `trials` copies of `bytes` one way (after a warm-up).
@@ -148,7 +138,7 @@ fn one_way(
     for t in 0..=trials {
         // SAFETY: `p` and the device buffer hold `bytes` bytes; `time` synchronizes.
         let x = timer.time(&stream, || unsafe {
-            copy(dir, p, &target_dev, bytes, &stream)
+            copy((gpu, &stream), dir, p, &target_dev, bytes)
         })?;
         if t > 0 {
             ms.push(x as f64);
@@ -196,8 +186,14 @@ fn both_ways(
         // SAFETY: every buffer holds `bytes` bytes and outlives the copies, which are
         // synchronized below before the next trial or the drop.
         unsafe {
-            copy(Direction::HostToDevice, p_in, &dev_in, bytes, &s_in)?;
-            copy(Direction::DeviceToHost, p_out, &dev_out, bytes, &s_out)?;
+            copy((gpu, &s_in), Direction::HostToDevice, p_in, &dev_in, bytes)?;
+            copy(
+                (gpu, &s_out),
+                Direction::DeviceToHost,
+                p_out,
+                &dev_out,
+                bytes,
+            )?;
         }
         ev[2].record(&s_in)?;
         ev[3].record(&s_out)?;

@@ -8,7 +8,8 @@
 //! the memory also waits for the kernels using it, as for [`DeviceLock`](super::lock::DeviceLock).
 
 use crate::runtime::buffer::{Buffer, Plain};
-use crate::runtime::error::{Error, Result, check};
+use crate::runtime::enqueue;
+use crate::runtime::error::{Error, Result};
 use crate::runtime::grid::{check_coresident, check_coresident_in};
 use crate::runtime::launch::{KernelArgs, LaunchMode, Target};
 use crate::runtime::module::Module;
@@ -138,52 +139,26 @@ impl DeviceGridBarrier {
         let Target::Gpu(gpu) = target else {
             return target.write(&self.state, &[fresh]);
         };
-        gpu.make_current()?;
-        let stream = gpu.stream().as_raw();
-        let base = self.state.ptr() as cust::sys::CUdeviceptr;
-        let at = |offset: usize| base + offset as u64;
         let words = [
-            (
-                std::mem::offset_of!(GridBarrierState, arrived),
-                0,
-                "arrived",
-            ),
+            (std::mem::offset_of!(GridBarrierState, arrived), 0),
             (
                 std::mem::offset_of!(GridBarrierState, group_blocks),
                 self.arrival.to_word(),
-                "group_blocks",
             ),
             (
                 std::mem::offset_of!(GridBarrierState, poll_sleep_ns),
                 self.poll_sleep.to_word(),
-                "poll_sleep_ns",
             ),
-            (
-                std::mem::offset_of!(GridBarrierState, timeouts),
-                0,
-                "timeouts",
-            ),
+            (std::mem::offset_of!(GridBarrierState, timeouts), 0),
         ];
-        for (offset, value, name) in words {
-            // SAFETY: a 4-byte-aligned `u32` of the state this barrier owns; the memset is
-            // ordered on the library stream with the launches that use it.
-            let code = unsafe { cust::sys::cuMemsetD32Async(at(offset), value, 1, stream) };
-            check(code, || format!("cuMemsetD32Async(barrier {name})"))?;
+        let stream = gpu.stream();
+        for (offset, value) in words {
+            enqueue::fill_words(gpu, stream, &self.state, (offset, 4, 1), value)?;
         }
         // The group words: the first `u32` of each 128-byte line.
+        let groups = std::mem::offset_of!(GridBarrierState, groups);
         let line = size_of::<GroupWord>();
-        // SAFETY: `MAX_GROUPS` lines of `line` bytes from `groups`, all inside the state.
-        let code = unsafe {
-            cust::sys::cuMemsetD2D32Async(
-                at(std::mem::offset_of!(GridBarrierState, groups)),
-                line,
-                0,
-                1,
-                MAX_GROUPS,
-                stream,
-            )
-        };
-        check(code, || "cuMemsetD2D32Async(barrier groups)".into())
+        enqueue::fill_words(gpu, stream, &self.state, (groups, line, MAX_GROUPS), 0)
     }
 
     /// How the blocks arrive, for the next launches: [`Arrival::Auto`] (the default: the

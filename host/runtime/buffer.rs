@@ -60,6 +60,14 @@ impl<T: Plain> Buffer<T> {
         self.len == 0
     }
 
+    /// The device address of a GPU buffer (0 for an empty one); `None` on the simulator.
+    pub(crate) fn device_ptr(&self) -> Option<cu::CUdeviceptr> {
+        match &self.memory {
+            Memory::Device { ptr, .. } => Some(*ptr),
+            Memory::Host { .. } => None,
+        }
+    }
+
     /// The address kernels use: a device address on the GPU, a host address on the simulator.
     /// Passing it to a kernel is what [`Target::launch`]'s safety contract is about.
     pub fn ptr(&self) -> *mut T {

@@ -6,6 +6,7 @@
 //! creates the stream with `cuStreamCreate(CU_STREAM_NON_BLOCKING)` itself.
 
 use crate::runtime::error::{Result, check};
+use crate::runtime::timer::Event;
 use cust::sys as cu;
 
 /// An owned, non-blocking CUDA stream. Work on it runs in issue order; work on different
@@ -40,6 +41,33 @@ impl Stream {
         check(unsafe { cu::cuStreamSynchronize(self.raw) }, || {
             "cuStreamSynchronize".into()
         })
+    }
+
+    /// Makes the work queued on this stream from now on wait until `event` has happened
+    /// (`cuStreamWaitEvent`): the order between two streams, without the host waiting.
+    ///
+    /// # Errors
+    /// A driver error.
+    pub fn wait_event(&self, event: &Event) -> Result<()> {
+        // SAFETY: both handles are live.
+        check(
+            unsafe { cu::cuStreamWaitEvent(self.raw, event.as_raw(), 0) },
+            || "cuStreamWaitEvent".into(),
+        )
+    }
+
+    /// Whether everything queued on the stream has finished (`cuStreamQuery`), without
+    /// waiting: for waits with a bound of their own.
+    ///
+    /// # Errors
+    /// A driver error, including faults of kernels that ran on the stream.
+    pub fn is_done(&self) -> Result<bool> {
+        // SAFETY: `raw` is a live stream owned by `self`.
+        match unsafe { cu::cuStreamQuery(self.raw) } {
+            cu::CUresult::CUDA_SUCCESS => Ok(true),
+            cu::CUresult::CUDA_ERROR_NOT_READY => Ok(false),
+            code => check(code, || "cuStreamQuery".into()).map(|()| false),
+        }
     }
 
     /// The raw handle, for driver calls this crate does not wrap.

@@ -9,7 +9,6 @@
 
 use super::output::{EXIT_CHECK_FAILED, print_json};
 use cust::device::{Device, DeviceAttribute};
-use cust::sys as cu;
 use gridsync::runtime::device::init_driver;
 use gridsync::{Error, Gpu};
 use serde::Serialize;
@@ -197,9 +196,7 @@ fn driver_and_gpus(checks: &mut Vec<Check>) -> (Vec<GpuReport>, Vec<PairReport>)
             return (Vec::new(), Vec::new());
         }
     };
-    let mut version = 0;
-    // SAFETY: valid out-pointer; the driver is initialized.
-    unsafe { cu::cuDriverGetVersion(&mut version) };
+    let version = gridsync::runtime::peer::driver_version().unwrap_or(0);
     let nvml = Nvml::open();
     let kernel_driver = nvml.as_ref().and_then(Nvml::driver_version);
     checks.push(Check {
@@ -277,26 +274,12 @@ fn gpu_report(ordinal: u32) -> Option<GpuReport> {
 }
 
 fn pair_report(a: u32, b: u32, nvml: Option<&Nvml>) -> PairReport {
-    let mut can = 0;
-    // SAFETY: valid out-pointer; both ordinals exist.
-    let peer = unsafe { cu::cuDeviceCanAccessPeer(&mut can, a as i32, b as i32) }
-        == cu::CUresult::CUDA_SUCCESS
-        && can != 0;
-    let mut atomics = 0;
-    // SAFETY: valid out-pointer; both ordinals exist.
-    let atomics_ok = unsafe {
-        cu::cuDeviceGetP2PAttribute(
-            &mut atomics,
-            cu::CUdevice_P2PAttribute::CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED,
-            a as i32,
-            b as i32,
-        )
-    } == cu::CUresult::CUDA_SUCCESS;
+    use gridsync::runtime::peer::{can_access_peer, native_peer_atomics};
     PairReport {
         a,
         b,
-        peer_access: peer,
-        native_atomics: atomics_ok && atomics != 0,
+        peer_access: can_access_peer(a, b).unwrap_or(false),
+        native_atomics: native_peer_atomics(a, b).unwrap_or(false),
         nvlink: nvml.and_then(|n| n.nvlink(a, b)),
     }
 }
@@ -340,18 +323,13 @@ impl Nvml {
     /// NVML's handle of the CUDA device `ordinal`, found by its PCI bus id (NVML numbers
     /// devices in PCI order, CUDA fastest first unless CUDA_DEVICE_ORDER says otherwise).
     fn device(&self, ordinal: u32) -> Option<NvmlDevice> {
-        let mut bus = [0i8; 32];
-        // SAFETY: the buffer and its length; the ordinal exists.
-        let r =
-            unsafe { cu::cuDeviceGetPCIBusId(bus.as_mut_ptr(), bus.len() as i32, ordinal as i32) };
-        if r != cu::CUresult::CUDA_SUCCESS {
-            return None;
-        }
+        let bus =
+            std::ffi::CString::new(gridsync::runtime::peer::pci_bus_id(ordinal).ok()?).ok()?;
         // SAFETY: the signature of `nvmlDeviceGetHandleByPciBusId_v2`.
         let f: libloading::Symbol<unsafe extern "C" fn(*const i8, *mut NvmlDevice) -> i32> =
             unsafe { self.lib.get(b"nvmlDeviceGetHandleByPciBusId_v2\0") }.ok()?;
         let mut device = std::ptr::null_mut();
-        // SAFETY: a NUL-terminated bus id (the driver wrote it) and a valid out-pointer.
+        // SAFETY: a NUL-terminated bus id and a valid out-pointer.
         (unsafe { f(bus.as_ptr(), &mut device) } == 0).then_some(device)
     }
 

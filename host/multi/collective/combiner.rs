@@ -11,9 +11,9 @@ use super::op::{Op, Partial};
 use super::transport::{Transport, host_all_reduce};
 use crate::multi::devices::{DeviceSet, settle};
 use crate::runtime::buffer::Buffer;
-use crate::runtime::error::{Error, Result, check};
+use crate::runtime::enqueue;
+use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
-use cust::sys as cu;
 use std::sync::Arc;
 
 /// How a set combines its partials.
@@ -186,27 +186,12 @@ fn gather_rows<T: Partial>(set: &DeviceSet, parts: &[&Buffer<T>]) -> Result<Vec<
             .collect::<Result<_>>()?,
         Target::Gpu(g0) => {
             let all = t0.zeros::<T>(len * parts.len())?;
-            let bytes = len * size_of::<T>();
             for (d, (t, p)) in set.targets().iter().zip(parts).enumerate() {
                 let Target::Gpu(g) = t else { continue };
                 // The part's producer ran on its own device's stream.
                 t.synchronize()?;
-                g0.make_current()?;
-                let dst = all.ptr() as u64 + (d * bytes) as u64;
-                // SAFETY: `p` holds `bytes` bytes on device `d`, `all` holds `parts.len()`
-                // rows of `bytes` on device 0; both contexts are alive; device 0's stream is
-                // synchronized (by `download`) before `all` is read or freed.
-                let code = unsafe {
-                    cu::cuMemcpyPeerAsync(
-                        dst,
-                        g0.raw_context(),
-                        p.ptr() as u64,
-                        g.raw_context(),
-                        bytes,
-                        g0.stream().as_raw(),
-                    )
-                };
-                check(code, || format!("cuMemcpyPeerAsync(device {d} → device 0)"))?;
+                // Row `d` of `all`, on device 0's stream: `download` waits for it.
+                enqueue::peer_to_peer((g0, g0.stream()), &all, d * len, g, p)?;
             }
             t0.download(&all)?
                 .chunks_exact(len)

@@ -9,14 +9,13 @@
 //! timeout): a rank that fails or never joins ends the wait with an error, and the
 //! communicators are aborted (the wait for the aborted work is bounded too).
 
-use super::op::{Op, Partial};
+use super::op::{Element, Op, Partial};
 use super::transport::{DEFAULT_TIMEOUT, ID_BYTES, Transport};
 use crate::multi::devices::DeviceSet;
 use crate::runtime::buffer::Buffer;
-use crate::runtime::error::{Error, Result, check};
+use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
 use cudarc::nccl::{result as nccl, sys as nccl_sys};
-use cust::sys as cu;
 use std::ffi::{CStr, c_void};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -167,9 +166,9 @@ impl NcclComms {
             *u = *b as std::ffi::c_char;
         }
         let ordinal = g.info().ordinal as i32;
-        // The context's handle crosses to the joining thread as a number: the driver lets any
-        // thread make a context current.
-        let context = g.raw_context() as usize;
+        // The context's handle crosses to the joining thread: the driver lets any thread make
+        // a context current.
+        let context = g.context_handle();
         let (tx, rx) = std::sync::mpsc::channel();
         // `ncclCommInitRank` blocks until every rank has joined: on a thread of its own, so that
         // the wait is bounded. A thread still blocked after the bound is left behind, blocked
@@ -179,9 +178,9 @@ impl NcclComms {
         std::thread::spawn(move || {
             // SAFETY: the context is the primary context of a device that `set` holds retained
             // while this function waits; after the bound the thread only waits inside NCCL.
-            let current = unsafe { cu::cuCtxSetCurrent(context as cu::CUcontext) };
+            let current = unsafe { context.make_current() };
             let mut comm: nccl_sys::ncclComm_t = std::ptr::null_mut();
-            let joined = check(current, || "cuCtxSetCurrent".into()).and_then(|()| {
+            let joined = current.and_then(|()| {
                 // SAFETY: `comm` receives one communicator; the id came from rank 0's
                 // `ncclGetUniqueId`; `rank < world` (discovery checks it).
                 unsafe { nccl::comm_init_rank(&mut comm, world as i32, unique, rank as i32) }
@@ -295,11 +294,15 @@ fn drain(
             let Target::Gpu(g) = t else { continue };
             let device = g.info().ordinal;
             g.make_current()?;
-            // SAFETY: the stream is this device's, alive as long as `set`.
-            match unsafe { cu::cuStreamQuery(g.stream().as_raw()) } {
-                cu::CUresult::CUDA_SUCCESS => {}
-                cu::CUresult::CUDA_ERROR_NOT_READY => running = true,
-                code => check(code, || format!("cuStreamQuery(device {device})"))?,
+            let done = g.stream().is_done().map_err(|e| match e {
+                Error::Driver { op, code } => Error::Driver {
+                    op: format!("{op}(device {device})"),
+                    code,
+                },
+                e => e,
+            })?;
+            if !done {
+                running = true;
             }
             check_device(d, device)?;
         }
@@ -422,8 +425,8 @@ pub(super) fn all_reduce<T: Partial>(
                 p.ptr().cast::<c_void>().cast_const(),
                 r.ptr().cast::<c_void>(),
                 p.len(),
-                T::NCCL,
-                op.nccl(),
+                nccl_element(T::ELEMENT),
+                nccl_op(op),
                 comm,
                 stream,
             )
@@ -479,5 +482,23 @@ fn blame(comms: &NcclComms, e: Error) -> Error {
             ),
         },
         None => e,
+    }
+}
+
+/// NCCL's name for a reduction.
+fn nccl_op(op: Op) -> nccl_sys::ncclRedOp_t {
+    match op {
+        Op::Sum => nccl_sys::ncclRedOp_t::ncclSum,
+        Op::Min => nccl_sys::ncclRedOp_t::ncclMin,
+        Op::Max => nccl_sys::ncclRedOp_t::ncclMax,
+    }
+}
+
+/// NCCL's name for an element type.
+fn nccl_element(element: Element) -> nccl_sys::ncclDataType_t {
+    match element {
+        Element::F64 => nccl_sys::ncclDataType_t::ncclFloat64,
+        Element::F32 => nccl_sys::ncclDataType_t::ncclFloat32,
+        Element::U64 => nccl_sys::ncclDataType_t::ncclUint64,
     }
 }

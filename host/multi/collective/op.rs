@@ -1,9 +1,9 @@
 //! How partials combine: the one [`Op`] of the multi-GPU and multi-process calls, the
 //! [`Partial`] values NCCL and the host combine the same way, and the one error bound of a float
-//! sum over several devices or ranks ([`sum_bound`]).
+//! sum over several devices or ranks ([`sum_bound`]). (Their names in NCCL's terms are
+//! `nccl.rs`'s, the one module that speaks to NCCL.)
 
 use crate::runtime::buffer::Plain;
-use cudarc::nccl::sys as nccl_sys;
 
 /// How partials combine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -16,20 +16,21 @@ pub enum Op {
     Max,
 }
 
-impl Op {
-    pub(super) fn nccl(self) -> nccl_sys::ncclRedOp_t {
-        match self {
-            Op::Sum => nccl_sys::ncclRedOp_t::ncclSum,
-            Op::Min => nccl_sys::ncclRedOp_t::ncclMin,
-            Op::Max => nccl_sys::ncclRedOp_t::ncclMax,
-        }
-    }
+/// The element types of [`Partial`]s.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Element {
+    /// `f64`.
+    F64,
+    /// `f32`.
+    F32,
+    /// `u64`.
+    U64,
 }
 
 /// A partial result NCCL can reduce, and the host can combine the same way.
 pub trait Partial: Plain {
-    /// NCCL's name for the type.
-    const NCCL: nccl_sys::ncclDataType_t;
+    /// The element type, as the combiners name it.
+    const ELEMENT: Element;
     /// `a` and `b` combined by `op` (min/max skip a NaN, as the kernels do).
     fn combine(a: Self, b: Self, op: Op) -> Self;
     /// What a device with no elements contributes: 0 for a sum; for min and max of floats a
@@ -41,9 +42,9 @@ pub trait Partial: Plain {
 }
 
 macro_rules! partial {
-    ($t:ty, $nccl:ident, $min:expr, $max:expr, $top:expr, $bottom:expr) => {
+    ($t:ty, $element:ident, $min:expr, $max:expr, $top:expr, $bottom:expr) => {
         impl Partial for $t {
-            const NCCL: nccl_sys::ncclDataType_t = nccl_sys::ncclDataType_t::$nccl;
+            const ELEMENT: Element = Element::$element;
             fn combine(a: $t, b: $t, op: Op) -> $t {
                 match op {
                     Op::Sum => a + b,
@@ -61,9 +62,9 @@ macro_rules! partial {
         }
     };
 }
-partial!(f64, ncclFloat64, f64::min, f64::max, f64::NAN, f64::NAN);
-partial!(f32, ncclFloat32, f32::min, f32::max, f32::NAN, f32::NAN);
-partial!(u64, ncclUint64, Ord::min, Ord::max, u64::MAX, 0);
+partial!(f64, F64, f64::min, f64::max, f64::NAN, f64::NAN);
+partial!(f32, F32, f32::min, f32::max, f32::NAN, f32::NAN);
+partial!(u64, U64, Ord::min, Ord::max, u64::MAX, 0);
 
 /// How far a Σ of `f32` data accumulated in `f64` over `parts` devices or ranks may be from the
 /// CPU's compensated Σ (`reduce::sum_cpu`), for data whose Σ|x| is `sum_abs`: each device's

@@ -4,13 +4,13 @@
 
 use super::{DeviceSet, split};
 use crate::runtime::buffer::{Buffer, Plain};
-use crate::runtime::error::{Error, Result, check};
+use crate::runtime::enqueue;
+use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
 use crate::runtime::memory::Footprint;
 use crate::runtime::pinned::PinnedBuffer;
 use crate::runtime::timer::Event;
 use cust::memory::DeviceCopy;
-use cust::sys as cu;
 
 /// Bytes per pinned staging buffer (two per device): large enough that each copy runs at the
 /// link's speed, small enough to pin quickly.
@@ -113,20 +113,8 @@ impl<T: Plain> Scattered<T> {
             match t {
                 Target::Sim => t.write(part, &data[r])?,
                 Target::Gpu(g) if !r.is_empty() => {
-                    g.make_current()?;
-                    // SAFETY: `part` owns `r.len()` elements; `data[r]` is as many readable
-                    // elements, borrowed until every stream is synchronized below.
-                    let code = unsafe {
-                        cu::cuMemcpyHtoDAsync_v2(
-                            part.ptr() as u64,
-                            data[r.clone()].as_ptr().cast(),
-                            r.len() * size_of::<T>(),
-                            g.stream().as_raw(),
-                        )
-                    };
-                    check(code, || {
-                        format!("cuMemcpyHtoDAsync({} bytes)", r.len() * size_of::<T>())
-                    })?;
+                    // SAFETY: `data[r]` is borrowed until every stream is synchronized below.
+                    unsafe { enqueue::host_to_device(g, g.stream(), &data[r], part, 0)? };
                 }
                 Target::Gpu(_) => {}
             }
@@ -217,20 +205,12 @@ pub(crate) fn upload_staged<T: Plain + DeviceCopy>(
                 done[b].synchronize()?;
             }
             par_copy(&mut stages[b][..part.len()], part, copiers);
-            let bytes = std::mem::size_of_val(part);
-            gpu.make_current()?;
-            // SAFETY: the destination is inside `buf` (chunk `i` of `data.len()` elements); the
-            // stage holds `part`, is page-locked, and is not written again until `done[b]` says
-            // this copy is over, nor freed before the synchronize below.
-            let code = unsafe {
-                cu::cuMemcpyHtoDAsync_v2(
-                    buf.ptr() as u64 + (i * chunk * size_of::<T>()) as u64,
-                    stages[b].as_ptr().cast(),
-                    bytes,
-                    gpu.stream().as_raw(),
-                )
-            };
-            check(code, || format!("cuMemcpyHtoDAsync({bytes} bytes)"))?;
+            // SAFETY: the stage holds `part`, is page-locked, and is not written again until
+            // `done[b]` says this copy is over, nor freed before the synchronize below.
+            unsafe {
+                let staged = &stages[b][..part.len()];
+                enqueue::host_to_device(gpu, gpu.stream(), staged, &buf, i * chunk)?;
+            }
             done[b].record(gpu.stream())?;
         }
         Ok(())

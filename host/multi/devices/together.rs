@@ -2,9 +2,8 @@
 //! peer access between the GPUs, and the launch of a grid per device.
 
 use super::DeviceSet;
-use crate::runtime::error::{Error, Result, check};
+use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
-use cust::sys as cu;
 use std::time::Instant;
 
 /// Lets every GPU of `set` read and write every other's memory (`cuCtxEnablePeerAccess` both
@@ -30,29 +29,12 @@ pub fn enable_peer_access_on(targets: &[Target]) -> Result<()> {
         .collect();
     for a in &gpus {
         for b in &gpus {
-            let (from, to) = (a.info().ordinal, b.info().ordinal);
-            if from == to {
-                continue;
-            }
-            let mut can = 0;
-            // SAFETY: valid out-pointer; both ordinals are devices of this machine (opened).
-            check(
-                unsafe { cu::cuDeviceCanAccessPeer(&mut can, from as i32, to as i32) },
-                || "cuDeviceCanAccessPeer".into(),
-            )?;
-            if can == 0 {
-                return Err(Error::Unsupported(format!(
-                    "device {from} cannot map device {to}'s memory (no peer access between \
-                     them): the system-scope demos need one GPU's memory mapped into the others"
-                )));
-            }
-            a.make_current()?;
-            // SAFETY: `b`'s context is alive (the set owns it); flags must be 0.
-            match unsafe { cu::cuCtxEnablePeerAccess(b.raw_context(), 0) } {
-                cu::CUresult::CUDA_SUCCESS
-                | cu::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => {}
-                code => check(code, || format!("cuCtxEnablePeerAccess({from} → {to})"))?,
-            }
+            a.enable_peer_access(b).map_err(|e| match e {
+                Error::Unsupported(why) => Error::Unsupported(format!(
+                    "{why}: the system-scope demos need one GPU's memory mapped into the others"
+                )),
+                e => e,
+            })?;
         }
     }
     Ok(())
