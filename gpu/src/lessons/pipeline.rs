@@ -78,6 +78,70 @@ enum Hand {
     NoEmptyWait,
 }
 
+/// The ring in the block's dynamic shared memory: `2 × LESSON_STAGES` barriers (the full ones,
+/// then the empty ones), then `LESSON_STAGES` tiles.
+#[derive(Clone, Copy)]
+struct Ring {
+    base: *mut u8,
+}
+
+impl Ring {
+    /// Stage `s`'s full barrier: the producer's `arrive.expect_tx`, completed by the copy.
+    #[inline(always)]
+    fn full(self, s: u32) -> MBarrier {
+        // SAFETY: word `s` of the barriers, inside `lesson_shared_bytes()`.
+        unsafe { MBarrier::from_generic(self.base.cast::<u64>().add(s as usize)) }
+    }
+
+    /// Stage `s`'s empty barrier: one arrival per consumer thread.
+    #[inline(always)]
+    fn empty(self, s: u32) -> MBarrier {
+        // SAFETY: word `LESSON_STAGES + s` of the barriers.
+        unsafe { MBarrier::from_generic(self.base.cast::<u64>().add((LESSON_STAGES + s) as usize)) }
+    }
+
+    /// Stage `s < LESSON_STAGES`, after the barriers.
+    #[inline(always)]
+    fn stage(self, s: u32) -> *mut u8 {
+        // SAFETY: inside `lesson_shared_bytes()`.
+        unsafe {
+            self.base
+                .add((BARRIER_BYTES + s * LESSON_TILE_WORDS * 4) as usize)
+        }
+    }
+}
+
+/// What the producer and the consumers of a block agree on: the input, its tiles, this block's
+/// share of them, the bound of every wait and the error word.
+#[derive(Clone, Copy)]
+struct Plan {
+    x: Ptr<u32>,
+    n: usize,
+    /// This block's first tile, and the distance to its next.
+    first: usize,
+    step: usize,
+    /// This block's fills, the same count on both sides.
+    fills: u32,
+    timeout_ns: u64,
+    err: *mut u32,
+    hand: Hand,
+}
+
+impl Plan {
+    /// Words of tile `t`: a whole tile but the input's last.
+    #[inline(always)]
+    fn words_of(&self, t: usize) -> usize {
+        (self.n - t * LESSON_TILE_WORDS as usize).min(LESSON_TILE_WORDS as usize)
+    }
+
+    /// Marks the launch failed.
+    #[inline(always)]
+    fn fail(&self) {
+        // SAFETY: `err` is the launch's error word.
+        unsafe { fetch_or(self.err, 1, Scope::Device, Order::Relaxed) };
+    }
+}
+
 /// The pipeline of the module's table, with the waits of `hand`.
 ///
 /// # Safety
@@ -93,15 +157,11 @@ unsafe fn transform(
     err: *mut u32,
     hand: Hand,
 ) {
-    let (x, out) = (Ptr::new(x.cast_mut()), Ptr::new(out));
     let threads = block_dim_x();
-    let fail = || {
-        // SAFETY: `err` is the launch's error word.
-        unsafe { fetch_or(err, 1, Scope::Device, Order::Relaxed) };
-    };
     if threads < 2 * WARP_SIZE || !threads.is_multiple_of(WARP_SIZE) {
         if thread_idx_x() == 0 {
-            fail();
+            // SAFETY: `err` is the launch's error word.
+            unsafe { fetch_or(err, 1, Scope::Device, Order::Relaxed) };
         }
         return;
     }
@@ -109,23 +169,17 @@ unsafe fn transform(
     let tile = LESSON_TILE_WORDS as usize;
     // SAFETY (the layout): 2 × LESSON_STAGES barriers, then LESSON_STAGES tiles, within
     // `lesson_shared_bytes()`.
-    let base = unsafe { dynamic_shared::<u8>() };
-    // SAFETY: word `s` of the barriers.
-    let full = |s: u32| unsafe { MBarrier::from_generic(base.cast::<u64>().add(s as usize)) };
-    // SAFETY: word `LESSON_STAGES + s` of the barriers.
-    let empty = |s: u32| unsafe {
-        MBarrier::from_generic(base.cast::<u64>().add((LESSON_STAGES + s) as usize))
+    let ring = Ring {
+        base: unsafe { dynamic_shared::<u8>() },
     };
-    // SAFETY: stage `s < LESSON_STAGES`, after the barriers.
-    let stage = |s: u32| unsafe { base.add((BARRIER_BYTES + s * LESSON_TILE_WORDS * 4) as usize) };
     // Every consumer thread arrives on an empty barrier once per fill.
     let consumers = threads - WARP_SIZE;
     if thread_idx_x() == 0 {
         for s in 0..LESSON_STAGES {
             // SAFETY: the block's own barriers, before anyone uses them.
             unsafe {
-                full(s).init(1);
-                empty(s).init(consumers);
+                ring.full(s).init(1);
+                ring.empty(s).init(consumers);
             }
         }
         fence_proxy_async_shared(); // the copy engine sees the barriers initialized
@@ -134,145 +188,168 @@ unsafe fn transform(
 
     let tiles = n.div_ceil(tile);
     let (first, step) = (block_idx_x() as usize, grid_dim_x() as usize);
-    let words_of = |t: usize| (n - t * tile).min(tile);
-    let mut fills = 0u32; // this block's fills, the same count on both sides
+    let mut plan = Plan {
+        x: Ptr::new(x.cast_mut()),
+        n,
+        first,
+        step,
+        fills: 0,
+        timeout_ns,
+        err,
+        hand,
+    };
     let mut t = first;
     while t < tiles {
-        fills += 1;
+        plan.fills += 1;
         t += step;
     }
-
-    // ANCHOR: ring
     if thread_idx_x() < WARP_SIZE {
-        // PHASE: produce.
         if lane_id() == 0 {
-            let mut t = first;
-            let mut issued = 0u32;
-            for k in 0..fills {
-                let (s, round) = (k % LESSON_STAGES, k / LESSON_STAGES);
-                if round > 0 {
-                    // Before refilling stage `s`: the correct kernel waits until the consumers
-                    // have read fill `k - 2` (its empty phase `round - 1`), which they did after
-                    // it landed. The broken kernels wait for the copy of fill `k - 2` to land
-                    // (its full phase `round - 1`): re-arming a full barrier whose phase is
-                    // still open would be an arrival the phase does not expect. The one without
-                    // the empty wait stops there; the one without the full wait also waits for
-                    // the readers, since only they skip a wait.
-                    let mut landed = Parity::of_phase(round - 1);
-                    let mut read = Parity::of_phase(round - 1);
-                    // SAFETY: the block's own, initialized barriers.
-                    let ok = unsafe {
-                        match hand {
-                            Hand::Both => {
-                                empty(s).wait_parity(&mut read, BarrierScope::Block, timeout_ns)
-                            }
-                            Hand::NoEmptyWait => {
-                                full(s).wait_parity(&mut landed, BarrierScope::Block, timeout_ns)
-                            }
-                            Hand::NoFullWait => empty(s)
-                                .wait_parity(&mut read, BarrierScope::Block, timeout_ns)
-                                .and_then(|()| {
-                                    full(s).wait_parity(
-                                        &mut landed,
-                                        BarrierScope::Block,
-                                        timeout_ns,
-                                    )
-                                }),
-                        }
-                    };
-                    if ok.is_err() {
-                        fail();
-                        break;
-                    }
-                }
-                let bytes = (words_of(t) * 4) as u32;
-                // Whole 16-byte units by copy; the tail words the consumers read from `x`.
-                let bulk = bytes & !15;
-                // SAFETY: the barrier is the block's; the copy's source is inside `x` (16-byte
-                // aligned, `bulk` a multiple of 16 ≤ the stage), its target the stage.
-                unsafe {
-                    let _ = full(s).arrive_expect_tx(bulk, BarrierScope::Block);
-                    if bulk > 0 {
-                        cp_async_bulk_global_to_shared_unchecked(
-                            stage(s),
-                            x.add(t * tile).as_ptr().cast(),
-                            bulk,
-                            full(s),
-                        );
-                    }
-                }
-                issued += 1;
-                t += step;
-            }
-            // Drain: every copy issued lands before the block exits (the last issued fill of
-            // each stage; the earlier ones landed before their stage was re-armed).
-            for k in issued.saturating_sub(LESSON_STAGES)..issued {
-                let mut parity = Parity::of_phase(k / LESSON_STAGES);
-                // SAFETY: the block's own, initialized barrier.
-                let landed = unsafe {
-                    full(k % LESSON_STAGES).wait_parity(
-                        &mut parity,
-                        BarrierScope::Block,
-                        timeout_ns,
-                    )
-                };
-                if landed.is_err() {
-                    fail();
-                }
-            }
+            produce(ring, &plan);
         }
         sync_warp(u32::MAX);
     } else {
-        // PHASE: consume.
-        let me = (thread_idx_x() - WARP_SIZE) as usize;
-        let consumers = (threads - WARP_SIZE) as usize;
-        let mut t = first;
-        for k in 0..fills {
-            let (s, round) = (k % LESSON_STAGES, k / LESSON_STAGES);
-            let landed = if hand == Hand::NoFullWait {
-                true // the mistake: read whatever the stage holds now
-            } else {
-                let mut parity = Parity::of_phase(round);
-                // SAFETY: the block's own, initialized barrier.
-                unsafe { full(s).wait_parity(&mut parity, BarrierScope::Block, timeout_ns) }.is_ok()
-            };
-            // The warp leaves together: one lane's timeout is the whole warp's.
-            if any_sync(u32::MAX, !landed) {
-                if !landed {
-                    fail();
+        consume(ring, &plan, Ptr::new(out), work);
+    }
+}
+
+// ANCHOR: ring
+/// The producer (warp 0's lane 0): for each fill, the wait of `plan.hand` before a stage is
+/// refilled, the expected bytes on its full barrier, the bulk copy; then the last copies drained.
+#[inline(always)]
+fn produce(ring: Ring, plan: &Plan) {
+    let (tile, timeout_ns) = (LESSON_TILE_WORDS as usize, plan.timeout_ns);
+    let mut t = plan.first;
+    let mut issued = 0u32;
+    for k in 0..plan.fills {
+        let (s, round) = (k % LESSON_STAGES, k / LESSON_STAGES);
+        if round > 0 {
+            // Before refilling stage `s`: the correct kernel waits until the consumers have
+            // read fill `k - 2` (its empty phase `round - 1`), which they did after it landed.
+            // The broken kernels wait for the copy of fill `k - 2` to land (its full phase
+            // `round - 1`): re-arming a full barrier whose phase is still open would be an
+            // arrival the phase does not expect. The one without the empty wait stops there;
+            // the one without the full wait also waits for the readers, since only they skip a
+            // wait.
+            let mut landed = Parity::of_phase(round - 1);
+            let mut read = Parity::of_phase(round - 1);
+            // SAFETY: the block's own, initialized barriers.
+            let ok = unsafe {
+                match plan.hand {
+                    Hand::Both => {
+                        ring.empty(s)
+                            .wait_parity(&mut read, BarrierScope::Block, timeout_ns)
+                    }
+                    Hand::NoEmptyWait => {
+                        ring.full(s)
+                            .wait_parity(&mut landed, BarrierScope::Block, timeout_ns)
+                    }
+                    Hand::NoFullWait => ring
+                        .empty(s)
+                        .wait_parity(&mut read, BarrierScope::Block, timeout_ns)
+                        .and_then(|()| {
+                            ring.full(s)
+                                .wait_parity(&mut landed, BarrierScope::Block, timeout_ns)
+                        }),
                 }
+            };
+            if ok.is_err() {
+                plan.fail();
                 break;
             }
-            let words = words_of(t);
-            let bulk_words = words & !3;
-            let src = Ptr::new(stage(s).cast::<u32>());
-            let mut i = me;
-            while i < words {
-                // SAFETY: `i < words`: the stage's word `i`, or (past the copied bytes) the
-                // tail word of `x`; `out[t * tile + i]` is this thread's alone.
-                unsafe {
-                    let v = if i < bulk_words {
-                        src.add(i).load()
-                    } else {
-                        x.add(t * tile + i).load()
-                    };
-                    let mixed = pipeline_mix(v, work);
-                    out.add(t * tile + i).store(mixed);
-                }
-                i += consumers;
+        }
+        let bytes = (plan.words_of(t) * 4) as u32;
+        // Whole 16-byte units by copy; the tail words the consumers read from `x`.
+        let bulk = bytes & !15;
+        // SAFETY: the barrier is the block's; the copy's source is inside `x` (16-byte
+        // aligned, `bulk` a multiple of 16 ≤ the stage), its target the stage.
+        unsafe {
+            let _ = ring.full(s).arrive_expect_tx(bulk, BarrierScope::Block);
+            if bulk > 0 {
+                cp_async_bulk_global_to_shared_unchecked(
+                    ring.stage(s),
+                    plan.x.add(t * tile).as_ptr().cast(),
+                    bulk,
+                    ring.full(s),
+                );
             }
-            // This thread's reads of the stage (generic proxy) before the copy engine's next
-            // writes into it (async proxy), then its own release: the producer's acquire wait
-            // sees every consumer's reads done. (One lane per warp after `sync_warp` is as sound,
-            // but racecheck follows only each thread's own arrival; `BulkRing::consume_tiles`.)
-            fence_proxy_async_shared();
-            // SAFETY: the block's own, initialized barrier.
-            let _ = unsafe { empty(s).arrive(BarrierScope::Block) };
-            t += step;
+        }
+        issued += 1;
+        t += plan.step;
+    }
+    // Drain: every copy issued lands before the block exits (the last issued fill of each
+    // stage; the earlier ones landed before their stage was re-armed).
+    for k in issued.saturating_sub(LESSON_STAGES)..issued {
+        let mut parity = Parity::of_phase(k / LESSON_STAGES);
+        // SAFETY: the block's own, initialized barrier.
+        let landed = unsafe {
+            ring.full(k % LESSON_STAGES)
+                .wait_parity(&mut parity, BarrierScope::Block, timeout_ns)
+        };
+        if landed.is_err() {
+            plan.fail();
         }
     }
-    // ANCHOR_END: ring
 }
+
+/// A consumer (warps 1…): for each fill, the wait for the tile to land (skipped by the broken
+/// kernel), the tile's words transformed into `out`, then its arrival on the stage's empty
+/// barrier.
+#[inline(always)]
+fn consume(ring: Ring, plan: &Plan, out: Ptr<u32>, work: u32) {
+    let tile = LESSON_TILE_WORDS as usize;
+    let me = (thread_idx_x() - WARP_SIZE) as usize;
+    let consumers = (block_dim_x() - WARP_SIZE) as usize;
+    let mut t = plan.first;
+    for k in 0..plan.fills {
+        let (s, round) = (k % LESSON_STAGES, k / LESSON_STAGES);
+        let landed = if plan.hand == Hand::NoFullWait {
+            true // the mistake: read whatever the stage holds now
+        } else {
+            let mut parity = Parity::of_phase(round);
+            // SAFETY: the block's own, initialized barrier.
+            unsafe {
+                ring.full(s)
+                    .wait_parity(&mut parity, BarrierScope::Block, plan.timeout_ns)
+            }
+            .is_ok()
+        };
+        // The warp leaves together: one lane's timeout is the whole warp's.
+        if any_sync(u32::MAX, !landed) {
+            if !landed {
+                plan.fail();
+            }
+            break;
+        }
+        let words = plan.words_of(t);
+        let bulk_words = words & !3;
+        let src = Ptr::new(ring.stage(s).cast::<u32>());
+        let mut i = me;
+        while i < words {
+            // SAFETY: `i < words`: the stage's word `i`, or (past the copied bytes) the tail
+            // word of `x`; `out[t * tile + i]` is this thread's alone.
+            unsafe {
+                let v = if i < bulk_words {
+                    src.add(i).load()
+                } else {
+                    plan.x.add(t * tile + i).load()
+                };
+                let mixed = pipeline_mix(v, work);
+                out.add(t * tile + i).store(mixed);
+            }
+            i += consumers;
+        }
+        // This thread's reads of the stage (generic proxy) before the copy engine's next writes
+        // into it (async proxy), then its own release: the producer's acquire wait sees every
+        // consumer's reads done. (One lane per warp after `sync_warp` is as sound, but
+        // racecheck follows only each thread's own arrival; `BulkRing::consume_tiles`.)
+        fence_proxy_async_shared();
+        // SAFETY: the block's own, initialized barrier.
+        let _ = unsafe { ring.empty(s).arrive(BarrierScope::Block) };
+        t += plan.step;
+    }
+}
+// ANCHOR_END: ring
 
 macro_rules! lesson_kernels {
     ($($(#[$doc:meta])* $name:ident: $hand:expr;)*) => {$(

@@ -12,6 +12,13 @@ use gridsync::runtime::launch::{LaunchMode, Target};
 
 /// The grid barriers, the broken ones with their finding.
 pub(super) fn cases() -> Vec<Case> {
+    let mut all = xpx_cases();
+    all.extend(grid_barrier_cases());
+    all
+}
+
+/// The lesson's X→P→X: one correct barrier, the launches' own, and each broken one.
+fn xpx_cases() -> Vec<Case> {
     use gpu::Kernel as K;
     vec![
         case!(
@@ -74,6 +81,13 @@ pub(super) fn cases() -> Vec<Case> {
             "a counter never reset: from the second barrier on nobody waits",
             |t| barrier(t, BarrierVariant::CountToN)
         ),
+    ]
+}
+
+/// `GridBarrier`'s phases and an absent block, and the barriers under stress.
+fn grid_barrier_cases() -> Vec<Case> {
+    use gpu::Kernel as K;
+    vec![
         case!(
             "barrier",
             K::GridBarrierPhases.name(),
