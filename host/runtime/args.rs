@@ -31,6 +31,10 @@ unsafe impl KernelParam for gpu::atomic::Scope {}
 unsafe impl KernelParam for gpu::lessons::litmus::LitmusLaunch {}
 // SAFETY: as above.
 unsafe impl KernelParam for gpu::checks::sync_stress::StressLocks {}
+// SAFETY: as above.
+unsafe impl KernelParam for gpu::checks::sync_stress::LockStressLaunch {}
+// SAFETY: as above.
+unsafe impl KernelParam for gpu::checks::sync_stress::BarrierStressLaunch {}
 // SAFETY: pointers are 64-bit addresses on both targets.
 unsafe impl<T> KernelParam for *mut T {}
 // SAFETY: as above.

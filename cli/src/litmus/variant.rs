@@ -103,9 +103,21 @@ impl Variant {
         Variant::ALL.into_iter().find(|v| v.name() == name)
     }
 
-    /// The number the kernel's `variant` parameter takes.
-    pub fn code(self) -> u32 {
-        Variant::ALL.iter().position(|&v| v == self).unwrap_or(0) as u32
+    /// The number the kernel's `variant` parameter takes: the device crate's `VARIANT_*`.
+    pub const fn code(self) -> u32 {
+        use gpu::lessons::litmus as k;
+        match self {
+            Variant::Plain => k::VARIANT_PLAIN,
+            Variant::Volatile => k::VARIANT_VOLATILE,
+            Variant::Relaxed => k::VARIANT_RELAXED,
+            Variant::ReleaseAcquire => k::VARIANT_RELEASE_ACQUIRE,
+            Variant::FenceAcqRelCta => k::VARIANT_FENCE_ACQ_REL_CTA,
+            Variant::FenceAcqRelGpu => k::VARIANT_FENCE_ACQ_REL_GPU,
+            Variant::FenceAcqRelSys => k::VARIANT_FENCE_ACQ_REL_SYS,
+            Variant::FenceScCta => k::VARIANT_FENCE_SC_CTA,
+            Variant::FenceScGpu => k::VARIANT_FENCE_SC_GPU,
+            Variant::FenceScSys => k::VARIANT_FENCE_SC_SYS,
+        }
     }
 
     /// The ordering of the test's read-modify-writes under this variant (as the kernel's).
@@ -204,4 +216,21 @@ pub(super) use from_str;
 from_str! {
     Variant, "variant";
     Placement, "placement";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_variant_and_placement_has_a_code_of_its_own() {
+        let mut codes: Vec<u32> = Variant::ALL.iter().map(|v| v.code()).collect();
+        codes.sort_unstable();
+        codes.dedup();
+        assert_eq!(codes.len(), Variant::ALL.len());
+        let mut places: Vec<u32> = Placement::ALL.iter().map(|p| p.code()).collect();
+        places.sort_unstable();
+        places.dedup();
+        assert_eq!(places.len(), Placement::ALL.len());
+    }
 }

@@ -65,6 +65,61 @@ pub struct StressLocks {
     pub kind: u32,
 }
 
+/// One lock-stress launch: the locks, what they guard, the counters, and the stress between uses.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct LockStressLaunch {
+    /// The locks.
+    pub locks: StressLocks,
+    /// `PAYLOAD_STRIDE` words per lock.
+    pub payload: *mut u32,
+    /// Critical sections that saw the two payload words differ, added to.
+    pub violations: *mut u64,
+    /// Acquisitions that gave up (a bounded lock's timeout), added to.
+    pub failures: *mut u32,
+    /// `stress_lines` lines of 32 words the stress accesses hammer.
+    pub scratch: *mut u32,
+    /// Acquisitions per thread.
+    pub iters: u32,
+    /// Seeds the choice of locks.
+    pub seed: u32,
+    /// Lines of `scratch` (a power of two).
+    pub stress_lines: u32,
+    /// Scratch accesses between two uses.
+    pub stress_iters: u32,
+}
+
+/// One barrier-stress launch: the barrier of `kind`, the slots written and read across it, the
+/// counters, and where this grid stands among the grids of one barrier.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct BarrierStressLaunch {
+    /// `GridBarrier`'s state (`BARRIER_GRID`), or null.
+    pub grid: *mut GridBarrierState,
+    /// `MultiGridBarrier`'s state (`BARRIER_MULTI_*`), or null.
+    pub multi: *mut MultiGridBarrierState,
+    /// The relaxed barrier's word, zero before the launch.
+    pub count: *mut u32,
+    /// Two banks of one word per thread of every grid.
+    pub slots: *mut u32,
+    /// Reads of a value other than the round's, added to.
+    pub violations: *mut u64,
+    /// Blocks (threads, for the relaxed barrier) that gave up waiting, added to.
+    pub failures: *mut u32,
+    /// Which barrier: `BARRIER_*`.
+    pub kind: u32,
+    /// Rounds.
+    pub rounds: u32,
+    /// Seeds the choice of the slot each thread reads.
+    pub seed: u32,
+    /// The relaxed barrier's polls between two sleeps.
+    pub polls: u32,
+    /// This grid's first block among `total`.
+    pub first: u32,
+    /// Blocks of every grid of the barrier.
+    pub total: u32,
+}
+
 /// A small generator per thread: which lock, which slot.
 #[inline(always)]
 fn next(s: &mut u32) -> u32 {
@@ -106,7 +161,8 @@ kernel! {
     /// `locks.kind`, each guarding `PAYLOAD_STRIDE` words of `payload`; `violations` counts
     /// critical sections that saw the two payload words differ, `failures` acquisitions that
     /// gave up (a bounded lock's timeout). Between uses, `stress_iters` scratch accesses.
-    pub unsafe fn lock_stress(locks: StressLocks, payload: *mut u32, iters: u32, seed: u32, violations: *mut u64, failures: *mut u32, scratch: *mut u32, stress_lines: u32, stress_iters: u32) {
+    pub unsafe fn lock_stress(l: LockStressLaunch) {
+        let LockStressLaunch { locks, payload, violations, failures, scratch, iters, seed, stress_lines, stress_iters } = l;
         let me = block_rank_in_grid() * threads_per_block() + thread_rank_in_block();
         let mut s = seed ^ me.wrapping_mul(0x9e37_79b9);
         // A mutex's warp cohort is the lanes calling `lock` together, on one mutex: the lanes of
@@ -261,7 +317,8 @@ kernel! {
     /// `total` (blocks of all of them) exceeds this grid's: grid `g`'s blocks are numbered from
     /// `first`, the multi-grid barrier's kinds only, and the relaxed barrier counts at system
     /// scope.
-    pub unsafe fn barrier_stress(kind: u32, grid: *mut GridBarrierState, multi: *mut MultiGridBarrierState, count: *mut u32, slots: *mut u32, rounds: u32, seed: u32, violations: *mut u64, failures: *mut u32, polls: u32, first: u32, total: u32) {
+    pub unsafe fn barrier_stress(l: BarrierStressLaunch) {
+        let BarrierStressLaunch { grid, multi, count, slots, violations, failures, kind, rounds, seed, polls, first, total } = l;
         let scope = if kind == BARRIER_MULTI_SYSTEM { Scope::System } else { Scope::Device };
         let grids = total > blocks_per_grid();
         let c = Rounds { slots, rounds, seed, violations, failures, per_thread: false, first, blocks: total.max(blocks_per_grid()) };

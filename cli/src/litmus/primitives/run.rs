@@ -218,12 +218,18 @@ impl<'a> StressRun<'a> {
             // all in memory every device maps; `v`, `f` are the device's own; the buffers
             // outlive the launch, which `launch_all` waits for.
             unsafe {
-                gridsync::launch!(
-                    dt,
-                    k::lock_stress,
-                    cfg,
-                    (locks, p, iters, s, v, f, sc, lines, si)
-                )
+                let l = k::LockStressLaunch {
+                    locks,
+                    payload: p,
+                    violations: v,
+                    failures: f,
+                    scratch: sc,
+                    iters,
+                    seed: s,
+                    stress_lines: lines,
+                    stress_iters: si,
+                };
+                gridsync::launch!(dt, k::lock_stress, cfg, (l,))
             }
         })
     }
@@ -299,25 +305,21 @@ impl<'a> StressRun<'a> {
             // which every device maps; `v`, `f` the device's own; every grid fits at
             // once (checked) and `launch_all` launches each before it waits for any.
             unsafe {
-                gridsync::launch_cooperative!(
-                    dt,
-                    k::barrier_stress,
-                    cfg,
-                    (
-                        kind,
-                        no_grid,
-                        m,
-                        c,
-                        sl,
-                        rounds,
-                        s,
-                        v,
-                        f,
-                        RELAXED_POLLS,
-                        first,
-                        blocks
-                    )
-                )
+                let l = k::BarrierStressLaunch {
+                    grid: no_grid,
+                    multi: m,
+                    count: c,
+                    slots: sl,
+                    violations: v,
+                    failures: f,
+                    kind,
+                    rounds,
+                    seed: s,
+                    polls: RELAXED_POLLS,
+                    first,
+                    total: blocks,
+                };
+                gridsync::launch_cooperative!(dt, k::barrier_stress, cfg, (l,))
             }
         })
     }
@@ -349,13 +351,27 @@ impl<'a> StressRun<'a> {
                     (g, sl, rounds, s, v, f)
                 )?
             } else {
+                let l = k::BarrierStressLaunch {
+                    grid: g,
+                    multi: m,
+                    count: c,
+                    slots: sl,
+                    violations: v,
+                    failures: f,
+                    kind,
+                    rounds,
+                    seed: s,
+                    polls: RELAXED_POLLS,
+                    first: 0,
+                    total: blocks,
+                };
                 gridsync::launch_grid_synced!(
                     t,
                     barrier,
                     k::barrier_stress,
                     cfg,
                     LaunchMode::Plain,
-                    (kind, g, m, c, sl, rounds, s, v, f, RELAXED_POLLS, 0, blocks)
+                    (l,)
                 )?
             }
         };

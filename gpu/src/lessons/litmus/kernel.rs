@@ -8,7 +8,10 @@ use super::{
     ERR_BARRIER, ERR_SM_TABLE, ERR_SPIN_UP, ERR_VARIANT, LITMUS_BLOCK_THREADS, LITMUS_DIGITS,
     LITMUS_INVALID_KEY, LITMUS_KEYS, LITMUS_OPS, LITMUS_REG_SLOTS, LITMUS_VALUES, LitmusLaunch,
     OP_NONE, PLACE_DIFFERENT_GPUS, PLACE_DIFFERENT_SMS, SM_ORDER_SHUFFLED, STRESS_LOAD_LOAD,
-    STRESS_LOAD_STORE, STRESS_STORE_LOAD, STRESS_STORE_STORE, op_returns,
+    STRESS_LOAD_STORE, STRESS_STORE_LOAD, STRESS_STORE_STORE, VARIANT_FENCE_ACQ_REL_CTA,
+    VARIANT_FENCE_ACQ_REL_GPU, VARIANT_FENCE_ACQ_REL_SYS, VARIANT_FENCE_SC_CTA,
+    VARIANT_FENCE_SC_GPU, VARIANT_FENCE_SC_SYS, VARIANT_PLAIN, VARIANT_RELAXED,
+    VARIANT_RELEASE_ACQUIRE, VARIANT_VOLATILE, op_returns,
 };
 use crate::access::{load_volatile, load_weak, store_volatile, store_weak};
 use crate::atomic::{
@@ -90,16 +93,16 @@ unsafe fn variant<B: Rounds>(l: &LitmusLaunch, barrier: B) {
     // SAFETY: the caller's contract.
     unsafe {
         match l.variant {
-            0 => body::<Plain, B>(l, barrier),
-            1 => body::<Volatile, B>(l, barrier),
-            2 => body::<Relaxed, B>(l, barrier),
-            3 => body::<RelAcq, B>(l, barrier),
-            4 => body::<AcqRelCta, B>(l, barrier),
-            5 => body::<AcqRelGpu, B>(l, barrier),
-            6 => body::<AcqRelSys, B>(l, barrier),
-            7 => body::<ScCta, B>(l, barrier),
-            8 => body::<ScGpu, B>(l, barrier),
-            9 => body::<ScSys, B>(l, barrier),
+            VARIANT_PLAIN => body::<Plain, B>(l, barrier),
+            VARIANT_VOLATILE => body::<Volatile, B>(l, barrier),
+            VARIANT_RELAXED => body::<Relaxed, B>(l, barrier),
+            VARIANT_RELEASE_ACQUIRE => body::<RelAcq, B>(l, barrier),
+            VARIANT_FENCE_ACQ_REL_CTA => body::<AcqRelCta, B>(l, barrier),
+            VARIANT_FENCE_ACQ_REL_GPU => body::<AcqRelGpu, B>(l, barrier),
+            VARIANT_FENCE_ACQ_REL_SYS => body::<AcqRelSys, B>(l, barrier),
+            VARIANT_FENCE_SC_CTA => body::<ScCta, B>(l, barrier),
+            VARIANT_FENCE_SC_GPU => body::<ScGpu, B>(l, barrier),
+            VARIANT_FENCE_SC_SYS => body::<ScSys, B>(l, barrier),
             _ => refuse(l),
         }
     }

@@ -138,6 +138,27 @@ pub const SM_ORDER_SPREAD: u32 = 1;
 /// A new random permutation of the SMs every round.
 pub const SM_ORDER_SHUFFLED: u32 = 2;
 
+/// `LitmusLaunch::variant`: plain loads and stores.
+pub const VARIANT_PLAIN: u32 = 0;
+/// Volatile loads and stores.
+pub const VARIANT_VOLATILE: u32 = 1;
+/// Relaxed loads and stores at the placement's scope.
+pub const VARIANT_RELAXED: u32 = 2;
+/// Release stores, acquire loads.
+pub const VARIANT_RELEASE_ACQUIRE: u32 = 3;
+/// Relaxed accesses, `fence.acq_rel.cta` between.
+pub const VARIANT_FENCE_ACQ_REL_CTA: u32 = 4;
+/// Relaxed accesses, `fence.acq_rel.gpu` between.
+pub const VARIANT_FENCE_ACQ_REL_GPU: u32 = 5;
+/// Relaxed accesses, `fence.acq_rel.sys` between.
+pub const VARIANT_FENCE_ACQ_REL_SYS: u32 = 6;
+/// Relaxed accesses, `fence.sc.cta` between.
+pub const VARIANT_FENCE_SC_CTA: u32 = 7;
+/// Relaxed accesses, `fence.sc.gpu` between.
+pub const VARIANT_FENCE_SC_GPU: u32 = 8;
+/// Relaxed accesses, `fence.sc.sys` between.
+pub const VARIANT_FENCE_SC_SYS: u32 = 9;
+
 /// The instance's threads in one warp.
 pub const PLACE_SAME_WARP: u32 = 0;
 /// In different warps of one block.
@@ -173,7 +194,7 @@ pub struct LitmusLaunch {
     pub counts: *mut u64,
     /// [`LITMUS_ERROR_WORDS`] error counters, added to.
     pub errors: *mut u32,
-    /// Which accesses and fences (`0..10`, the host's `Variant`).
+    /// Which accesses and fences: `VARIANT_*`.
     pub variant: u32,
     /// `PLACE_*`.
     pub placement: u32,
