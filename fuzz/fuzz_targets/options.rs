@@ -4,10 +4,10 @@
 //! promises (finite sides, a window with area, devices named once).
 #![no_main]
 
-use gridsync_cli::options::{parse_shape, parse_sides, parse_window};
 use gridsync::multi::DeviceList;
 use gridsync::normalize::{Pipeline, Schedule};
 use gridsync::reduce::Accumulate;
+use gridsync_cli::options::{parse_shape, parse_sides, parse_window};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
