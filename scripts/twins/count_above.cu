@@ -1,6 +1,11 @@
-// The nvcc twin of `gridsync bench count-above`'s fast kernel: `gt_thr_cnt_vec4`
-// (gpu/src/lessons/count_above.rs; Split4 and grid_stride_unrolled from
-// gpu/src/primitives/vector.rs, block_reduce_sum from gpu/src/primitives/block_reduce.rs).
+// The nvcc twins of `gridsync bench count-above`'s kernels (gpu/src/lessons/count_above.rs):
+// `gt_thr_cnt_atomic` (a grid-stride loop, one relaxed device-scope atomicAdd(cnt, 1) per
+// element above), `gt_thr_cnt_warp` (the warp steps over 32-element windows with one bound for
+// all its lanes, votes with __ballot_sync over the warp's existing lanes, lane 0 adds the
+// popcount), `gt_thr_cnt_block` (a u32 count per thread over a grid-stride loop, the block's
+// u64 sum, one atomic per block), and the fast kernel `gt_thr_cnt_vec4` (Split4 and
+// grid_stride_unrolled from gpu/src/primitives/vector.rs, block_reduce_sum from
+// gpu/src/primitives/block_reduce.rs), described here:
 //
 // Work split, as gridsync's: a u32 count per thread — a grid-stride loop over the scalar head
 // and tail, then the float4 body with VEC4_UNROLL = 4 loads per step (grid_stride_unrolled:
@@ -10,13 +15,15 @@
 // device-scope atomic.
 //
 // Launch shape, as host/count_above/mod.rs (config_for): blocks of THREADS_PER_BLOCK = 256, one
-// full wave over len / 4 vectors (the occupancy calculator's, or the BLOCKS argument: run.sh
-// passes gridsync's), dynamic shared memory block_reduce_shared_bytes::<u64>(256) = 64 bytes.
+// full wave over len / 4 vectors (len elements for the other three; the occupancy calculator's,
+// or the BLOCKS argument: run.sh passes gridsync's), dynamic shared memory
+// block_reduce_shared_bytes::<u64>(256) = 64 bytes for block and vec4, none for the others.
 // Input: gridsync's default_input, uniform_f32(len, 0x6774746872636e74, 0, 1); threshold 0.5.
 // One launch per measurement; the counter is zeroed before it (cudaMemsetAsync, queued and not
 // timed, as gridsync's clear), and every trial's count must equal the CPU's exactly.
 //
-//   nvcc -O3 -arch=sm_90 -lineinfo -o count_above count_above.cu && ./count_above [LEN] [TRIALS] [BLOCKS]
+//   nvcc -O3 -arch=sm_90 -lineinfo -o count_above count_above.cu
+//   ./count_above atomic|warp|block|vec4 [LEN] [TRIALS] [BLOCKS]
 #include "bandwidth.cuh"
 #include "device.cuh"
 
@@ -30,6 +37,33 @@ constexpr float DEFAULT_THRESHOLD = 0.5f;
 
 // Whether x counts: strictly above thr, and never NaN.
 __device__ __forceinline__ unsigned above(float x, float thr) { return x > thr; }
+
+__global__ void gt_thr_cnt_atomic(const float* src, unsigned long long len, float thr,
+                                  unsigned long long* cnt) {
+    for (size_t i = global_id_x(); i < len; i += threads_per_grid_x())
+        if (above(src[i], thr)) atomic_add_device(cnt, 1ull);
+}
+
+__global__ void gt_thr_cnt_warp(const float* src, unsigned long long len, float thr,
+                                unsigned long long* cnt) {
+    unsigned lane = lane_id(), mask = warp_mask();
+    size_t stride = threads_per_grid_x();
+    // The warp's first thread: the same `base` in every lane.
+    for (size_t base = global_id_x() - lane; base < len; base += stride) {
+        size_t i = base + lane;
+        bool mine = i < len && above(src[i], thr);
+        unsigned votes = __ballot_sync(mask, mine);
+        if (lane == 0 && votes != 0) atomic_add_device(cnt, (unsigned long long)__popc(votes));
+    }
+}
+
+__global__ void gt_thr_cnt_block(const float* src, unsigned long long len, float thr,
+                                 unsigned long long* cnt) {
+    unsigned count = 0;
+    for (size_t i = global_id_x(); i < len; i += threads_per_grid_x()) count += above(src[i], thr);
+    unsigned long long total = block_reduce_sum<unsigned long long>(count);
+    if (threadIdx.x == 0 && total != 0) atomic_add_device(cnt, total);
+}
 
 __global__ void gt_thr_cnt_vec4(const float* src, unsigned long long len, float thr,
                                 unsigned long long* cnt) {
@@ -45,10 +79,23 @@ __global__ void gt_thr_cnt_vec4(const float* src, unsigned long long len, float 
     if (threadIdx.x == 0 && total != 0) atomic_add_device(cnt, total);
 }
 
+using CountKernel = void (*)(const float*, unsigned long long, float, unsigned long long*);
+
 int main(int argc, char** argv) {
-    size_t len = arg_size(argc, argv, 1, 10000000);
-    int trials = int(arg_size(argc, argv, 2, DEFAULT_TRIALS));
-    unsigned want_blocks = unsigned(arg_size(argc, argv, 3, 0, false));
+    std::string which = argc > 1 ? argv[1] : "vec4";
+    CountKernel kernel = which == "atomic" ? gt_thr_cnt_atomic
+                         : which == "warp"  ? gt_thr_cnt_warp
+                         : which == "block" ? gt_thr_cnt_block
+                         : which == "vec4"  ? gt_thr_cnt_vec4
+                                            : nullptr;
+    if (kernel == nullptr) {
+        std::fprintf(stderr, "usage: %s atomic|warp|block|vec4 [LEN] [TRIALS] [BLOCKS]\n", argv[0]);
+        return 2;
+    }
+    std::string name = "gt_thr_cnt_" + which;
+    size_t len = arg_size(argc, argv, 2, 10000000);
+    int trials = int(arg_size(argc, argv, 3, DEFAULT_TRIALS));
+    unsigned want_blocks = unsigned(arg_size(argc, argv, 4, 0, false));
 
     double copy = copy_gb_per_s(COPY_BYTES, trials);
 
@@ -61,28 +108,28 @@ int main(int argc, char** argv) {
         TWIN_CHECK(cudaMemcpy(src, data.data(), len * sizeof(float), cudaMemcpyHostToDevice));
     }
 
-    unsigned shared = block_reduce_shared_bytes(THREADS_PER_BLOCK, sizeof(unsigned long long));
-    size_t work = (len + 3) / 4;
-    unsigned blocks = one_wave(gt_thr_cnt_vec4, work, THREADS_PER_BLOCK, shared, want_blocks);
+    bool reduces = which == "block" || which == "vec4";
+    unsigned shared =
+        reduces ? block_reduce_shared_bytes(THREADS_PER_BLOCK, sizeof(unsigned long long)) : 0;
+    size_t work = which == "vec4" ? (len + 3) / 4 : len;
+    unsigned blocks = one_wave(kernel, work, THREADS_PER_BLOCK, shared, want_blocks);
     unsigned long long* cnt = nullptr;
     TWIN_CHECK(cudaMalloc(&cnt, sizeof *cnt));
 
     unsigned long long got = 0;
     auto ms = time_trials(
         trials, [&] { TWIN_CHECK(cudaMemsetAsync(cnt, 0, sizeof *cnt)); },
-        [&] {
-            gt_thr_cnt_vec4<<<blocks, THREADS_PER_BLOCK, shared>>>(src, len, DEFAULT_THRESHOLD, cnt);
-        },
+        [&] { kernel<<<blocks, THREADS_PER_BLOCK, shared>>>(src, len, DEFAULT_THRESHOLD, cnt); },
         [&] {
             TWIN_CHECK(cudaMemcpy(&got, cnt, sizeof got, cudaMemcpyDeviceToHost));
             if (got != expected)
-                mismatch("gt_thr_cnt_vec4 counted " + std::to_string(got) + " of " +
+                mismatch(name + " counted " + std::to_string(got) + " of " +
                          std::to_string(len) + ", the CPU " + std::to_string(expected));
         });
     char extra[96];
     std::snprintf(extra, sizeof extra, ", \"count\": %llu, \"threshold\": %g", got,
                   double(DEFAULT_THRESHOLD));
-    print_report({"count-above", "gt_thr_cnt_vec4", len, len * sizeof(float), blocks,
+    print_report({"count-above", name.c_str(), len, len * sizeof(float), blocks,
                   THREADS_PER_BLOCK, shared, trials, copy, extra},
                  ms);
     TWIN_CHECK(cudaFree(src));

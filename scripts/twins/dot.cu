@@ -1,6 +1,10 @@
-// The nvcc twin of `gridsync bench dot`'s fast kernel: `dot_vec4` (gpu/src/lessons/dot.rs;
-// Split4::of_pair and grid_stride_unrolled from gpu/src/primitives/vector.rs, block_reduce_sum
-// from gpu/src/primitives/block_reduce.rs).
+// The nvcc twins of `gridsync bench dot`'s kernels (gpu/src/lessons/dot.rs): the source's
+// `dot_partial` and `dot_atomic` (block_sum: a float64 sum per thread over a grid-stride loop,
+// stored as f32, the block's tree in blockDim.x floats of shared memory; the partials to the
+// host, added there in float64 after the timed launch, or one atomicAdd per block), on the
+// source's grid of 32 × 20 blocks of 256; and the fast kernel `dot_vec4` (Split4::of_pair and
+// grid_stride_unrolled from gpu/src/primitives/vector.rs, block_reduce_sum from
+// gpu/src/primitives/block_reduce.rs), described here:
 //
 // Work split, as gridsync's: four f32 sums per thread (one per lane of a float4); the scalar
 // head and tail (one Split shared by a and b, all head if they are misaligned unalike) into the
@@ -21,17 +25,51 @@
 // measurement; c is zeroed before it (untimed), and every trial's result must be within
 // 1e-4 · Σ|a·b| of the float64 dot (gridsync's check).
 //
-//   nvcc -O3 -arch=sm_90 -lineinfo -o dot dot.cu && ./dot [N] [TRIALS] [BLOCKS]
+//   nvcc -O3 -arch=sm_90 -lineinfo -o dot dot.cu && ./dot partial|atomic|vec4 [N] [TRIALS] [BLOCKS]
 #include "bandwidth.cuh"
 #include "device.cuh"
 
 using namespace twin;
 
 constexpr unsigned THREADS_PER_BLOCK = 256;
+// The source's grid for its kernels (gpu/src/lessons/dot.rs, BLOCKS_PER_GRID).
+constexpr unsigned BLOCKS_PER_GRID = 32 * 20;
 constexpr int VEC4_UNROLL = 4;
 // cli/src/bench/dot.rs's SEED and host/dot/mod.rs's TOLERANCE.
 constexpr uint64_t SEED = 0x646f74ull;
 constexpr double TOLERANCE = 1e-4;
+
+// The source kernels' shared part (gpu/src/lessons/dot.rs, block_sum): a float64 sum per thread
+// over a grid-stride loop of a[i]·b[i] (the product in f32), stored as f32 in its slot of
+// blockDim.x floats, then the block's tree (i = blockDim/2, …, 1: slot tid += slot tid + i, a
+// barrier each round). The block's sum is slot 0, read by thread 0.
+__device__ __forceinline__ float block_sum(const float* a, const float* b, unsigned long long n) {
+    double s_thread = 0.0;
+    for (size_t i = global_id_x(); i < n; i += threads_per_grid_x())
+        s_thread += double(__fmul_rn(a[i], b[i]));
+    float* s_block = dynamic_shared<float>();
+    unsigned tid = threadIdx.x;
+    s_block[tid] = float(s_thread);
+    __syncthreads();
+    for (unsigned i = blockDim.x / 2; i > 0; i /= 2) {
+        if (tid < i) s_block[tid] = s_block[tid] + s_block[tid + i];
+        __syncthreads();
+    }
+    return s_block[tid];
+}
+
+// Numba's dot_partial: the block's sum to partial_c[blockIdx.x]; the host adds them.
+__global__ void dot_partial(const float* a, const float* b, unsigned long long n,
+                            float* partial_c) {
+    float s = block_sum(a, b, n);
+    if (threadIdx.x == 0) partial_c[blockIdx.x] = s;
+}
+
+// dot_atomic: thread 0 adds the block's sum with one relaxed device-scope atomicAdd.
+__global__ void dot_atomic(const float* a, const float* b, unsigned long long n, float* c) {
+    float s = block_sum(a, b, n);
+    if (threadIdx.x == 0) atomic_add_device(c, s);
+}
 
 __global__ void dot_vec4(const float* a, const float* b, unsigned long long n, float* c) {
     Split16<float> split = Split16<float>::of_pair(a, b, n);
@@ -55,9 +93,15 @@ __global__ void dot_vec4(const float* a, const float* b, unsigned long long n, f
 }
 
 int main(int argc, char** argv) {
-    size_t n = arg_size(argc, argv, 1, 10000000);
-    int trials = int(arg_size(argc, argv, 2, DEFAULT_TRIALS));
-    unsigned want_blocks = unsigned(arg_size(argc, argv, 3, 0, false));
+    std::string which = argc > 1 ? argv[1] : "vec4";
+    if (which != "partial" && which != "atomic" && which != "vec4") {
+        std::fprintf(stderr, "usage: %s partial|atomic|vec4 [N] [TRIALS] [BLOCKS]\n", argv[0]);
+        return 2;
+    }
+    std::string name = "dot_" + which;
+    size_t n = arg_size(argc, argv, 2, 10000000);
+    int trials = int(arg_size(argc, argv, 3, DEFAULT_TRIALS));
+    unsigned want_blocks = unsigned(arg_size(argc, argv, 4, 0, false));
 
     double copy = copy_gb_per_s(COPY_BYTES, trials);
 
@@ -77,28 +121,48 @@ int main(int argc, char** argv) {
         TWIN_CHECK(cudaMemcpy(b, hb.data(), n * sizeof(float), cudaMemcpyHostToDevice));
     }
 
-    unsigned shared = block_reduce_shared_bytes(THREADS_PER_BLOCK, sizeof(float));
-    size_t work = (n + 3) / 4;
-    unsigned blocks = one_wave(dot_vec4, work, THREADS_PER_BLOCK, shared, want_blocks);
+    // The source's kernels: the source's grid (BLOCKS_PER_GRID, or gridsync's row), a float
+    // per thread of shared memory; dot_vec4: one full wave over n / 4 vectors.
+    bool vec4 = which == "vec4";
+    unsigned shared = vec4 ? block_reduce_shared_bytes(THREADS_PER_BLOCK, sizeof(float))
+                           : THREADS_PER_BLOCK * unsigned(sizeof(float));
+    unsigned blocks = vec4 ? one_wave(dot_vec4, (n + 3) / 4, THREADS_PER_BLOCK, shared, want_blocks)
+                           : (want_blocks ? want_blocks : BLOCKS_PER_GRID);
     float* c = nullptr;
-    TWIN_CHECK(cudaMalloc(&c, sizeof(float)));
+    TWIN_CHECK(cudaMalloc(&c, blocks * sizeof(float)));
 
     float got = 0.0f;
     double bound = TOLERANCE * sum_abs;
+    std::vector<float> partials(blocks);
     auto ms = time_trials(
         trials, [&] { TWIN_CHECK(cudaMemset(c, 0, sizeof(float))); },
-        [&] { dot_vec4<<<blocks, THREADS_PER_BLOCK, shared>>>(a, b, n, c); },
         [&] {
-            TWIN_CHECK(cudaMemcpy(&got, c, sizeof got, cudaMemcpyDeviceToHost));
+            if (vec4)
+                dot_vec4<<<blocks, THREADS_PER_BLOCK, shared>>>(a, b, n, c);
+            else if (which == "atomic")
+                dot_atomic<<<blocks, THREADS_PER_BLOCK, shared>>>(a, b, n, c);
+            else
+                dot_partial<<<blocks, THREADS_PER_BLOCK, shared>>>(a, b, n, c);
+        },
+        [&] {
+            if (which == "partial") {
+                TWIN_CHECK(cudaMemcpy(partials.data(), c, blocks * sizeof(float),
+                                      cudaMemcpyDeviceToHost));
+                double sum = 0.0;
+                for (float p : partials) sum += double(p);
+                got = float(sum);
+            } else {
+                TWIN_CHECK(cudaMemcpy(&got, c, sizeof got, cudaMemcpyDeviceToHost));
+            }
             if (!(std::fabs(double(got) - dot) <= bound))
-                mismatch("dot_vec4 gave " + std::to_string(got) + ", the CPU " +
+                mismatch(name + " gave " + std::to_string(got) + ", the CPU " +
                          std::to_string(dot) + " (allowed error " + std::to_string(bound) + ")");
         });
     char extra[128];
     std::snprintf(extra, sizeof extra, ", \"value\": %.9g, \"rel_error\": %.3e", double(got),
                   dot == double(got) ? 0.0 : std::fabs(double(got) - dot) / std::fabs(dot));
-    print_report({"dot", "dot_vec4", n, 2 * n * sizeof(float), blocks, THREADS_PER_BLOCK, shared,
-                  trials, copy, extra},
+    print_report({"dot", name.c_str(), n, 2 * n * sizeof(float), blocks, THREADS_PER_BLOCK,
+                  shared, trials, copy, extra},
                  ms);
     TWIN_CHECK(cudaFree(a));
     TWIN_CHECK(cudaFree(b));

@@ -19,7 +19,14 @@
 // zeroed before each (untimed, as gridsync's reset); every trial's result must be the same bits
 // (gridsync's check for a deterministic kernel) and within 1e-4 of the float64 reference.
 //
-//   nvcc -O3 -arch=sm_90 -lineinfo -o reduce reduce.cu && ./reduce [LEN] [TRIALS] [BLOCKS]
+// reduce_warp (gpu/src/lessons/reduce/warp.rs): an f32 sum per thread over a grid-stride loop,
+// the block's sum (the same block reduction), thread 0's relaxed device-scope atomicAdd into
+// the result (zeroed before each launch, untimed). Blocks of 256, one full wave over len
+// elements (gridsync's row's grid), block_reduce_shared_bytes::<f32>(256) = 32 bytes. Its sum
+// is not deterministic (the blocks' order): every trial within 1e-3 of the float64 reference.
+//
+//   nvcc -O3 -arch=sm_90 -lineinfo -o reduce reduce.cu
+//   ./reduce vec|warp [LEN] [TRIALS] [BLOCKS]
 #include <cstring>
 
 #include "bandwidth.cuh"
@@ -99,10 +106,50 @@ __global__ void reduce_vec_sum_f32(const float* x, unsigned long long n, float* 
     finish_in_last_block(acc, partials, count, result);
 }
 
+__global__ void reduce_warp(const float* x, unsigned long long n, float* result) {
+    float s_thread = 0.0f;
+    for (size_t i = global_id_x(); i < n; i += threads_per_grid_x()) s_thread += x[i];
+    float block_sum = block_reduce_sum(s_thread);
+    if (threadIdx.x == 0) atomic_add_device(result, block_sum);
+}
+
+// The warp-shuffle step: its own launch, reset and check (not deterministic: a bound).
+int run_warp(size_t len, int trials, unsigned want_blocks, double copy, const float* x,
+             double expected) {
+    unsigned shared = block_reduce_shared_bytes(THREADS_PER_BLOCK, sizeof(float));
+    unsigned blocks = one_wave(reduce_warp, len, THREADS_PER_BLOCK, shared, want_blocks);
+    float* result = nullptr;
+    TWIN_CHECK(cudaMalloc(&result, sizeof(float)));
+    float value = 0.0f;
+    auto ms = time_trials(
+        trials, [&] { TWIN_CHECK(cudaMemset(result, 0, sizeof(float))); },
+        [&] { reduce_warp<<<blocks, THREADS_PER_BLOCK, shared>>>(x, len, result); },
+        [&] {
+            TWIN_CHECK(cudaMemcpy(&value, result, sizeof(float), cudaMemcpyDeviceToHost));
+            double rel = std::fabs(double(value) - expected) / expected;
+            if (!(rel <= 1e-3))
+                mismatch("reduce_warp gave " + std::to_string(value) + ", float64 " +
+                         std::to_string(expected));
+        });
+    char extra[160];
+    std::snprintf(extra, sizeof extra, ", \"value\": %.9g, \"rel_error\": %.3e", double(value),
+                  std::fabs(double(value) - expected) / expected);
+    print_report({"reduce", "reduce_warp", len, len * sizeof(float), blocks, THREADS_PER_BLOCK,
+                  shared, trials, copy, extra},
+                 ms);
+    TWIN_CHECK(cudaFree(result));
+    return 0;
+}
+
 int main(int argc, char** argv) {
-    size_t len = arg_size(argc, argv, 1, 100000000);
-    int trials = int(arg_size(argc, argv, 2, DEFAULT_TRIALS));
-    unsigned want_blocks = unsigned(arg_size(argc, argv, 3, 0, false));
+    std::string which = argc > 1 ? argv[1] : "vec";
+    if (which != "vec" && which != "warp") {
+        std::fprintf(stderr, "usage: %s vec|warp [LEN] [TRIALS] [BLOCKS]\n", argv[0]);
+        return 2;
+    }
+    size_t len = arg_size(argc, argv, 2, 100000000);
+    int trials = int(arg_size(argc, argv, 3, DEFAULT_TRIALS));
+    unsigned want_blocks = unsigned(arg_size(argc, argv, 4, 0, false));
 
     double copy = copy_gb_per_s(COPY_BYTES, trials);
 
@@ -112,6 +159,11 @@ int main(int argc, char** argv) {
     TWIN_CHECK(cudaMalloc(&x, len * sizeof(float)));
     TWIN_CHECK(cudaMemcpy(x, host.data(), len * sizeof(float), cudaMemcpyHostToDevice));
     std::vector<float>().swap(host);
+    if (which == "warp") {
+        int rc = run_warp(len, trials, want_blocks, copy, x, expected);
+        TWIN_CHECK(cudaFree(x));
+        return rc;
+    }
 
     unsigned shared = last_block_shared_bytes(THREADS_PER_BLOCK);
     size_t work = (len + 3) / 4;

@@ -8,9 +8,10 @@
 #    written out explicitly (OUTDIR/<name>.gridsync.rK.json), then the twin at each size with
 #    the grid gridsync's row reports (OUTDIR/<name>.twin.rK.jsonl, one JSON line per launch
 #    shape). Benchmark → kernel → sizes:
-#      reduce       reduce_vec_sum_f32                   --len 100000000,1000000000
-#      count-above  gt_thr_cnt_vec4                      --len 10000000,1000000000
-#      dot          dot_vec4                             --len 10000000,1000000000
+#      reduce       reduce_vec_sum_f32, reduce_warp      --len 100000000,1000000000
+#      count-above  gt_thr_cnt_vec4, _block, _warp, _atomic
+#                                                        --len 10000000,1000000000
+#      dot          dot_vec4, dot_atomic, dot_partial    --len 10000000,1000000000
 #      histogram    histogram_pipeline, histogram_vec16  --bytes 1073741824 --bins 128 (the
 #                   uniform random input, `large_random`)
 #    every one with --repeats 20 (the default trials; 3 warm-ups). OUTDIR/summary.tsv: each
@@ -98,8 +99,13 @@ bench() {
                     echo "  $kernel at $size: no gridsync row, the twin picks its own grid"
                     blocks=0
                 fi
-                local args=("$size" "$TRIALS" "$blocks")
-                [ "$twin" = histogram ] && args=("${kernel#histogram_}" "${args[@]}")
+                # The twin takes its kernel's short name first (vec, warp; vec4, atomic, …).
+                local short=${kernel#histogram_}
+                short=${short#gt_thr_cnt_}
+                short=${short#dot_}
+                short=${short#reduce_}
+                [ "$short" = vec_sum_f32 ] && short=vec
+                local args=("$short" "$size" "$TRIALS" "$blocks")
                 timeout 600 "$out/bin/$twin" "${args[@]}" >> "$tj" 2>> "$tj.err"
                 echo "  twin $twin ${args[*]}: rc=$?"
             done
@@ -110,10 +116,11 @@ bench() {
 for name in $BENCHES; do
     case $name in
         reduce) bench reduce reduce "--len 100000000,1000000000" 100000000,1000000000 \
-            reduce_vec_sum_f32 ;;
+            "reduce_vec_sum_f32 reduce_warp" ;;
         count-above) bench count-above count_above "--len 10000000,1000000000" \
-            10000000,1000000000 gt_thr_cnt_vec4 ;;
-        dot) bench dot dot "--len 10000000,1000000000" 10000000,1000000000 dot_vec4 ;;
+            10000000,1000000000 "gt_thr_cnt_vec4 gt_thr_cnt_block gt_thr_cnt_warp gt_thr_cnt_atomic" ;;
+        dot) bench dot dot "--len 10000000,1000000000" 10000000,1000000000 \
+            "dot_vec4 dot_atomic dot_partial" ;;
         histogram) bench histogram histogram "--bytes 1073741824 --bins 128" 1073741824 \
             "histogram_pipeline histogram_vec16" ;;
         *) echo "unknown benchmark $name (reduce, count-above, dot, histogram)" >&2 ;;
@@ -178,9 +185,11 @@ python3 - "$out" <<'EOF' | tee "$out/sass.txt"
 import re, sys
 from collections import Counter
 out = sys.argv[1]
-pairs = [("reduce_vec_sum_f32", "reduce"), ("gt_thr_cnt_vec4", "count_above"),
-         ("dot_vec4", "dot"), ("histogram_pipeline", "histogram"),
-         ("histogram_vec16", "histogram")]
+pairs = [("reduce_vec_sum_f32", "reduce"), ("reduce_warp", "reduce"),
+         ("gt_thr_cnt_vec4", "count_above"), ("gt_thr_cnt_block", "count_above"),
+         ("gt_thr_cnt_warp", "count_above"), ("gt_thr_cnt_atomic", "count_above"),
+         ("dot_vec4", "dot"), ("dot_atomic", "dot"), ("dot_partial", "dot"),
+         ("histogram_pipeline", "histogram"), ("histogram_vec16", "histogram")]
 FAMILIES = ("LDG", "STG", "LDS", "STS", "LDL", "STL", "ATOM", "RED", "BAR", "SHFL", "MEMBAR",
             "FENCE", "SYNCS", "UBLKCP", "VOTE")
 INSN = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+(@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_.]*)")
