@@ -70,13 +70,7 @@ use common::cli;
 
 #[test]
 fn cli_atomics_on_the_simulator_prints_json() {
-    let out = cli(&["--simulate", "--json", "atomics", "--seed", "11"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = common::cli_json(&["--simulate", "--json", "atomics", "--seed", "11"]);
     assert_eq!(v["seed"], 11);
     let table = v["table"].as_array().unwrap();
     assert_eq!(table.len(), 14);
@@ -184,15 +178,9 @@ fn the_benchmark_runs_at_the_full_gpu_shape() {
             assert!(r.shared_over_global.is_some());
         }
     }
-    let out = cli(&[
+    let v = common::cli_json(&[
         "--json", "bench", "atomics", "--iters", "4", "--trials", "10",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["rows"].as_array().unwrap().len(), all_configs().len());
     assert_eq!(v["rows"][0]["scope"], "device");
 }
@@ -200,7 +188,7 @@ fn the_benchmark_runs_at_the_full_gpu_shape() {
 #[test]
 #[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
 fn cli_atomics_on_the_gpu_prints_json_with_throughput() {
-    let out = cli(&[
+    let v = common::cli_json(&[
         "--json",
         "atomics",
         "--iters",
@@ -210,12 +198,6 @@ fn cli_atomics_on_the_gpu_prints_json_with_throughput() {
         "--trials",
         "10",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     for row in v["table"].as_array().unwrap() {
         for s in row["scopes"].as_array().unwrap() {
             assert_eq!(s["passed"], s["cases"], "{row}");

@@ -5,13 +5,7 @@ mod common;
 
 #[test]
 fn cli_barrier_on_the_simulator() {
-    let out = common::cli(&["barrier", "--simulate", "--json", "--iterations", "5"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = common::cli_json(&["barrier", "--simulate", "--json", "--iterations", "5"]);
     let runs = v["runs"].as_array().unwrap();
     assert!(
         runs.iter()

@@ -22,13 +22,7 @@ use common::cli;
 
 #[test]
 fn cli_count_above_on_the_simulator() {
-    let out = cli(&["count-above", "--simulate", "--json", "--len", "2000"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = common::cli_json(&["count-above", "--simulate", "--json", "--len", "2000"]);
     let want = expected(&count_above::default_input(2000), 0.5);
     assert_eq!(v["len"], 2000);
     assert_eq!(v["expected"], want);
@@ -36,7 +30,7 @@ fn cli_count_above_on_the_simulator() {
 
     let file = temp_file("cli.txt", b"1 2 3\n4 5 nan\n");
     let path = file.to_str().unwrap();
-    let out = cli(&[
+    let v = common::cli_json(&[
         "count-above",
         "--simulate",
         "--json",
@@ -45,12 +39,6 @@ fn cli_count_above_on_the_simulator() {
         "--threshold",
         "2.5",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["expected"], 3);
 
     let text = cli(&["count-above", "--simulate", "--len", "500"]);

@@ -16,25 +16,13 @@ use common::cli;
 
 #[test]
 fn cli_dot_on_the_simulator() {
-    let out = cli(&["dot", "--simulate", "--json"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = common::cli_json(&["dot", "--simulate", "--json"]);
     assert_eq!(v["len"], dot::SIM_DEFAULT_LEN);
     for run in v["runs"].as_array().unwrap() {
         let got = run["result"].as_f64().unwrap();
         assert!((got - 1.0).abs() < 1e-5, "{run}");
     }
-    let out = cli(&["dot", "--simulate", "--json", "--len", "777", "--seed", "5"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = common::cli_json(&["dot", "--simulate", "--json", "--len", "777", "--seed", "5"]);
     let (a, b) = dot::random_data(777, 5);
     assert!((v["cpu"]["dot"].as_f64().unwrap() - exact(&a, &b).0).abs() < 1e-9);
     let out = cli(&["dot", "--simulate", "--random", "--len", "100"]);

@@ -7,13 +7,7 @@ use gridsync::locks::Variant;
 
 #[test]
 fn cli_mutex_runs_on_the_simulator() {
-    let out = common::cli(&["--simulate", "--json", "mutex", "--shape", "2x33"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = common::cli_json(&["--simulate", "--json", "mutex", "--shape", "2x33"]);
     assert_eq!(v["add_one_mutex"], 160);
     assert_eq!(v["runs"].as_array().unwrap().len(), Variant::ALL.len());
     assert!(

@@ -17,7 +17,7 @@ fn the_cli_writes_the_books_files_and_the_bonds_plot() {
         dir.join("bonds.svg"),
     );
     let s = |p: &std::path::Path| p.to_str().unwrap().to_string();
-    let o = common::cli(&[
+    let report = common::cli_json(&[
         "neighbor",
         "--simulate",
         "--atoms",
@@ -30,8 +30,6 @@ fn the_cli_writes_the_books_files_and_the_bonds_plot() {
         &s(&svg),
         "--json",
     ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(report["atoms"], 400);
     // The files: atoms that read back, the book's neighbor.txt of the same lists, a plot.
     let atoms = gridsync::neighbor::xy::read_xy(&xy).unwrap();

@@ -33,7 +33,7 @@ fn unreadable_files_are_errors() {
 #[test]
 fn cli_reduce_on_the_simulator() {
     // One repeat: the bits of repeated runs are the single-pass test's to compare.
-    let out = common::cli(&[
+    let v = common::cli_json(&[
         "reduce",
         "--simulate",
         "--json",
@@ -42,12 +42,6 @@ fn cli_reduce_on_the_simulator() {
         "--repeats",
         "1",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["len"], 3000);
     assert_eq!(v["runs"].as_array().unwrap().len(), Step::ALL.len());
     assert_eq!(v["accumulate"], "f32");
@@ -66,13 +60,7 @@ fn cli_reduce_on_the_simulator() {
         "--repeats",
         "1",
     ];
-    let out = common::cli(&[&args[..], &["--accumulate", "kahan"]].concat());
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = common::cli_json(&[&args[..], &["--accumulate", "kahan"]].concat());
     assert_eq!(v["accumulate"], "kahan");
     let data = reduce::random_input(500, 7, true);
     assert_eq!(v["expected"].as_f64().unwrap(), sum_cpu(&data));
@@ -81,7 +69,7 @@ fn cli_reduce_on_the_simulator() {
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("in.txt");
     std::fs::write(&file, "1 2 3\n4 -5 nan\n").unwrap();
-    let out = common::cli(&[
+    let v = common::cli_json(&[
         "reduce",
         "--simulate",
         "--json",
@@ -90,12 +78,6 @@ fn cli_reduce_on_the_simulator() {
         "--input",
         file.to_str().unwrap(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["len"], 6);
 
     let text = common::cli(&["reduce", "--simulate", "--len", "700", "--repeats", "1"]);

@@ -34,13 +34,7 @@ fn driver_at_run_time() -> bool {
 
 #[test]
 fn cli_race_on_the_simulator_prints_json() {
-    let out = common::cli(&["race", "--simulate", "--json"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = common::cli_json(&["race", "--simulate", "--json"]);
     assert_eq!(v["atomic"], 160);
     assert_eq!(v["expected"], 160);
 }
@@ -72,13 +66,7 @@ fn cli_rejects_bad_input_with_an_error_not_a_panic() {
     ignore = "a driver is installed: this checks the driverless path"
 )]
 fn cli_tour_without_a_gpu_runs_the_simulator() {
-    let out = common::cli(&["--json"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = common::cli_json(&["--json"]);
     if driver_at_run_time() {
         assert!(v["gpu"]["compute_capability"].is_array(), "{v}");
     } else {
@@ -128,13 +116,7 @@ fn assert_tour_covers_every_topic(v: &serde_json::Value) {
 #[test]
 #[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
 fn gpu_tour_checks_and_times_every_topic() {
-    let out = common::cli(&["--json"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = common::cli_json(&["--json"]);
     assert!(v["gpu"]["sm_count"].as_u64().unwrap() > 0, "{v}");
     assert_tour_covers_every_topic(&v);
     // Every topic with kernels timed by events names its fastest; the race and the atomics

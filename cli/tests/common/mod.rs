@@ -26,3 +26,27 @@ pub fn cli_env(args: &[&str], vars: &[(&str, &str)]) -> std::process::Output {
         .output()
         .unwrap()
 }
+
+/// [`cli`], which must succeed: fails the test with the command's stderr otherwise.
+pub fn cli_ok(args: &[&str]) -> std::process::Output {
+    let out = cli(args);
+    assert!(
+        out.status.success(),
+        "gridsync {}: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// [`cli_ok`]'s standard output, parsed as JSON (the command run with `--json`).
+pub fn cli_json(args: &[&str]) -> serde_json::Value {
+    let out = cli_ok(args);
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "gridsync {}: not JSON ({e}): {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
+}

@@ -120,7 +120,7 @@ fn gpu_sweep_times_and_explains() {
     assert_eq!(c.to, 31_840);
     assert!(c.flush_atomics.1 > c.flush_atomics.0 || c.from == c.to);
     let svg = temp_path("sweep.svg");
-    let out = common::cli(&[
+    let out = common::cli_ok(&[
         "histogram",
         "--sweep",
         "--sweep-step",
@@ -130,11 +130,6 @@ fn gpu_sweep_times_and_explains() {
         "--plot",
         svg.to_str().unwrap(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     assert!(String::from_utf8_lossy(&out.stdout).contains("best: histogram_global"));
     parse_svg(&std::fs::read_to_string(&svg).unwrap());
 }
