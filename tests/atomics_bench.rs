@@ -10,19 +10,15 @@ use gridsync::atomics::throughput::{
 use gridsync::gpu::atomic::Scope;
 use gridsync::{Error, Target};
 
-fn small(blocks: u32, threads_per_block: u32, iters: u32) -> ThroughputShape {
-    ThroughputShape {
-        blocks,
-        threads_per_block,
-        iters,
-    }
-}
-
 #[test]
 fn every_configuration_counts_exactly_on_the_simulator() {
     // Iterations on and off the kernels' unroll of four; a block size that is not a whole
     // number of warps.
-    for shape in [small(3, 64, 9), small(2, 96, 8), small(4, 50, 3)] {
+    for shape in [
+        ThroughputShape::new(3, 64, 9),
+        ThroughputShape::new(2, 96, 8),
+        ThroughputShape::new(4, 50, 3),
+    ] {
         for config in all_configs() {
             let r = throughput::check(&Target::Sim, &config, &shape)
                 .unwrap_or_else(|e| panic!("{config:?} {shape:?}: {e}"));
@@ -53,7 +49,7 @@ fn the_configurations_are_every_race_free_combination() {
         assert!(!(c.scope == Scope::Block && c.layout == Layout::Grid));
         assert!(c.memory == Memory::Global || c.scope == Scope::Block);
     }
-    let shape = small(1, 32, 1);
+    let shape = ThroughputShape::new(1, 32, 1);
     for bad in [
         ThroughputConfig {
             op: BenchOp::AddU32,
@@ -73,9 +69,9 @@ fn the_configurations_are_every_race_free_combination() {
     }
     let ok = configs[0];
     for shape in [
-        small(1, 32, 0),
-        small(0, 32, 1),
-        small(1 << 20, 1024, 1 << 12),
+        ThroughputShape::new(1, 32, 0),
+        ThroughputShape::new(0, 32, 1),
+        ThroughputShape::new(1 << 20, 1024, 1 << 12),
     ] {
         let r = throughput::check(&Target::Sim, &ok, &shape);
         assert!(matches!(r, Err(Error::InvalidInput(_))), "{shape:?}: {r:?}");

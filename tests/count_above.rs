@@ -163,40 +163,35 @@ fn the_demo_checks_every_kernel_and_bounds_the_lock_kernel() {
     assert_eq!(r.lock_elements, 1003);
 }
 
-fn temp_file(name: &str, bytes: &[u8]) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("gridsync-count-above-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, bytes).unwrap();
-    path
-}
-
 #[test]
 fn input_files_are_read_or_rejected_with_an_error() {
     let values = [0.25f32, 1.5, -3.0, f32::INFINITY];
     let raw: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
     for name in ["in.f32", "in.bin", "IN.F32"] {
-        assert_eq!(read_f32_file(&temp_file(name, &raw)).unwrap(), values);
+        assert_eq!(
+            read_f32_file(&common::temp_file(name, &raw)).unwrap(),
+            values
+        );
     }
-    let text = temp_file("in.txt", b"0.25 1.5\n\n  -3e0\tinf\n");
+    let text = common::temp_file("in.txt", b"0.25 1.5\n\n  -3e0\tinf\n");
     assert_eq!(read_f32_file(&text).unwrap(), values);
-    let nan = read_f32_file(&temp_file("nan.txt", b"nan 1")).unwrap();
+    let nan = read_f32_file(&common::temp_file("nan.txt", b"nan 1")).unwrap();
     assert!(nan[0].is_nan() && nan[1] == 1.0);
     assert!(
-        read_f32_file(&temp_file("empty.txt", b""))
+        read_f32_file(&common::temp_file("empty.txt", b""))
             .unwrap()
             .is_empty()
     );
 
     let missing = std::env::temp_dir().join("gridsync-no-such-dir/none.f32");
     assert!(matches!(read_f32_file(&missing), Err(Error::Io { .. })));
-    match read_f32_file(&temp_file("bad.txt", b"1 2\n3 x4 5\n")) {
+    match read_f32_file(&common::temp_file("bad.txt", b"1 2\n3 x4 5\n")) {
         Err(Error::InvalidInput(why)) => {
             assert!(why.contains("line 2") && why.contains("x4"), "{why}")
         }
         other => panic!("expected InvalidInput, got {other:?}"),
     }
-    match read_f32_file(&temp_file("odd.f32", &raw[..7])) {
+    match read_f32_file(&common::temp_file("odd.f32", &raw[..7])) {
         Err(Error::InvalidInput(why)) => assert!(why.contains("7 bytes"), "{why}"),
         other => panic!("expected InvalidInput, got {other:?}"),
     }

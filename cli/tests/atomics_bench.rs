@@ -11,14 +11,6 @@ use gridsync::gpu::atomic::Scope;
 use gridsync::{Error, Target};
 use gridsync_cli::bench::atomics::{self as bench, AtomicsBenchOptions, ptx_of};
 
-fn small(blocks: u32, threads_per_block: u32, iters: u32) -> ThroughputShape {
-    ThroughputShape {
-        blocks,
-        threads_per_block,
-        iters,
-    }
-}
-
 #[test]
 fn each_configuration_names_its_instruction() {
     let c = |op, memory, scope, layout| ThroughputConfig {
@@ -45,7 +37,7 @@ fn each_configuration_names_its_instruction() {
         ptx_of(&c(CasU32, Global, block, Layout::Block)),
         "atom.relaxed.cta.cas.b32"
     );
-    let shape = small(4, 64, 1);
+    let shape = ThroughputShape::new(4, 64, 1);
     assert_eq!(
         c(AddU32, Global, device, Layout::Grid).threads_per_address(&shape),
         256
@@ -128,7 +120,7 @@ fn every_configuration_counts_exactly_at_a_full_gpu() {
     };
     let blocks = bench::full_gpu_blocks(gpu, 256, None).unwrap();
     for config in all_configs() {
-        let shape = small(blocks, 256, 16);
+        let shape = ThroughputShape::new(blocks, 256, 16);
         throughput::check(&target, &config, &shape)
             .unwrap_or_else(|e| panic!("{config:?} {shape:?}: {e}"));
     }
@@ -140,7 +132,12 @@ fn every_configuration_counts_exactly_at_a_full_gpu() {
         layout: Layout::Grid,
     };
     let iters = ((1u64 << 25) / (blocks as u64 * 256)) as u32 + 1;
-    throughput::check(&target, &f32_grid, &small(blocks, 256, iters)).unwrap();
+    throughput::check(
+        &target,
+        &f32_grid,
+        &ThroughputShape::new(blocks, 256, iters),
+    )
+    .unwrap();
 }
 
 #[test]

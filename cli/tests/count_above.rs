@@ -10,14 +10,6 @@ fn expected(data: &[f32], thr: f32) -> u64 {
     data.iter().filter(|&&x| x > thr).count() as u64
 }
 
-fn temp_file(name: &str, bytes: &[u8]) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("gridsync-count-above-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
-    std::fs::write(&path, bytes).unwrap();
-    path
-}
-
 use common::cli;
 
 #[test]
@@ -28,7 +20,7 @@ fn cli_count_above_on_the_simulator() {
     assert_eq!(v["expected"], want);
     assert_eq!(v["runs"].as_array().unwrap().len(), CountKernel::ALL.len());
 
-    let file = temp_file("cli.txt", b"1 2 3\n4 5 nan\n");
+    let file = common::temp_file("cli.txt", b"1 2 3\n4 5 nan\n");
     let path = file.to_str().unwrap();
     let v = common::cli_json(&[
         "count-above",
@@ -48,8 +40,8 @@ fn cli_count_above_on_the_simulator() {
 
 #[test]
 fn cli_rejects_bad_input_files_without_panicking() {
-    let odd = temp_file("cli-odd.bin", &[0; 6]);
-    let bad = temp_file("cli-bad.txt", b"1 two 3");
+    let odd = common::temp_file("cli-odd.bin", &[0; 6]);
+    let bad = common::temp_file("cli-bad.txt", b"1 two 3");
     for path in [
         odd.to_str().unwrap(),
         bad.to_str().unwrap(),

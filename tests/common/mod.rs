@@ -132,3 +132,12 @@ pub fn whole_gpu() -> std::sync::MutexGuard<'static, ()> {
     // A test that panicked while holding it left nothing on the GPU to wait for.
     WHOLE_GPU.lock().unwrap_or_else(|e| e.into_inner())
 }
+
+/// A file named `name` holding `bytes`, in a temporary directory of this test process's own.
+pub fn temp_file(name: &str, bytes: &[u8]) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("gridsync-tests-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}

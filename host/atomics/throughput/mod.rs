@@ -137,6 +137,15 @@ pub struct ThroughputShape {
 }
 
 impl ThroughputShape {
+    /// `blocks` × `threads_per_block` threads, `iters` operations each.
+    pub const fn new(blocks: u32, threads_per_block: u32, iters: u32) -> ThroughputShape {
+        ThroughputShape {
+            blocks,
+            threads_per_block,
+            iters,
+        }
+    }
+
     /// Threads in the grid.
     pub const fn threads(&self) -> u64 {
         self.blocks as u64 * self.threads_per_block as u64
