@@ -38,28 +38,48 @@ unsafe fn find_neighbor_atomic<T: Coord, const D3: bool, const PERIODIC: bool>(
     for n1 in grid_stride(n as usize) {
         // SAFETY: `n1 < n` and `n2 < n`.
         let r1 = unsafe { atoms.at::<D3>(n1) };
+        // Appends the pair (n1, n2) to both lists, about 3 times in 10⁶ candidates. `n2` is
+        // laundered: without it LLVM strength-reduces the addresses below into 64-bit pointers
+        // that every candidate advances, four pointers where the scan needs two.
+        let append = |n2: u32| {
+            let n2 = opaque(n2);
+            // The slot is what `atomicAdd` returns: the count before this thread's add, which
+            // no other thread can also receive.
+            // SAFETY: `n1, n2 < n`; `NN` is only touched atomically during the launch, and
+            // each slot below `mn` is written by the one thread that received its number.
+            unsafe {
+                let tmp1 = atomic_add_device(nn.add(n1), 1);
+                if tmp1 < mn {
+                    nl.add(n1 * wide + tmp1 as usize).store(n2);
+                }
+                let tmp2 = atomic_add_device(nn.add(n2 as usize), 1);
+                if tmp2 < mn {
+                    nl.add(n2 as usize * wide + tmp2 as usize).store(n1 as u32);
+                }
+            }
+        };
         let mut n2 = n1 as u32 + 1;
-        while n2 < n {
-            let r2 = unsafe { atoms.at::<D3>(n2 as usize) };
-            if rule.within::<D3, PERIODIC>(r1, r2) {
-                // `n2` laundered where a pair is found (about 3 of 10⁶ candidates): without it
-                // LLVM strength-reduces the addresses below into 64-bit pointers that every
-                // candidate advances, four pointers where the scan needs two.
-                let n2 = opaque(n2);
-                // The slot is what `atomicAdd` returns: the count before this thread's add,
-                // which no other thread can also receive.
-                // SAFETY: `n1, n2 < n`; `NN` is only touched atomically during the launch, and
-                // each slot below `mn` is written by the one thread that received its number.
-                unsafe {
-                    let tmp1 = atomic_add_device(nn.add(n1), 1);
-                    if tmp1 < mn {
-                        nl.add(n1 * wide + tmp1 as usize).store(n2);
-                    }
-                    let tmp2 = atomic_add_device(nn.add(n2 as usize), 1);
-                    if tmp2 < mn {
-                        nl.add(n2 as usize * wide + tmp2 as usize).store(n1 as u32);
+        // Four candidates a step, their coordinates loaded before any is tested: nvcc unrolls
+        // the book's loop so, LLVM does not unroll a loop that holds atomics. The appends stay
+        // in the rare branch, in the candidates' order.
+        while n - n2 >= 4 {
+            // SAFETY: `n2 + 3 < n`.
+            let found = [0, 1, 2, 3].map(|k| {
+                rule.within::<D3, PERIODIC>(r1, unsafe { atoms.at::<D3>((n2 + k) as usize) })
+            });
+            if found[0] | found[1] | found[2] | found[3] {
+                for (k, &f) in found.iter().enumerate() {
+                    if f {
+                        append(n2 + k as u32);
                     }
                 }
+            }
+            n2 += 4;
+        }
+        while n2 < n {
+            // SAFETY: `n2 < n`.
+            if rule.within::<D3, PERIODIC>(r1, unsafe { atoms.at::<D3>(n2 as usize) }) {
+                append(n2);
             }
             n2 += 1;
         }
