@@ -214,14 +214,8 @@ enum BenchCommand {
         /// Bytes per copy (at least a few times the L2 cache).
         #[arg(long, default_value_t = copy::DEFAULT_BYTES)]
         bytes: usize,
-        /// Timed copies.
-        #[arg(
-            long = "repeats",
-            value_name = "N",
-            visible_alias = "trials",
-            default_value_t = 20
-        )]
-        trials: u32,
+        #[command(flatten)]
+        repeats: commands::output::Repeats,
     },
 }
 
@@ -463,7 +457,7 @@ fn bench(target: &Target, which: &BenchCommand, json: bool) -> Result<()> {
         BenchCommand::Cluster(args) => commands::cluster::bench_command(target, args, json),
         BenchCommand::Neighbor(args) => commands::neighbor::bench_command(target, args, json),
         BenchCommand::Multi(args) => commands::multi::bench_command(args, json),
-        BenchCommand::Copy { bytes, trials } => bench_copy(target, *bytes, *trials, json),
+        BenchCommand::Copy { bytes, repeats } => bench_copy(target, *bytes, repeats.trials, json),
     }
 }
 

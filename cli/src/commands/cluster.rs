@@ -1,6 +1,6 @@
 //! `gridsync bench cluster`: the cost of one cluster barrier.
 
-use super::output::{print_json_or, progress};
+use super::output::{Repeats, print_json_or, progress};
 use clap::Args;
 use gridsync::{Result, Target};
 use gridsync_cli::bench::cluster::{self as bench, ClusterBench, DEFAULT_ROUNDS, SPLIT_WORK};
@@ -10,21 +10,15 @@ pub struct BenchArgs {
     /// Barriers per launch.
     #[arg(long, default_value_t = DEFAULT_ROUNDS)]
     rounds: u32,
-    /// Timed launches per figure.
-    #[arg(
-        long = "repeats",
-        value_name = "N",
-        visible_alias = "trials",
-        default_value_t = 20
-    )]
-    trials: u32,
+    #[command(flatten)]
+    repeats: Repeats,
 }
 
 pub fn bench_command(target: &Target, args: &BenchArgs, json: bool) -> Result<()> {
     let b = bench::run(
         target,
         args.rounds,
-        args.trials,
+        args.repeats.trials,
         progress(!json, "bench cluster"),
     )?;
     print_json_or(json, &b, print_bench)

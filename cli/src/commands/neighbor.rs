@@ -1,6 +1,6 @@
 //! `gridsync neighbor` and `gridsync bench neighbor`.
 
-use super::output::{print_json_or, print_timing_note, progress};
+use super::output::{Repeats, print_json_or, print_timing_note, progress};
 use clap::{Args, ValueEnum};
 use gridsync::neighbor::demo::{ALL_PAIRS_MAX_ATOMS, DEFAULT_MAX_NEIGHBORS, KernelRun};
 use gridsync::neighbor::generate::{self, DEFAULT_CUTOFF};
@@ -269,14 +269,8 @@ pub struct BenchArgs {
     /// Graphene atoms of the O(N²) sizes, comma-separated (empty: none).
     #[arg(long = "all-pairs-len", value_name = "N,...", visible_alias = "all-pairs-atoms", value_delimiter = ',', default_values_t = bench::DEFAULT_ALL_PAIRS_ATOMS)]
     all_pairs_atoms: Vec<usize>,
-    /// Timed runs per size.
-    #[arg(
-        long = "repeats",
-        value_name = "N",
-        visible_alias = "trials",
-        default_value_t = 20
-    )]
-    trials: u32,
+    #[command(flatten)]
+    repeats: Repeats,
     /// f64 kernels.
     #[arg(long)]
     double: bool,
@@ -292,7 +286,7 @@ pub fn bench_command(target: &Target, args: &BenchArgs, json: bool) -> Result<()
     let opts = bench::NeighborBenchOptions {
         cell_atoms: args.atoms.clone(),
         all_pairs_atoms: args.all_pairs_atoms.clone(),
-        trials: args.trials,
+        trials: args.repeats.trials,
         double: args.double,
         max_neighbors: args.max_neighbors,
         copy_bytes: args.copy_bytes,

@@ -118,6 +118,20 @@ pub fn print_copy_roofline(copy: &CopyBench) {
     );
 }
 
+/// `--repeats N` (alias `--trials`): the timed runs of each measurement, whose median is
+/// reported — one flag, one meaning, one default on every benchmark that flattens it.
+#[derive(Args, Clone, Copy, Debug)]
+pub struct Repeats {
+    /// Timed runs of each measurement, after the warm-ups; the median is reported.
+    #[arg(
+        long = "repeats",
+        value_name = "N",
+        visible_alias = "trials",
+        default_value_t = 20
+    )]
+    pub trials: u32,
+}
+
 /// The flags of a sized benchmark (`bench count-above`, `bench dot`, `bench reduce`). Each
 /// topic's `BenchArgs` flattens them and words `--len` (its sizes, its default) and, where only
 /// some kernels take it, `--blocks-per-sm` for its kernels.

@@ -1,6 +1,6 @@
 //! `gridsync streams` (the tutorial's normalize experiment) and `gridsync bench transfer`.
 
-use super::output::{parse_option, print_json, progress};
+use super::output::{Repeats, parse_option, print_json, progress};
 use clap::Args;
 use gridsync::normalize::{Pipeline, Schedule};
 use gridsync::{Result, Target};
@@ -307,14 +307,8 @@ pub struct TransferArgs {
     /// Bytes per copy, comma-separated [default: 40000000,400000000].
     #[arg(long, value_name = "B,...", value_delimiter = ',')]
     bytes: Vec<usize>,
-    /// Timed copies per measurement (after one warm-up).
-    #[arg(
-        long = "repeats",
-        value_name = "N",
-        visible_alias = "trials",
-        default_value_t = 20
-    )]
-    trials: u32,
+    #[command(flatten)]
+    repeats: Repeats,
 }
 
 pub fn transfer_command(target: &Target, args: &TransferArgs, json: bool) -> Result<()> {
@@ -323,7 +317,12 @@ pub fn transfer_command(target: &Target, args: &TransferArgs, json: bool) -> Res
     } else {
         args.bytes.clone()
     };
-    let b = transfer::run(target, &sizes, args.trials, progress(!json, "transfer"))?;
+    let b = transfer::run(
+        target,
+        &sizes,
+        args.repeats.trials,
+        progress(!json, "transfer"),
+    )?;
     if json {
         return print_json(&b);
     }

@@ -2,7 +2,8 @@
 //! `gridsync bench histogram`.
 
 use super::output::{
-    TableLayout, print_copy_roofline, print_json, print_json_or, print_kernel_table, progress,
+    Repeats, TableLayout, print_copy_roofline, print_json, print_json_or, print_kernel_table,
+    progress,
 };
 use clap::Args;
 use gridsync::histogram::DEMO_FOOTPRINT;
@@ -87,14 +88,8 @@ pub struct BenchArgs {
     /// 128 (ASCII, as the targets) or 256.
     #[arg(long, value_name = "128|256", default_value_t = 128)]
     bins: u32,
-    /// Timed launches per kernel and input.
-    #[arg(
-        long = "repeats",
-        value_name = "N",
-        visible_alias = "trials",
-        default_value_t = 20
-    )]
-    trials: u32,
+    #[command(flatten)]
+    repeats: Repeats,
     /// Bytes of the large English-like and random inputs.
     #[arg(long = "bytes", visible_alias = "large-bytes", value_name = "N", default_value_t = bench::LARGE_BYTES)]
     large_bytes: usize,
@@ -242,7 +237,7 @@ pub fn print_report(r: &HistogramReport, plot: Option<&Path>) {
 pub fn bench_command(target: &Target, args: &BenchArgs, json: bool) -> Result<()> {
     let opts = HistogramBenchOptions {
         bins: Bins::from_count(args.bins)?,
-        trials: args.trials,
+        trials: args.repeats.trials,
         large_bytes: args.large_bytes,
         copy_bytes: args.copy_bytes,
     };

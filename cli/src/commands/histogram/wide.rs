@@ -3,7 +3,7 @@
 
 use super::HistogramArgs;
 use crate::commands::output::{
-    Column, TableLayout, print_copy_roofline, print_json_or, print_kernel_table, progress,
+    Column, Repeats, TableLayout, print_copy_roofline, print_json_or, print_kernel_table, progress,
 };
 use clap::Args;
 use gridsync::histogram::wide::{
@@ -34,14 +34,8 @@ pub struct Bench16Args {
     /// Values of each input (uniform, and token-like).
     #[arg(long = "len", visible_alias = "values", value_name = "N", default_value_t = bench::DEFAULT_VALUES)]
     values: usize,
-    /// Timed launches per kernel and input.
-    #[arg(
-        long = "repeats",
-        value_name = "N",
-        visible_alias = "trials",
-        default_value_t = 20
-    )]
-    trials: u32,
+    #[command(flatten)]
+    repeats: Repeats,
     /// Bytes of the device-to-device copy measured as the roofline.
     #[arg(long, default_value_t = copy::DEFAULT_BYTES)]
     copy_bytes: usize,
@@ -225,7 +219,7 @@ fn print_report(r: &Report16) {
 pub fn bench_command(target: &Target, args: &Bench16Args, json: bool) -> Result<()> {
     let opts = Histogram16BenchOptions {
         values: args.values,
-        trials: args.trials,
+        trials: args.repeats.trials,
         copy_bytes: args.copy_bytes,
     };
     let b = bench::run(target, &opts, progress(!json, "bench histogram-u16"))?;
