@@ -31,17 +31,9 @@
 #include <cstring>
 #include <vector>
 
-namespace cg = cooperative_groups;
+#include "reference.cuh"
 
-#define CK(call)                                                                        \
-    do {                                                                                \
-        cudaError_t e_ = (call);                                                        \
-        if (e_ != cudaSuccess) {                                                        \
-            fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call,        \
-                    cudaGetErrorString(e_));                                            \
-            exit(2);                                                                    \
-        }                                                                               \
-    } while (0)
+namespace cg = cooperative_groups;
 
 constexpr int kBarriers = 1000;  // barriers per launch; kernels per graph and per queue
 constexpr int kTrials = 15;      // timed trials after the warm-up; the median is reported

@@ -3,25 +3,11 @@ compare against, on the same GPU in the same session: `cupy.count_nonzero(x > t)
 `torch.dot` (cuBLAS) on 1e7 and 1e9 float32, and the PyTorch device-to-device copy as the
 roofline. Event-timed medians after warm-up. Prints one JSON object."""
 import json
-import statistics
 
 import cupy
 import torch
 
-
-def timed(fn, trials=20, warmup=3):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(trials):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b))
-    return statistics.median(times)
+from reference_timing import timed
 
 
 def main():

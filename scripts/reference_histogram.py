@@ -15,26 +15,12 @@ libraries have no "skip bytes >= 128" mode, and counting them costs no more.
 import argparse
 import json
 import os
-import statistics
 
 import cupy
 import numpy
 import torch
 
-
-def timed(fn, trials, warmup=3):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(trials):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b))
-    return statistics.median(times)
+from reference_timing import timed
 
 
 def bench(name, x, want, bins, trials, copy_gb_per_s):

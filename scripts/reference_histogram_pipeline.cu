@@ -24,15 +24,7 @@
 #include <cstdlib>
 #include <vector>
 
-#define CK(call)                                                                        \
-    do {                                                                                \
-        cudaError_t e_ = (call);                                                        \
-        if (e_ != cudaSuccess) {                                                        \
-            fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call,        \
-                    cudaGetErrorString(e_));                                            \
-            exit(2);                                                                    \
-        }                                                                               \
-    } while (0)
+#include "reference.cuh"
 
 constexpr int BINS = 256;
 constexpr int TRIALS = 20;

@@ -28,15 +28,7 @@
 #include <string>
 #include <vector>
 
-#define CK(call)                                                                           \
-    do {                                                                                   \
-        cudaError_t e_ = (call);                                                           \
-        if (e_ != cudaSuccess) {                                                           \
-            fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call,           \
-                    cudaGetErrorString(e_));                                               \
-            exit(2);                                                                       \
-        }                                                                                  \
-    } while (0)
+#include "reference.cuh"
 
 static const float CUTOFF = 1.9f;
 static const int BLOCK = 256;

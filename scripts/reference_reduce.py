@@ -5,28 +5,14 @@ per block of 128 and one atomicAdd per block, the result zeroed first — writte
 numba imports (else the reason it does not). Event-timed medians after warm-up, every library on
 the legacy default stream the events are recorded on. Prints one JSON object."""
 import json
-import statistics
 
 import cupy
 import torch
 
+from reference_timing import timed
+
 VALUE = 1.23
 BLOCK_SIZE = 128  # the book's BLOCK_SIZE
-
-
-def timed(fn, trials=20, warmup=3):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(trials):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b))
-    return statistics.median(times)
 
 
 def book_kernel():
