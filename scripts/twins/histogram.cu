@@ -34,7 +34,12 @@
 // equal the CPU's exactly and the error word stay 0.
 //
 //   nvcc -O3 -arch=sm_90 -lineinfo -o histogram histogram.cu
-//   ./histogram pipeline|vec16 [BYTES] [TRIALS] [BLOCKS]
+//   ./histogram pipeline|vec16|global|shared [BYTES] [TRIALS] [BLOCKS]
+//
+// The source's kernels (gpu/src/lessons/histogram/source.rs), on the same input: histogram_global
+// (example 4.3: one device atomicAdd per byte below the bins) and histogram_shared (4.4: a u64
+// histogram per block in shared memory with block-scope atomics, then one device atomic per
+// non-zero bin per block); blocks of 128, on gridsync's grid (BLOCKS, which run.sh passes).
 #include <cstring>
 
 #include "bandwidth.cuh"
@@ -376,12 +381,50 @@ __global__ void histogram_pipeline(const unsigned char* arr, unsigned long long 
 
 // ---- host -------------------------------------------------------------------------------------
 
+// ---- The source's kernels (gpu/src/lessons/histogram/source.rs) ----------------------------
+
+// Example 4.3: a grid-stride loop, one relaxed device-scope atomicAdd per byte below bins.
+__global__ void histogram_global(const unsigned char* arr, unsigned long long len,
+                                 unsigned long long* histo, unsigned bins) {
+    for (size_t i = global_id_x(); i < len; i += threads_per_grid_x()) {
+        unsigned byte = arr[i];
+        if (byte < bins) atomic_add_device(histo + byte, 1ull);
+    }
+}
+
+// Example 4.4: a u64 histogram per block in shared memory (zeroed with a block-stride loop, a
+// barrier, block-scope atomics in the grid-stride loop, a barrier), then one device atomic per
+// non-zero bin per block.
+__global__ void histogram_shared(const unsigned char* arr, unsigned long long len,
+                                 unsigned long long* histo, unsigned bins) {
+    unsigned long long* local = dynamic_shared<unsigned long long>();
+    for (unsigned b = threadIdx.x; b < bins; b += blockDim.x) local[b] = 0;
+    __syncthreads();
+    for (size_t i = global_id_x(); i < len; i += threads_per_grid_x()) {
+        unsigned byte = arr[i];
+        if (byte < bins) atomicAdd_block(local + byte, 1ull);
+    }
+    __syncthreads();
+    for (unsigned b = threadIdx.x; b < bins; b += blockDim.x) {
+        unsigned long long count = local[b];
+        if (count != 0) atomic_add_device(histo + b, count);
+    }
+}
+
+// The source's kernels' blocks (SOURCE_THREADS_PER_BLOCK) and, without gridsync's grid, its
+// blocks per SM (SOURCE_BLOCKS_PER_SM).
+constexpr unsigned SOURCE_THREADS_PER_BLOCK = 128;
+
 int main(int argc, char** argv) {
-    bool pipeline = argc > 1 && std::strcmp(argv[1], "pipeline") == 0;
-    if (argc < 2 || (!pipeline && std::strcmp(argv[1], "vec16") != 0)) {
-        std::fprintf(stderr, "usage: %s pipeline|vec16 [BYTES] [TRIALS] [BLOCKS]\n", argv[0]);
+    std::string which = argc > 1 ? argv[1] : "";
+    bool pipeline = which == "pipeline";
+    bool source = which == "global" || which == "shared";
+    if (!pipeline && !source && which != "vec16") {
+        std::fprintf(stderr, "usage: %s pipeline|vec16|global|shared [BYTES] [TRIALS] [BLOCKS]\n",
+                     argv[0]);
         return 2;
     }
+    std::string name = "histogram_" + which;
     size_t len = arg_size(argc, argv, 2, LARGE_BYTES);
     int trials = int(arg_size(argc, argv, 3, DEFAULT_TRIALS));
     unsigned want_blocks = unsigned(arg_size(argc, argv, 4, 0, false));
@@ -407,6 +450,14 @@ int main(int argc, char** argv) {
         // A block per tile at most: the unit of its work is a stage's worth of bytes.
         size_t work = (len + PIPELINE_STAGE_BYTES - 1) / PIPELINE_STAGE_BYTES * threads;
         blocks = one_wave(histogram_pipeline, work, threads, shared, want_blocks);
+    } else if (source) {
+        threads = SOURCE_THREADS_PER_BLOCK;
+        shared = which == "shared" ? BINS * unsigned(sizeof(unsigned long long)) : 0;
+        if (want_blocks == 0) {
+            std::fprintf(stderr, "%s needs gridsync's BLOCKS\n", name.c_str());
+            return 2;
+        }
+        blocks = want_blocks;
     } else {
         threads = WARP_THREADS_PER_BLOCK;
         shared = warp_shared_bytes(threads);
@@ -434,6 +485,10 @@ int main(int argc, char** argv) {
             if (pipeline)
                 histogram_pipeline<<<blocks, threads, shared>>>(arr, len, histo, BINS,
                                                                 DEFAULT_TIMEOUT_NS, err);
+            else if (which == "global")
+                histogram_global<<<blocks, threads, shared>>>(arr, len, histo, BINS);
+            else if (which == "shared")
+                histogram_shared<<<blocks, threads, shared>>>(arr, len, histo, BINS);
             else
                 histogram_vec16<<<blocks, threads, shared>>>(arr, len, histo, BINS);
         },
@@ -444,13 +499,12 @@ int main(int argc, char** argv) {
             if (e != 0) mismatch("histogram_pipeline's error word is " + std::to_string(e));
             for (unsigned b = 0; b < BINS; ++b)
                 if (got[b] != want[b])
-                    mismatch(std::string(pipeline ? "histogram_pipeline" : "histogram_vec16") +
-                             ": bin " + std::to_string(b) + " is " + std::to_string(got[b]) +
+                    mismatch(name + ": bin " + std::to_string(b) + " is " + std::to_string(got[b]) +
                              ", the CPU's " + std::to_string(want[b]));
         });
     char extra[64];
     std::snprintf(extra, sizeof extra, ", \"bins\": %u, \"input\": \"large_random\"", BINS);
-    print_report({"histogram", pipeline ? "histogram_pipeline" : "histogram_vec16", len, len,
+    print_report({"histogram", name.c_str(), len, len,
                   blocks, threads, shared, trials, copy, extra},
                  ms);
     TWIN_CHECK(cudaFree(arr));

@@ -122,7 +122,7 @@ for name in $BENCHES; do
         dot) bench dot dot "--len 10000000,1000000000" 10000000,1000000000 \
             "dot_vec4 dot_atomic dot_partial" ;;
         histogram) bench histogram histogram "--bytes 1073741824 --bins 128" 1073741824 \
-            "histogram_pipeline histogram_vec16" ;;
+            "histogram_pipeline histogram_vec16 histogram_shared histogram_global" ;;
         *) echo "unknown benchmark $name (reduce, count-above, dot, histogram)" >&2 ;;
     esac
 done
@@ -189,7 +189,8 @@ pairs = [("reduce_vec_sum_f32", "reduce"), ("reduce_warp", "reduce"),
          ("gt_thr_cnt_vec4", "count_above"), ("gt_thr_cnt_block", "count_above"),
          ("gt_thr_cnt_warp", "count_above"), ("gt_thr_cnt_atomic", "count_above"),
          ("dot_vec4", "dot"), ("dot_atomic", "dot"), ("dot_partial", "dot"),
-         ("histogram_pipeline", "histogram"), ("histogram_vec16", "histogram")]
+         ("histogram_pipeline", "histogram"), ("histogram_vec16", "histogram"),
+         ("histogram_shared", "histogram"), ("histogram_global", "histogram")]
 FAMILIES = ("LDG", "STG", "LDS", "STS", "LDL", "STL", "ATOM", "RED", "BAR", "SHFL", "MEMBAR",
             "FENCE", "SYNCS", "UBLKCP", "VOTE")
 INSN = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+(@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_.]*)")
