@@ -305,20 +305,13 @@ impl<'a> StressRun<'a> {
             // which every device maps; `v`, `f` the device's own; every grid fits at
             // once (checked) and `launch_all` launches each before it waits for any.
             unsafe {
-                let l = k::BarrierStressLaunch {
-                    grid: no_grid,
-                    multi: m,
-                    count: c,
-                    slots: sl,
-                    violations: v,
-                    failures: f,
+                let l = barrier_record(
                     kind,
-                    rounds,
-                    seed: s,
-                    polls: RELAXED_POLLS,
-                    first,
-                    total: blocks,
-                };
+                    (no_grid, m, c, sl),
+                    (v, f),
+                    (rounds, s),
+                    (first, blocks),
+                );
                 gridsync::launch_cooperative!(dt, k::barrier_stress, cfg, (l,))
             }
         })
@@ -351,20 +344,7 @@ impl<'a> StressRun<'a> {
                     (g, sl, rounds, s, v, f)
                 )?
             } else {
-                let l = k::BarrierStressLaunch {
-                    grid: g,
-                    multi: m,
-                    count: c,
-                    slots: sl,
-                    violations: v,
-                    failures: f,
-                    kind,
-                    rounds,
-                    seed: s,
-                    polls: RELAXED_POLLS,
-                    first: 0,
-                    total: blocks,
-                };
+                let l = barrier_record(kind, (g, m, c, sl), (v, f), (rounds, s), (0, blocks));
                 gridsync::launch_grid_synced!(
                     t,
                     barrier,
@@ -428,6 +408,31 @@ impl LockStates {
             count,
             kind,
         }
+    }
+}
+
+/// The barrier kernel's record for one grid: the barrier states and slots (`BarrierArgs`), the
+/// device's counters, the rounds and seed, and this grid's first block among `total`.
+fn barrier_record(
+    kind: u32,
+    (grid, multi, count, slots): BarrierArgs,
+    (violations, failures): (*mut u64, *mut u32),
+    (rounds, seed): (u32, u32),
+    (first, total): (u32, u32),
+) -> k::BarrierStressLaunch {
+    k::BarrierStressLaunch {
+        grid,
+        multi,
+        count,
+        slots,
+        violations,
+        failures,
+        kind,
+        rounds,
+        seed,
+        polls: RELAXED_POLLS,
+        first,
+        total,
     }
 }
 
