@@ -240,10 +240,7 @@ pub fn run_kernels(
     };
     let cfg = LaunchConfig::linear(blocks, threads).with_shared_bytes(relay_shared_bytes(threads));
     let words = target.zeros::<u32>(3)?;
-    let mut timer = match target {
-        Target::Gpu(_) => Some(Timer::new()?),
-        Target::Sim => None,
-    };
+    let mut timer = Timer::on(target)?;
     let mut runs = Vec::new();
     for &kernel in kernels {
         target.clear(&words)?;

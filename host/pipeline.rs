@@ -264,10 +264,7 @@ pub fn run_kernels(
     let x = target.upload(&input)?;
     let out = target.zeros::<u32>(n)?;
     let err = target.zeros::<u32>(1)?;
-    let mut timer = match target {
-        Target::Gpu(_) => Some(Timer::new()?),
-        Target::Sim => None,
-    };
+    let mut timer = Timer::on(target)?;
     let bytes = 8.0 * n as f64; // read and written
     let mut runs = Vec::new();
     for &kernel in kernels {

@@ -151,7 +151,7 @@ fn the_demo_checks_every_kernel_and_bounds_the_lock_kernel() {
         assert_eq!(k.elements, n);
         assert_eq!(k.count, expected(&data[..n], 0.5), "{:?}", k.kernel);
         assert!(
-            k.ms.is_none() && k.gb_per_s.is_none(),
+            k.launch.ms.is_none() && k.launch.gb_per_s.is_none(),
             "the simulator is not timed"
         );
     }
@@ -206,7 +206,7 @@ fn gpu_counts_ten_million_with_every_kernel() {
     assert_eq!(r.expected, expected(&data, 0.5));
     for k in &r.runs {
         assert!(
-            k.ms.is_some_and(|ms| ms > 0.0),
+            k.launch.ms.is_some_and(|ms| ms > 0.0),
             "{:?} was not timed",
             k.kernel
         );

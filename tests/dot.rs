@@ -135,7 +135,7 @@ fn the_demo_reports_every_kernel_and_the_check_can_fail() {
     assert_eq!(r.runs.len(), DotKernel::ALL.len());
     for k in &r.runs {
         assert_close(k.result, &a, &b, k.name);
-        assert!(k.rel_error.is_finite() && k.ms.is_none());
+        assert!(k.rel_error.is_finite() && k.launch.ms.is_none());
     }
     let cpu = dot_cpu(&a, &b);
     let off = cpu.dot + 2.0 * dot::TOLERANCE * cpu.sum_abs;
@@ -161,7 +161,7 @@ fn gpu_dot_at_the_source_size() {
     let r = dot::run(&gpu, &a, &b, "source", |_, _| {}).unwrap();
     for k in &r.runs {
         assert!((k.result - 1.0).abs() < 1e-4, "{}: {}", k.name, k.result);
-        assert!(k.ms.is_some_and(|ms| ms > 0.0));
+        assert!(k.launch.ms.is_some_and(|ms| ms > 0.0));
     }
     let (a, b) = random_pair(dot::DEFAULT_LEN);
     for kernel in DotKernel::ALL {

@@ -412,7 +412,7 @@ fn the_demo_reports_every_step_and_every_type() {
         assert_eq!(rep.types.len(), if types { 7 } else { 0 });
         for k in &rep.runs {
             assert!(k.rel_error < 1e-5, "{}: {}", k.name, k.rel_error);
-            assert!(k.ms.is_none(), "the simulator is not timed");
+            assert!(k.launch.ms.is_none(), "the simulator is not timed");
             if k.deterministic_by_design {
                 assert!(k.same_bits);
             }
@@ -537,5 +537,9 @@ fn gpu_one_gibibyte() {
     let want = ints.iter().fold(0i32, |s, &x| s.wrapping_add(x));
     assert_eq!(reduce::sum_i32(&gpu, &ints).unwrap(), want);
     let rep = reduce::run(&gpu, &data, "1 GiB", &ReduceOptions::default(), |_, _| {}).unwrap();
-    assert!(rep.runs.iter().all(|k| k.ms.is_some_and(|ms| ms > 0.0)));
+    assert!(
+        rep.runs
+            .iter()
+            .all(|k| k.launch.ms.is_some_and(|ms| ms > 0.0))
+    );
 }

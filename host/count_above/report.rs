@@ -2,12 +2,12 @@
 
 use super::{
     CountKernel, CountLaunch, DEFAULT_THRESHOLD, LOCK_PREFIX, config_for, count_above_cpu,
-    lock_bounds, read_gb_per_s,
+    lock_bounds,
 };
 use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
+use crate::runtime::stats::TimedLaunch;
 use crate::runtime::timer::Timer;
-use gpu::lessons::count_above::THREADS_PER_BLOCK;
 use serde::Serialize;
 
 /// What [`run`] does.
@@ -43,15 +43,10 @@ pub struct CountRun {
     pub count: u64,
     /// The CPU's count over the same elements (equal, or [`run`] fails).
     pub expected: u64,
-    /// Blocks launched.
-    pub blocks: u32,
-    /// Threads per block.
-    pub threads_per_block: u32,
-    /// Event-timed milliseconds of one launch (GPU only; after one untimed warm-up launch,
-    /// except for the lock kernel, which runs once).
-    pub ms: Option<f64>,
-    /// `4 · elements` bytes read / `ms`, in GB/s.
-    pub gb_per_s: Option<f64>,
+    /// Its grid; event-timed milliseconds of one launch (GPU only; after one untimed warm-up
+    /// launch, except for the lock kernel, which runs once); `4 · elements` bytes read / `ms`.
+    #[serde(flatten)]
+    pub launch: TimedLaunch,
 }
 
 /// What [`run`] found.
@@ -91,10 +86,7 @@ pub fn run(
     let lock_elements = opts.lock_elements.min(data.len());
     let lock_expected = count_above_cpu(&data[..lock_elements], thr);
     let src = target.upload(data)?;
-    let mut timer = match target {
-        Target::Gpu(_) => Some(Timer::new()?),
-        Target::Sim => None,
-    };
+    let mut timer = Timer::on(target)?;
     let mut runs = Vec::new();
     for (k, kernel) in CountKernel::ALL.into_iter().enumerate() {
         let (elements, want) = match kernel {
@@ -116,10 +108,7 @@ pub fn run(
             elements,
             count,
             expected: want,
-            blocks: cfg.grid.x,
-            threads_per_block: THREADS_PER_BLOCK,
-            ms,
-            gb_per_s: ms.map(|ms| read_gb_per_s(elements, ms)),
+            launch: TimedLaunch::new(&cfg, ms, 4.0 * elements as f64),
         });
         progress(k as u32 + 1, CountKernel::ALL.len() as u32);
     }

@@ -1,8 +1,9 @@
 //! The `dot` demo: every kernel once over one pair of arrays, checked and (on a GPU) timed.
 
-use super::{CpuDot, DotKernel, DotLaunch, check, config_for, dot_cpu, read_gb_per_s, rel_error};
+use super::{CpuDot, DotKernel, DotLaunch, check, config_for, dot_cpu, rel_error};
 use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
+use crate::runtime::stats::TimedLaunch;
 use crate::runtime::timer::Timer;
 use serde::Serialize;
 
@@ -19,15 +20,10 @@ pub struct DotRun {
     pub result: f64,
     /// `|result − cpu| / |cpu|`.
     pub rel_error: f64,
-    /// Blocks launched.
-    pub blocks: u32,
-    /// Threads per block.
-    pub threads_per_block: u32,
-    /// Event-timed milliseconds of one launch, after one untimed launch (GPU only; for
-    /// `dot_partial` the kernel alone, not the host's final sum).
-    pub ms: Option<f64>,
-    /// `8·n` bytes read / `ms`, in GB/s.
-    pub gb_per_s: Option<f64>,
+    /// Its grid; event-timed milliseconds of one launch, after one untimed launch (GPU only;
+    /// for `dot_partial` the kernel alone, not the host's final sum); `8·n` bytes read / `ms`.
+    #[serde(flatten)]
+    pub launch: TimedLaunch,
 }
 
 /// What [`run`] found.
@@ -68,10 +64,7 @@ pub fn run(
     }
     let cpu = dot_cpu(a, b);
     let (da, db) = (target.upload(a)?, target.upload(b)?);
-    let mut timer = match target {
-        Target::Gpu(_) => Some(Timer::new()?),
-        Target::Sim => None,
-    };
+    let mut timer = Timer::on(target)?;
     let mut runs = Vec::new();
     for (k, kernel) in DotKernel::ALL.into_iter().enumerate() {
         let cfg = config_for(target, kernel, a.len(), None)?;
@@ -86,10 +79,7 @@ pub fn run(
             what: kernel.what(),
             result,
             rel_error: rel_error(result, cpu.dot),
-            blocks: cfg.grid.x,
-            threads_per_block: cfg.block.x,
-            ms,
-            gb_per_s: ms.map(|ms| read_gb_per_s(a.len(), ms)),
+            launch: TimedLaunch::new(&cfg, ms, 8.0 * a.len() as f64),
         });
         progress(k as u32 + 1, DotKernel::ALL.len() as u32);
     }

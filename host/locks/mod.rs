@@ -209,10 +209,7 @@ pub fn run_variant_with(
         cfg: LaunchConfig::linear(shape.blocks, shape.threads),
         counter: counter.ptr(),
         iters,
-        timer: match target {
-            Target::Gpu(_) => Some(Timer::new()?),
-            Target::Sim => None,
-        },
+        timer: Timer::on(target)?,
     };
     let ms = match variant {
         Variant::Unfenced | Variant::Fenced | Variant::Loop => launch.spinlock(variant)?,

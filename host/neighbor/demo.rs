@@ -191,10 +191,7 @@ fn run_in<T: Precision>(
         rule: rule(cut, atoms.dims()),
         expected: &expected,
         opts,
-        timer: match target {
-            Target::Gpu(_) => Some(Timer::new()?),
-            Target::Sim => None,
-        },
+        timer: Timer::on(target)?,
         runs: Vec::new(),
     };
     let (skipped, mistake) = demo.book_kernels(progress)?;

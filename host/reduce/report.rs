@@ -9,6 +9,7 @@ use super::{Accumulate, Step};
 use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
 use crate::runtime::stats::Stats;
+use crate::runtime::stats::TimedLaunch;
 use crate::runtime::timer::Timer;
 use serde::Serialize;
 
@@ -55,14 +56,10 @@ pub struct StepRun {
     pub distinct_results: usize,
     /// Whether the kernel is deterministic by construction (no float atomics).
     pub deterministic_by_design: bool,
-    /// Blocks launched (the book's kernel: its whole grid).
-    pub blocks: u32,
-    /// Threads per block.
-    pub threads_per_block: u32,
-    /// Median event-timed milliseconds of the runs (GPU only).
-    pub ms: Option<f64>,
-    /// `4·len` bytes read / `ms`, GB/s.
-    pub gb_per_s: Option<f64>,
+    /// Its grid (the book's kernel: its whole grid); the median event-timed milliseconds of
+    /// the runs (GPU only); `4·len` bytes read / `ms`.
+    #[serde(flatten)]
+    pub launch: TimedLaunch,
 }
 
 /// What [`run`] found.
@@ -112,10 +109,7 @@ pub fn run(
     let abs_sum = sum_abs_cpu(data);
     let len = data.len();
     let x = target.upload(data)?;
-    let mut timer = match target {
-        Target::Gpu(_) => Some(Timer::new()?),
-        Target::Sim => None,
-    };
+    let mut timer = Timer::on(target)?;
     let mut runs = Vec::new();
     for (k, &step) in steps.iter().enumerate() {
         let launch = StepLaunch::new(target, step, opts.accumulate, len, None)?;
@@ -154,10 +148,7 @@ pub fn run(
             same_bits: bits.len() == 1,
             distinct_results: bits.len(),
             deterministic_by_design: step.deterministic(),
-            blocks: cfg.grid.x,
-            threads_per_block: cfg.block.x,
-            ms,
-            gb_per_s: ms.map(|ms| 4.0 * len as f64 / (ms * 1e-3) / 1e9),
+            launch: TimedLaunch::new(&cfg, ms, 4.0 * len as f64),
         });
         progress(k as u32 + 1, total);
     }

@@ -7,6 +7,34 @@ use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
 use serde::Serialize;
 
+/// One demonstrated launch as a topic's report gives it: its grid and, on a GPU, its time and
+/// rate. Flattened into each kernel's row (`#[serde(flatten)]`), so `--json` shows the four
+/// fields beside the row's own.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq)]
+pub struct TimedLaunch {
+    /// Blocks launched.
+    pub blocks: u32,
+    /// Threads per block.
+    pub threads_per_block: u32,
+    /// Event-timed milliseconds (GPU only; what each topic times, its report says).
+    pub ms: Option<f64>,
+    /// The bytes the kernel must read (or read and write, where the topic says so) / `ms`, in
+    /// GB/s.
+    pub gb_per_s: Option<f64>,
+}
+
+impl TimedLaunch {
+    /// `config`'s grid, timed at `ms` for `bytes` moved.
+    pub fn new(config: &gpu::LaunchConfig, ms: Option<f64>, bytes: f64) -> TimedLaunch {
+        TimedLaunch {
+            blocks: config.grid.x,
+            threads_per_block: config.block.x,
+            ms,
+            gb_per_s: ms.map(|ms| bytes / (ms * 1e-3) / 1e9),
+        }
+    }
+}
+
 /// Summary of repeated measurements.
 #[derive(Clone, Copy, Debug, Serialize, PartialEq)]
 pub struct Stats {

@@ -131,6 +131,18 @@ impl Timer {
         })
     }
 
+    /// A timer where `target` is a GPU; none on the simulator, whose speed says nothing
+    /// about a GPU's (the demos time only what ran on a GPU).
+    ///
+    /// # Errors
+    /// A driver error.
+    pub fn on(target: &crate::runtime::launch::Target) -> Result<Option<Timer>> {
+        match target {
+            crate::runtime::launch::Target::Gpu(_) => Ok(Some(Timer::new()?)),
+            crate::runtime::launch::Target::Sim => Ok(None),
+        }
+    }
+
     /// Records the start on `stream`.
     ///
     /// # Errors

@@ -1,6 +1,7 @@
 //! `gridsync atomics` and `gridsync bench atomics`.
 
 use super::output::{DEFAULT_SEED, print_json, progress};
+use super::table::Table;
 use clap::Args;
 use gridsync::atomics::demo::{self, AtomicsDemo, DemoOptions};
 use gridsync::atomics::f64_add::{F64Add, F64Inputs};
@@ -97,26 +98,17 @@ pub fn print_demo(d: &AtomicsDemo) {
     println!(
         "  each cell: cases passed / run — every type × 4 orderings, against a sequential model"
     );
-    println!(
-        "  {:<30} {:<24} {:<54} {:>7} {:>7} {:>7}",
-        "CUDA", "types", "PTX", "_block", "device", "_system"
-    );
+    let t = Table::new("  {CUDA:<30} {types:<24} {PTX:<54} {_block:>7} {device:>7} {_system:>7}");
+    t.header();
     for row in &d.table {
         let types: Vec<&str> = row.types.iter().map(|t| t.name()).collect();
-        let cells: Vec<String> = row
-            .scopes
-            .iter()
-            .map(|t| format!("{}/{}", t.passed, t.cases))
-            .collect();
-        println!(
-            "  {:<30} {:<24} {:<54} {:>7} {:>7} {:>7}",
-            row.function.cuda,
-            types.join(" "),
-            row.function.ptx,
-            cells[0],
-            cells[1],
-            cells[2]
-        );
+        let [block, device, system] = [0, 1, 2].map(|i| {
+            row.scopes
+                .get(i)
+                .map_or_else(String::new, |t| format!("{}/{}", t.passed, t.cases))
+        });
+        let (cuda, ptx) = (row.function.cuda, row.function.ptx);
+        t.row(&[&cuda, &types.join(" "), &ptx, &block, &device, &system]);
         if let Some(why) = &row.first_failure {
             println!("      first failure: {why}");
         }
@@ -133,10 +125,8 @@ pub fn print_demo(d: &AtomicsDemo) {
     for kind in F64Add::ALL {
         println!("  {:<9} {}: {}", kind.name(), kind.cuda(), kind.ptx());
     }
-    println!(
-        "  {:<8} {:<9} {:>8} {:>36} {:>36}",
-        "layout", "inputs", "words", "cas_loop", "native"
-    );
+    let t = Table::new("  {layout:<8} {inputs:<9} {words:>8} {cas_loop:>36} {native:>36}");
+    t.header();
     for c in f.checks.iter().filter(|c| c.kind == F64Add::CasLoop) {
         let native = f
             .checks
@@ -149,14 +139,10 @@ pub fn print_demo(d: &AtomicsDemo) {
                 c.adds, c.max_abs_error, c.max_error_over_bound
             ),
         };
-        println!(
-            "  {:<8} {:<9} {:>8} {:>36} {:>36}",
-            layout_of(c.shape.threads_per_address, c.shape.threads()),
-            format!("{:?}", c.inputs).to_lowercase(),
-            c.addresses,
-            show(c),
-            native.map(show).unwrap_or_default()
-        );
+        let layout = layout_of(c.shape.threads_per_address, c.shape.threads());
+        let inputs = format!("{:?}", c.inputs).to_lowercase();
+        let native = native.map(show).unwrap_or_default();
+        t.row(&[&layout, &inputs, &c.addresses, &show(c), &native]);
     }
     if let Some(why) = &f.throughput_skipped {
         println!("  throughput: not measured ({why})");
@@ -211,10 +197,8 @@ pub fn print_bench(b: &AtomicsBench) {
         b.device, s.blocks, s.threads_per_block, s.iters, b.trials
     );
     println!("  operations per second; layout = the threads sharing one word (grid: all of them)");
-    println!(
-        "  {:<12} {:<7} {:<7} {:>11} {:>11} {:>11}",
-        "op", "memory", "layout", "block", "device", "system"
-    );
+    let t = Table::new("  {op:<12} {memory:<7} {layout:<7} {block:>11} {device:>11} {system:>11}");
+    t.header();
     for op in BenchOp::ALL {
         for memory in [Memory::Global, Memory::Shared] {
             for layout in Layout::ALL {
@@ -232,39 +216,38 @@ pub fn print_bench(b: &AtomicsBench) {
                             None => si(r.ops_per_s),
                         })
                 };
-                let cells: Vec<Option<String>> = Scope::ALL.into_iter().map(cell).collect();
+                let cells = Scope::ALL.map(cell);
                 if cells.iter().all(Option::is_none) {
                     continue;
                 }
-                let show = |c: &Option<String>| c.clone().unwrap_or_else(|| "—".into());
-                println!(
-                    "  {:<12} {:<7} {:<7} {:>11} {:>11} {:>11}",
-                    op.name(),
-                    format!("{memory:?}").to_lowercase(),
-                    layout.name(),
-                    show(&cells[0]),
-                    show(&cells[1]),
-                    show(&cells[2])
-                );
+                let [block, device, system] = cells.map(|c| c.unwrap_or_else(|| "—".into()));
+                let memory = format!("{memory:?}").to_lowercase();
+                t.row(&[
+                    &op.name(),
+                    &memory,
+                    &layout.name(),
+                    &block,
+                    &device,
+                    &system,
+                ]);
             }
         }
     }
     println!("  (cas_u32: attempts per second, and the share that succeeded)");
     println!();
     println!("ratios of operations per second");
-    println!(
-        "  {:<12} {:<7} {:>14} {:>14} {:>14}",
-        "op", "layout", "system/device", "device/block", "shared/global"
+    let t = Table::new(
+        "  {op:<12} {layout:<7} {system/device:>14} {device/block:>14} {shared/global:>14}",
     );
+    t.header();
     let show = |x: Option<f64>| x.map(|x| format!("{x:.2}")).unwrap_or_else(|| "—".into());
     for r in &b.ratios {
-        println!(
-            "  {:<12} {:<7} {:>14} {:>14} {:>14}",
-            r.op.name(),
-            r.layout.name(),
-            show(r.system_over_device),
-            show(r.device_over_block),
-            show(r.shared_over_global)
-        );
+        let ratios = [
+            r.system_over_device,
+            r.device_over_block,
+            r.shared_over_global,
+        ];
+        let [sys, dev, shared] = ratios.map(show);
+        t.row(&[&r.op.name(), &r.layout.name(), &sys, &dev, &shared]);
     }
 }

@@ -2,6 +2,7 @@
 //! `gridsync bench barrier`.
 
 use super::output::{print_json_or, print_timing_note, progress};
+use super::table::Table;
 use clap::Args;
 use gridsync::barrier::{
     BarrierOptions, BarrierReport, DEFAULT_SEED, SOURCE_BLOCKS, SOURCE_ITERATIONS, SOURCE_LEN,
@@ -198,26 +199,13 @@ pub fn print_report(r: &BarrierReport) {
         r.cpu_rel_error_f64
     );
     println!();
-    println!(
-        "  {:<26} {:<26} {:>9}  X against the CPU",
-        "variant", "kernel", "µs/iter"
-    );
+    let t = Table::new("  {variant:<26} {kernel:<26} {µs/iter:>9}  {X against the CPU}");
+    t.header();
     for v in &r.runs {
-        println!(
-            "  {:<26} {:<26} {:>9}  {}",
-            v.name,
-            v.kernel,
-            fmt_us(v),
-            fmt_runs(&v.wrong)
-        );
+        t.row(&[&v.name, &v.kernel, &fmt_us(v), &fmt_runs(&v.wrong)]);
         if !v.must_be_correct {
-            println!(
-                "  {:<26} {:<26} {:>9}  after 1 iteration: {}",
-                "",
-                "",
-                "",
-                fmt_runs(&v.first_iteration_wrong)
-            );
+            let first = fmt_runs(&v.first_iteration_wrong);
+            t.row(&[&"", &"", &"", &format!("after 1 iteration: {first}")]);
         }
         if let Some(e) = &v.launch_error {
             println!("  {:<26} {e}", "");
@@ -283,25 +271,20 @@ fn print_bench(b: &BarrierBench) {
         "grid barrier on the {}: µs per barrier or per kernel boundary, {} per launch, median of {} trials",
         b.device, b.rounds, b.trials
     );
-    println!(
-        "  {:<22} {:>7} {:>12} {:>12} {:>13} {:>13}",
-        "grid (128 threads)",
-        "blocks",
-        "GridBarrier",
-        "cooperative",
-        "empty launch",
-        "graph kernel"
+    let t = Table::new(
+        "  {grid (128 threads):<22} {blocks:>7} {GridBarrier:>12.3} {cooperative:>12.3} \
+         {empty launch:>13.3} {graph kernel:>13.3}",
     );
+    t.header();
     for g in &b.grids {
-        println!(
-            "  {:<22} {:>7} {:>12.3} {:>12.3} {:>13.3} {:>13.3}",
-            g.what,
-            g.blocks,
-            g.grid_barrier_us.median,
-            g.cooperative_us.median,
-            g.empty_launch_us.median,
-            g.graph_kernel_us.median
-        );
+        let us = [
+            &g.grid_barrier_us,
+            &g.cooperative_us,
+            &g.empty_launch_us,
+            &g.graph_kernel_us,
+        ];
+        let [barrier, cooperative, empty, graph] = us.map(|s| s.median);
+        t.row(&[&g.what, &g.blocks, &barrier, &cooperative, &empty, &graph]);
     }
     println!(
         "  GridBarrier by arrival layout (plain launch; blocks per group, 'one' = one word; sleep \

@@ -3,6 +3,7 @@
 use super::output::{
     SizedBenchArgs, TableLayout, print_json_or, print_sized_bench, print_timing_note, progress,
 };
+use super::table::{Table, launch_cells};
 use clap::Args;
 use gridsync::count_above::DEMO_FOOTPRINT;
 use gridsync::count_above::{
@@ -74,10 +75,6 @@ pub fn command(target: &Target, args: &CountAboveArgs, json: bool) -> Result<()>
     print_json_or(json, &r, print_report)
 }
 
-fn fmt_opt(v: Option<f64>, digits: usize) -> String {
-    v.map_or("—".into(), |v| format!("{v:.digits$}"))
-}
-
 pub fn print_report(r: &CountAboveReport) {
     println!("count-above on the {}", r.target);
     println!("  input: {} ({} elements)", r.input, r.len);
@@ -86,21 +83,12 @@ pub fn print_report(r: &CountAboveReport) {
         r.threshold, r.expected
     );
     println!();
-    println!(
-        "  {:<18} {:>11} {:>11} {:>12} {:>9} {:>8}  how",
-        "kernel", "elements", "count", "grid", "ms", "GB/s"
-    );
+    let t =
+        Table::new("  {kernel:<18} {elements:>11} {count:>11} {grid:>12} {ms:>9} {GB/s:>8}  {how}");
+    t.header();
     for k in &r.runs {
-        println!(
-            "  {:<18} {:>11} {:>11} {:>12} {:>9} {:>8}  {}",
-            k.name,
-            k.elements,
-            k.count,
-            format!("{}×{}", k.blocks, k.threads_per_block),
-            fmt_opt(k.ms, 4),
-            fmt_opt(k.gb_per_s, 0),
-            k.what
-        );
+        let [grid, ms, gb] = launch_cells(&k.launch);
+        t.row(&[&k.name, &k.elements, &k.count, &grid, &ms, &gb, &k.what]);
     }
     println!();
     println!("  Every count equals the CPU's over the same elements.");
@@ -110,7 +98,7 @@ pub fn print_report(r: &CountAboveReport) {
             r.lock_elements, r.len
         );
     }
-    let timed = r.runs.iter().any(|k| k.ms.is_some());
+    let timed = r.runs.iter().any(|k| k.launch.ms.is_some());
     print_timing_note(
         timed,
         "one event-timed launch after a warm-up (the lock kernel: its only launch).",

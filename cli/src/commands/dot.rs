@@ -4,6 +4,7 @@ use super::output::{
     Column, DEFAULT_SEED, SizedBenchArgs, TableLayout, print_json_or, print_sized_bench,
     print_timing_note, progress,
 };
+use super::table::{Table, launch_cells, sci};
 use clap::Args;
 use gridsync::dot::DEMO_FOOTPRINT;
 use gridsync::dot::{DEFAULT_LEN, DotReport, SIM_DEFAULT_LEN, random_data, run, source_data};
@@ -59,10 +60,6 @@ pub fn command(target: &Target, args: &DotArgs, json: bool) -> Result<()> {
     print_json_or(json, &r, print_report)
 }
 
-fn fmt_opt(v: Option<f64>, digits: usize) -> String {
-    v.map_or("—".into(), |v| format!("{v:.digits$}"))
-}
-
 pub fn print_report(r: &DotReport) {
     println!("dot on the {}: N = {}, data {}", r.target, r.len, r.data);
     println!(
@@ -70,28 +67,28 @@ pub fn print_report(r: &DotReport) {
         r.cpu.dot, r.cpu.sum_abs
     );
     println!();
-    println!(
-        "  {:<12} {:>18} {:>10} {:>10} {:>9} {:>8}  how",
-        "kernel", "result", "rel. error", "grid", "ms", "GB/s"
+    let t = Table::new(
+        "  {kernel:<12} {result:>18.10} {rel. error:>10} {grid:>10} {ms:>9} {GB/s:>8}  {how}",
     );
+    t.header();
     for k in &r.runs {
-        println!(
-            "  {:<12} {:>18.10} {:>10.2e} {:>10} {:>9} {:>8}  {}",
-            k.name,
-            k.result,
-            k.rel_error,
-            format!("{}×{}", k.blocks, k.threads_per_block),
-            fmt_opt(k.ms, 4),
-            fmt_opt(k.gb_per_s, 0),
-            k.what
-        );
+        let [grid, ms, gb] = launch_cells(&k.launch);
+        t.row(&[
+            &k.name,
+            &k.result,
+            &sci(k.rel_error, 2),
+            &grid,
+            &ms,
+            &gb,
+            &k.what,
+        ]);
     }
     println!();
     println!(
         "  The source's dot_mutex reduced with s_block[tid + 1]; here every kernel uses \
          s_block[tid + i]."
     );
-    let timed = r.runs.iter().any(|k| k.ms.is_some());
+    let timed = r.runs.iter().any(|k| k.launch.ms.is_some());
     print_timing_note(
         timed,
         "one event-timed launch after a warm-up; dot_partial without the host's sum.",

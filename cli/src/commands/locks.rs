@@ -3,6 +3,12 @@
 use gridsync::locks::{self, MutexDemo};
 use gridsync_cli::bench::locks::MutexBench;
 
+use super::table::Table;
+
+fn variant_name(v: locks::Variant) -> &'static str {
+    v.kernel().trim_start_matches("lock_")
+}
+
 fn rate(m: Option<f64>) -> String {
     m.map_or_else(|| "-".into(), |m| format!("{m:.3}"))
 }
@@ -14,21 +20,21 @@ pub fn print_demo(d: &MutexDemo) {
         d.add_one_mutex
     );
     println!();
-    println!(
-        "  {:<12} {:>9} {:>9} {:>9} {:>6} {:>10}  what",
-        "variant", "shape", "counter", "expected", "lost", "M/s"
+    let t = Table::new(
+        "  {variant:<12} {shape:>9} {counter:>9} {expected:>9} {lost:>6} {M/s:>10}  {what}",
     );
+    t.header();
     for r in &d.runs {
-        println!(
-            "  {:<12} {:>9} {:>9} {:>9} {:>6} {:>10}  {}",
-            r.variant.kernel().trim_start_matches("lock_"),
-            r.shape.to_string(),
-            r.counter,
-            r.expected,
-            r.lost(),
-            rate(r.mega_per_s()),
-            r.variant.what()
-        );
+        let (name, rate) = (variant_name(r.variant), rate(r.mega_per_s()));
+        t.row(&[
+            &name,
+            &r.shape,
+            &r.counter,
+            &r.expected,
+            &r.lost(),
+            &rate,
+            &r.variant.what(),
+        ]);
     }
     println!("  (M/s: millions of critical sections per second, one launch, event-timed)");
     println!();
@@ -46,21 +52,21 @@ pub fn print_demo(d: &MutexDemo) {
 
 pub fn print_bench(b: &MutexBench) {
     println!("mutex benchmark on the {}", b.device);
-    println!(
-        "  {:<12} {:>9} {:>6} {:>9} {:>10} {:>10} {:>6}",
-        "variant", "shape", "iters", "sections", "median ms", "M/s", "lost"
+    let t = Table::new(
+        "  {variant:<12} {shape:>9} {iters:>6} {sections:>9} {median ms:>10.3} {M/s:>10.3} {lost:>6}",
     );
+    t.header();
     for c in &b.cells {
-        println!(
-            "  {:<12} {:>9} {:>6} {:>9} {:>10.3} {:>10.3} {:>6}",
-            c.variant.kernel().trim_start_matches("lock_"),
-            c.shape.to_string(),
-            c.iters,
-            c.sections,
-            c.ms.median,
-            c.mega_per_s,
-            c.lost
-        );
+        let name = variant_name(c.variant);
+        t.row(&[
+            &name,
+            &c.shape,
+            &c.iters,
+            &c.sections,
+            &c.ms.median,
+            &c.mega_per_s,
+            &c.lost,
+        ]);
     }
     if !b.sweep.is_empty() {
         println!();
@@ -73,9 +79,8 @@ pub fn print_bench(b: &MutexBench) {
                 _ => format!("mutex, {}..{} ns", p.backoff_min_ns, p.backoff_max_ns),
             };
             println!(
-                "  {:>9}  {:<36} {:>8.3}",
+                "  {:>9}  {what:<36} {:>8.3}",
                 p.shape.to_string(),
-                what,
                 p.mega_per_s
             );
         }
@@ -87,15 +92,18 @@ pub fn print_scopes(b: &gridsync_cli::bench::scopes::ScopesBench) {
         "ordering cost by scope on the {} ({} threads, {} operations each, each on its own word)",
         b.device, b.threads, b.iters
     );
-    println!(
-        "  {:<18} {:>8} {:>10} {:>12} {:>14}",
-        "operation", "scope", "median ms", "G ops/s", "ns/op/thread"
+    let t = Table::new(
+        "  {operation:<18} {scope:>8} {median ms:>10.3} {G ops/s:>12.2} {ns/op/thread:>14.1}",
     );
+    t.header();
     for c in &b.cells {
-        println!(
-            "  {:<18} {:>8} {:>10.3} {:>12.2} {:>14.1}",
-            c.op, c.scope, c.ms.median, c.g_ops_per_s, c.ns_per_op_per_thread
-        );
+        t.row(&[
+            &c.op,
+            &c.scope,
+            &c.ms.median,
+            &c.g_ops_per_s,
+            &c.ns_per_op_per_thread,
+        ]);
     }
     println!();
     for (op, _) in gridsync_cli::bench::scopes::KINDS

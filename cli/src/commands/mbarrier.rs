@@ -1,6 +1,7 @@
 //! `gridsync mbarrier`: the split-phase barrier lesson.
 
 use super::output::print_json_or;
+use super::table::{Table, fmt_opt, yes_no};
 use clap::Args;
 use gridsync::mbarrier::{MbarrierOptions, MbarrierReport, run};
 use gridsync::{Result, Target};
@@ -37,19 +38,11 @@ fn print_report(r: &MbarrierReport) {
         r.blocks, r.threads_per_block, r.rounds, r.work
     );
     println!();
-    println!(
-        "  {:<26} {:>12} {:>10} {:>9}  what it does",
-        "kernel", "stale reads", "timed out", "ms"
-    );
+    let t = Table::new("  {kernel:<26} {stale reads:>12} {timed out:>10} {ms:>9}  {what it does}");
+    t.header();
     for k in &r.runs {
-        println!(
-            "  {:<26} {:>12} {:>10} {:>9}  {}",
-            k.name,
-            k.stale_reads,
-            if k.timed_out { "yes" } else { "no" },
-            k.ms.map_or("—".into(), |ms| format!("{ms:.3}")),
-            k.what
-        );
+        let ms = fmt_opt(k.ms, 3);
+        t.row(&[&k.name, &k.stale_reads, &yes_no(k.timed_out), &ms, &k.what]);
     }
     println!();
     println!(

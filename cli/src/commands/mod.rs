@@ -21,4 +21,5 @@ pub mod pipeline;
 pub mod reduce;
 pub mod streams;
 pub mod stress;
+pub mod table;
 pub mod tour;

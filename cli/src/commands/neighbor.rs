@@ -1,8 +1,9 @@
 //! `gridsync neighbor` and `gridsync bench neighbor`.
 
 use super::output::{Repeats, print_json_or, print_timing_note, progress};
+use super::table::{Table, fmt_opt, percent, sci};
 use clap::{Args, ValueEnum};
-use gridsync::neighbor::demo::{ALL_PAIRS_MAX_ATOMS, DEFAULT_MAX_NEIGHBORS, KernelRun};
+use gridsync::neighbor::demo::{ALL_PAIRS_MAX_ATOMS, DEFAULT_MAX_NEIGHBORS};
 use gridsync::neighbor::generate::{self, DEFAULT_CUTOFF};
 use gridsync::neighbor::{Atoms, NeighborList, NeighborOptions, NeighborReport, xy};
 use gridsync::{Result, Target};
@@ -182,10 +183,6 @@ fn plot(
     write_svg(path, &svg)
 }
 
-fn fmt_opt(v: Option<f64>, digits: usize) -> String {
-    v.map_or("—".into(), |v| format!("{v:.digits$}"))
-}
-
 pub fn print_report(r: &NeighborReport) {
     println!("neighbor lists on the {}", r.target);
     println!(
@@ -208,12 +205,23 @@ pub fn print_report(r: &NeighborReport) {
         .collect();
     println!("  atoms by neighbor count: {}", hist.join(", "));
     println!();
-    println!(
-        "  {:<34} {:<7} {:<11} {:>10} {:>12}  result",
-        "kernel", "method", "layout", "ms", "atoms/s"
-    );
+    let t = Table::new("  {kernel:<34} {method:<7} {layout:<11} {ms:>10} {atoms/s:>12}  {result}");
+    t.header();
     for k in &r.runs {
-        print_run(k);
+        let rate = k.atoms_per_s.map_or_else(|| "—".into(), |v| sci(v, 3));
+        let result = if k.equal {
+            "equal"
+        } else {
+            "CORRUPTED (expected: the mistake)"
+        };
+        t.row(&[
+            &k.name,
+            &k.method,
+            &k.layout,
+            &fmt_opt(k.ms, 3),
+            &rate,
+            &result,
+        ]);
     }
     if let Some(c) = &r.mistake {
         println!();
@@ -240,23 +248,6 @@ pub fn print_report(r: &NeighborReport) {
     print_timing_note(
         timed,
         "one event-timed run after a warm-up; the cell list from binning to the last neighbor written.",
-    );
-}
-
-fn print_run(k: &KernelRun) {
-    let rate = k.atoms_per_s.map(|v| format!("{v:.3e}"));
-    println!(
-        "  {:<34} {:<7} {:<11} {:>10} {:>12}  {}",
-        k.name,
-        k.method,
-        k.layout,
-        fmt_opt(k.ms, 3),
-        rate.unwrap_or_else(|| "—".into()),
-        if k.equal {
-            "equal"
-        } else {
-            "CORRUPTED (expected: the mistake)"
-        }
     );
 }
 
@@ -304,52 +295,39 @@ pub fn print_bench(b: &bench::NeighborBench) {
     println!(
         "  cell list, CSR, whole build (binning to the last neighbor written), and its phases in ms:"
     );
-    println!(
-        "  {:>10} {:>10} {:>9} {:>12} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>9} {:>9} {:>7}",
-        "atoms",
-        "entries",
-        "CSR ms",
-        "atoms/s",
-        "bin",
-        "scan",
-        "scatter",
-        "count",
-        "fill",
-        "fill/s",
-        "padded",
-        "transp.",
-        "copy %"
+    let t = Table::new(
+        "  {atoms:>10} {entries:>10} {CSR ms:>9.4} {atoms/s:>12} {bin:>7.4} {scan:>7.4} \
+         {scatter:>7.4} {count:>7.4} {fill:>7.4} {fill/s:>7.4} {padded:>9.4} {transp.:>9.4} \
+         {copy %:>7}",
     );
+    t.header();
     for r in &b.cells {
-        println!(
-            "  {:>10} {:>10} {:>9.4} {:>12.3e} {:>7.4} {:>7.4} {:>7.4} {:>7.4} {:>7.4} {:>7.4} {:>9.4} {:>9.4} {:>6.1}%",
-            r.atoms,
-            r.entries,
-            r.csr_ms.median,
-            r.atoms_per_s,
-            r.phases.bin.median,
-            r.phases.scan_cells.median,
-            r.phases.scatter.median,
-            r.phases.count.median,
-            r.phases.fill.median,
-            r.phases.fill_sorted.median,
-            r.padded_ms.median,
-            r.transposed_ms.median,
-            100.0 * r.fraction_of_copy
-        );
+        let p = &r.phases;
+        t.row(&[
+            &r.atoms,
+            &r.entries,
+            &r.csr_ms.median,
+            &sci(r.atoms_per_s, 3),
+            &p.bin.median,
+            &p.scan_cells.median,
+            &p.scatter.median,
+            &p.count.median,
+            &p.fill.median,
+            &p.fill_sorted.median,
+            &r.padded_ms.median,
+            &r.transposed_ms.median,
+            &percent(r.fraction_of_copy, 1),
+        ]);
     }
     if !b.all_pairs.is_empty() {
         println!();
         println!("  the book's O(N²) kernels:");
-        println!(
-            "  {:<32} {:>10} {:>10} {:>12} {:>14}",
-            "kernel", "atoms", "ms", "atoms/s", "pair checks/s"
-        );
+        let t =
+            Table::new("  {kernel:<32} {atoms:>10} {ms:>10.3} {atoms/s:>12} {pair checks/s:>14}");
+        t.header();
         for r in &b.all_pairs {
-            println!(
-                "  {:<32} {:>10} {:>10.3} {:>12.3e} {:>14.3e}",
-                r.kernel, r.atoms, r.ms.median, r.atoms_per_s, r.checks_per_s
-            );
+            let rates = [r.atoms_per_s, r.checks_per_s].map(|x| sci(x, 3));
+            t.row(&[&r.kernel, &r.atoms, &r.ms.median, &rates[0], &rates[1]]);
         }
     }
     println!();

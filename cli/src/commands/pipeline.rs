@@ -1,6 +1,7 @@
 //! `gridsync pipeline`: the producer/consumer pipeline lesson.
 
 use super::output::print_json_or;
+use super::table::{Table, fmt_opt, yes_no};
 use clap::Args;
 use gridsync::pipeline::{PipelineOptions, PipelineReport, run};
 use gridsync::{Result, Target};
@@ -44,20 +45,20 @@ fn print_report(r: &PipelineReport) {
         r.tiles, r.blocks, r.threads_per_block, r.work
     );
     println!();
-    println!(
-        "  {:<24} {:>12} {:>10} {:>9} {:>8}  what it does",
-        "kernel", "wrong words", "timed out", "ms", "GB/s"
+    let t = Table::new(
+        "  {kernel:<24} {wrong words:>12} {timed out:>10} {ms:>9} {GB/s:>8}  {what it does}",
     );
+    t.header();
     for k in &r.runs {
-        println!(
-            "  {:<24} {:>12} {:>10} {:>9} {:>8}  {}",
-            k.name,
-            k.wrong_words,
-            if k.timed_out { "yes" } else { "no" },
-            k.ms.map_or("—".into(), |ms| format!("{ms:.3}")),
-            k.gb_per_s.map_or("—".into(), |g| format!("{g:.0}")),
-            k.what
-        );
+        let (ms, gb) = (fmt_opt(k.ms, 3), fmt_opt(k.gb_per_s, 0));
+        t.row(&[
+            &k.name,
+            &k.wrong_words,
+            &yes_no(k.timed_out),
+            &ms,
+            &gb,
+            &k.what,
+        ]);
     }
     println!();
     println!(

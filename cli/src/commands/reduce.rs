@@ -4,6 +4,7 @@ use super::output::{
     Column, DEFAULT_SEED, SizedBenchArgs, TableLayout, parse_option, print_json_or,
     print_sized_bench, print_timing_note, progress,
 };
+use super::table::{Table, fmt_opt, launch_cells, sci};
 use clap::Args;
 use gridsync::inputs::read_f32_file;
 use gridsync::reduce::DEMO_FOOTPRINT;
@@ -96,10 +97,6 @@ pub fn command(target: &Target, args: &ReduceArgs, json: bool) -> Result<()> {
     print_json_or(json, &r, print_report)
 }
 
-fn fmt_opt(v: Option<f64>, digits: usize) -> String {
-    v.map_or("—".into(), |v| format!("{v:.digits$}"))
-}
-
 fn fmt_value(v: Value) -> String {
     match v {
         Value::Float(x) => format!("{x}"),
@@ -135,44 +132,34 @@ pub fn print_report(r: &ReduceReport) {
         r.repeats
     );
     println!();
-    println!(
-        "  {:<34} {:>20} {:>10} {:>10} {:>11} {:>9} {:>7}  how",
-        "kernel", "result", "rel. err", "same bits", "grid", "ms", "GB/s"
+    let t = Table::new(
+        "  {kernel:<34} {result:>20} {rel. err:>10} {same bits:>10} {grid:>11} {ms:>9} {GB/s:>7}  {how}",
     );
+    t.header();
     for k in &r.runs {
-        println!(
-            "  {:<34} {:>20} {:>10.2e} {:>10} {:>11} {:>9} {:>7}  {}",
-            k.name,
-            format!("{}", k.value),
-            k.rel_error,
-            if k.same_bits {
-                "yes".to_string()
-            } else {
-                format!("no ({})", k.distinct_results)
-            },
-            format!("{}×{}", k.blocks, k.threads_per_block),
-            fmt_opt(k.ms, 4),
-            fmt_opt(k.gb_per_s, 0),
-            k.what
-        );
+        let same = if k.same_bits {
+            "yes".to_string()
+        } else {
+            format!("no ({})", k.distinct_results)
+        };
+        let [grid, ms, gb] = launch_cells(&k.launch);
+        let err = sci(k.rel_error, 2);
+        t.row(&[&k.name, &k.value, &err, &same, &grid, &ms, &gb, &k.what]);
     }
     if !r.types.is_empty() {
         println!();
-        println!(
-            "  {:<34} {:>22} {:>22} {:>10} {:>9} {:>7}  what",
-            "kernel", "result", "CPU", "rel. err", "ms", "GB/s"
+        let t = Table::new(
+            "  {kernel:<34} {result:>22} {CPU:>22} {rel. err:>10} {ms:>9} {GB/s:>7}  {what}",
         );
-        for t in &r.types {
-            println!(
-                "  {:<34} {:>22} {:>22} {:>10.2e} {:>9} {:>7}  {}",
-                t.name,
-                fmt_value(t.value),
-                fmt_value(t.expected),
-                t.rel_error,
-                fmt_opt(t.ms, 4),
-                fmt_opt(t.gb_per_s, 0),
-                t.what
+        t.header();
+        for k in &r.types {
+            let (value, expected) = (fmt_value(k.value), fmt_value(k.expected));
+            let (err, ms, gb) = (
+                sci(k.rel_error, 2),
+                fmt_opt(k.ms, 4),
+                fmt_opt(k.gb_per_s, 0),
             );
+            t.row(&[&k.name, &value, &expected, &err, &ms, &gb, &k.what]);
         }
         println!("  Integer sums, min and max equal the CPU's exactly.");
     }
@@ -202,10 +189,10 @@ fn explain(r: &ReduceReport) {
              rounds to that grid — {} roundings, mostly the same way when the block sums are \
              alike — in whatever order the blocks finish, so the last bits can also change from \
              run to run (rel. error here {:.1e}).",
-            book.blocks,
+            book.launch.blocks,
             r.expected,
             fmt_spacing(f32_spacing(r.expected)),
-            book.blocks,
+            book.launch.blocks,
             book.rel_error
         ));
     }
@@ -223,7 +210,7 @@ fn explain(r: &ReduceReport) {
              mattering on varied data.",
         );
     }
-    let timed = r.runs.iter().any(|k| k.ms.is_some());
+    let timed = r.runs.iter().any(|k| k.launch.ms.is_some());
     print_timing_note(
         timed,
         "median of the event-timed runs after a warm-up; the host's part not timed.",

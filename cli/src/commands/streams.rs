@@ -1,6 +1,7 @@
 //! `gridsync streams` (the tutorial's normalize experiment) and `gridsync bench transfer`.
 
 use super::output::{Repeats, parse_option, print_json, progress};
+use super::table::Table;
 use clap::Args;
 use gridsync::normalize::{Pipeline, Schedule};
 use gridsync::{Result, Target};
@@ -137,18 +138,11 @@ pub fn print_report(r: &ExperimentReport, verbose: bool) {
         );
     }
     println!();
-    println!(
-        "  {:<34} {:>9} {:>9} {:>8} {:>9} {:>8} {:>8} {:>8} {:>5}  new sums",
-        "run",
-        "total ms",
-        "min ms",
-        "vs 1 str",
-        "serial ms",
-        "overlap",
-        "H→D GB/s",
-        "D→H GB/s",
-        "last"
+    let t = Table::new(
+        "  {run:<34} {total ms:>9.3} {min ms:>9.3} {vs 1 str:>8} {serial ms:>9.3} {overlap:>8} \
+         {H→D GB/s:>8.1} {D→H GB/s:>8.1} {last:>5}  {new sums}",
     );
+    t.header();
     for run in &r.runs {
         let sums = format!(
             "≈ 1 (max |Σ − 1| = {:.1e}){}",
@@ -162,31 +156,27 @@ pub fn print_report(r: &ExperimentReport, verbose: bool) {
         let one = r
             .run(run.options.pipeline, 1, Schedule::PerStream)
             .and_then(|o| o.total_ms);
+        let label = run_label(run);
         match (&run.report.timing, &run.total_ms) {
-            (Some(t), Some(s)) => println!(
-                "  {:<34} {:>9.3} {:>9.3} {:>7.2}× {:>9.3} {:>7.0}% {:>8.1} {:>8.1} {:>5}  {sums}",
-                run_label(run),
-                s.median,
-                s.min,
-                one.map_or(f64::NAN, |o| o.median / s.median),
-                t.serial_ms,
-                (100.0 * t.overlap).max(0.0),
-                t.h2d_gbps,
-                t.d2h_gbps,
-                t.last_array,
-            ),
-            _ => println!(
-                "  {:<34} {:>9} {:>9} {:>8} {:>9} {:>8} {:>8} {:>8} {:>5}  {sums}",
-                run_label(run),
-                "-",
-                "-",
-                "-",
-                "-",
-                "-",
-                "-",
-                "-",
-                "-"
-            ),
+            (Some(timing), Some(s)) => {
+                let speedup = format!("{:.2}×", one.map_or(f64::NAN, |o| o.median / s.median));
+                let overlap = format!("{:.0}%", (100.0 * timing.overlap).max(0.0));
+                t.row(&[
+                    &label,
+                    &s.median,
+                    &s.min,
+                    &speedup,
+                    &timing.serial_ms,
+                    &overlap,
+                    &timing.h2d_gbps,
+                    &timing.d2h_gbps,
+                    &timing.last_array,
+                    &sums,
+                ]);
+            }
+            _ => t.row(&[
+                &label, &"-", &"-", &"-", &"-", &"-", &"-", &"-", &"-", &sums,
+            ]),
         }
     }
     if r.copies.is_some() {
@@ -255,34 +245,28 @@ fn explain(r: &ExperimentReport) {
 fn print_events(run: &Run) {
     println!();
     println!("  {} — events, ms since the first begin:", run_label(run));
-    println!(
-        "    {:>5} {:>6} {:>14} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
-        "array",
-        "stream",
-        "sum before",
-        "begin",
-        "copy in",
-        "kernels",
-        "copy out",
-        "end",
-        "issue ms"
+    let t = Table::new(
+        "    {array:>5} {stream:>6} {sum before:>14.1} {begin:>9.3} {copy in:>9.3} {kernels:>9.3} \
+         {copy out:>9.3} {end:>9.3} {issue ms:>9.3}",
     );
+    t.header();
     for (i, a) in run.report.arrays.iter().enumerate() {
-        let Some(t) = &a.timing else {
-            println!("    {i:>5} {:>6} {:>14.1}", "-", a.sum);
+        let Some(at) = &a.timing else {
+            t.row(&[&i, &"-", &a.sum]);
             continue;
         };
-        println!(
-            "    {i:>5} {:>6} {:>14.1} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3}",
-            t.stream,
-            a.sum,
-            t.begin_ms,
-            t.copy_in(),
-            t.kernels(),
-            t.copy_out(),
-            t.end_ms,
-            t.issue_ms
-        );
+        let (copy_in, kernels, copy_out) = (at.copy_in(), at.kernels(), at.copy_out());
+        t.row(&[
+            &i,
+            &at.stream,
+            &a.sum,
+            &at.begin_ms,
+            &copy_in,
+            &kernels,
+            &copy_out,
+            &at.end_ms,
+            &at.issue_ms,
+        ]);
     }
     if let Some(t) = &run.report.timing {
         for s in &t.streams {
@@ -332,19 +316,17 @@ pub fn transfer_command(target: &Target, args: &TransferArgs, json: bool) -> Res
 
 fn print_transfer(b: &TransferBench) {
     println!("host↔device copies on the {} (median)", b.device);
-    println!(
-        "  {:<6} {:<9} {:>12} {:>10} {:>10}",
-        "", "memory", "bytes", "ms", "GB/s"
-    );
-    for t in &b.transfers {
-        println!(
-            "  {:<6} {:<9} {:>12} {:>10.3} {:>10.1}",
-            t.direction.label(),
-            if t.pinned { "pinned" } else { "pageable" },
-            t.bytes,
-            t.ms.median,
-            t.gb_per_s
-        );
+    let t = Table::new("  {:<6} {memory:<9} {bytes:>12} {ms:>10.3} {GB/s:>10.1}");
+    t.header();
+    for c in &b.transfers {
+        let memory = if c.pinned { "pinned" } else { "pageable" };
+        t.row(&[
+            &c.direction.label(),
+            &memory,
+            &c.bytes,
+            &c.ms.median,
+            &c.gb_per_s,
+        ]);
     }
     println!("  (\"both\": a copy each way at once on two streams; GB/s counts both directions)");
 }

@@ -8,6 +8,7 @@
 
 use super::basics::{print_info, print_race};
 use super::output::{print_json, progress};
+use super::table::{Table, fmt_opt};
 use gridsync::{Error, Gpu, Result, Target};
 use serde::Serialize;
 use std::time::Instant;
@@ -245,23 +246,17 @@ fn run_stop(
 
 fn print_summary(target: &Target, stops: &[Stop]) {
     println!("\nsummary on the {}", target.describe());
-    println!(
-        "  {:<12} {:<46} {:>10} {:>7}  go deeper",
-        "topic", "checked against the CPU", "fastest ms", "wall s"
+    let t = Table::new(
+        "  {topic:<12} {checked against the CPU:<46} {fastest ms:>10} {wall s:>7.2}  {go deeper}",
     );
+    t.header();
     for s in stops {
-        let ms = s
-            .fastest
-            .as_ref()
-            .map_or("—".to_string(), |(_, ms)| format!("{ms:.3}"));
+        let ms = fmt_opt(s.fastest.as_ref().map(|(_, ms)| *ms), 3);
         let mut result = s.result.clone();
         if result.chars().count() > 46 {
             result = result.chars().take(45).collect::<String>() + "…";
         }
-        println!(
-            "  {:<12} {:<46} {:>10} {:>7.2}  {}",
-            s.topic, result, ms, s.wall_s, s.deeper
-        );
+        t.row(&[&s.topic, &result, &ms, &s.wall_s, &s.deeper]);
     }
     println!(
         "\n  Every topic takes --json, --device N and --simulate; `gridsync bench …` measures \
@@ -373,7 +368,7 @@ fn count_above(target: &Target, sizes: &Sizes, text: bool) -> Result<Headline> {
     }
     Ok((
         format!("{} of {} above {}", r.expected, r.len, r.threshold),
-        fastest(r.runs.iter().map(|k| (k.name, k.ms))),
+        fastest(r.runs.iter().map(|k| (k.name, k.launch.ms))),
     ))
 }
 
@@ -389,7 +384,7 @@ fn dot(target: &Target, sizes: &Sizes, text: bool) -> Result<Headline> {
     }
     Ok((
         format!("{} kernels, worst rel. error {worst:.1e}", r.runs.len()),
-        fastest(r.runs.iter().map(|k| (k.name, k.ms))),
+        fastest(r.runs.iter().map(|k| (k.name, k.launch.ms))),
     ))
 }
 
@@ -412,7 +407,7 @@ fn reduce(target: &Target, sizes: &Sizes, text: bool) -> Result<Headline> {
     }
     Ok((
         format!("Σ {} × 1.23, worst rel. error {worst:.1e}", r.len),
-        fastest(r.runs.iter().map(|k| (k.name, k.ms))),
+        fastest(r.runs.iter().map(|k| (k.name, k.launch.ms))),
     ))
 }
 
@@ -440,7 +435,7 @@ fn histogram(target: &Target, sizes: &Sizes, text: bool) -> Result<Headline> {
     }
     Ok((
         format!("{} bytes, {} kernels exact", r.len, r.runs.len()),
-        fastest(r.runs.iter().map(|k| (k.name, k.ms))),
+        fastest(r.runs.iter().map(|k| (k.name, k.launch.ms))),
     ))
 }
 

@@ -2,12 +2,11 @@
 //! (on a GPU) timed.
 
 use crate::plot::BarPanel;
-use gridsync::histogram::{
-    Bins, HistKernel, HistogramLaunch, check, config_for, histogram_cpu, read_gb_per_s,
-};
+use gridsync::histogram::{Bins, HistKernel, HistogramLaunch, check, config_for, histogram_cpu};
 use gridsync::runtime::error::Result;
 use gridsync::runtime::launch::Target;
 use gridsync::runtime::stats::Stats;
+use gridsync::runtime::stats::TimedLaunch;
 use gridsync::runtime::timer::Timer;
 use serde::Serialize;
 
@@ -78,14 +77,10 @@ pub struct KernelRun {
     pub name: &'static str,
     /// How it counts.
     pub what: &'static str,
-    /// Blocks launched.
-    pub blocks: u32,
-    /// Threads per block.
-    pub threads_per_block: u32,
-    /// Median event-timed milliseconds of [`DEMO_TRIALS`] launches (GPU only).
-    pub ms: Option<f64>,
-    /// Input bytes / `ms`, in GB/s.
-    pub gb_per_s: Option<f64>,
+    /// Its grid; the median event-timed milliseconds of [`DEMO_TRIALS`] launches (GPU only);
+    /// input bytes / `ms`.
+    #[serde(flatten)]
+    pub launch: TimedLaunch,
 }
 
 /// What [`run`] found.
@@ -128,10 +123,7 @@ pub fn run(
 ) -> Result<HistogramReport> {
     let want = histogram_cpu(data, opts.bins);
     let src = target.upload(data)?;
-    let mut timer = match target {
-        Target::Gpu(_) => Some(Timer::new()?),
-        Target::Sim => None,
-    };
+    let mut timer = Timer::on(target)?;
     let mut runs = Vec::new();
     let kernels = HistKernel::available(target);
     for (k, &kernel) in kernels.iter().enumerate() {
@@ -150,14 +142,15 @@ pub fn run(
             kernel,
             name: kernel.name(),
             what: kernel.what(),
-            blocks: cfg.grid.x,
-            threads_per_block: cfg.block.x,
-            ms,
-            gb_per_s: ms.map(|ms| read_gb_per_s(data.len(), ms)),
+            launch: TimedLaunch::new(&cfg, ms, data.len() as f64),
         });
         progress(k as u32 + 1, kernels.len() as u32);
     }
-    let time = |k: HistKernel| runs.iter().find(|r| r.kernel == k).and_then(|r| r.ms);
+    let time = |k: HistKernel| {
+        runs.iter()
+            .find(|r| r.kernel == k)
+            .and_then(|r| r.launch.ms)
+    };
     let shared_speedup = match (time(HistKernel::Global), time(HistKernel::Shared)) {
         (Some(g), Some(s)) if s > 0.0 => Some(g / s),
         _ => None,

@@ -193,10 +193,7 @@ pub fn sweep(
     let want = histogram_cpu(data, opts.bins);
     let flush = flush_atomic_counts(data, threads, opts.bins, &opts.blocks);
     let src = target.upload(data)?;
-    let mut timer = match target {
-        Target::Gpu(_) => Some(Timer::new()?),
-        Target::Sim => None,
-    };
+    let mut timer = Timer::on(target)?;
     let mut points = Vec::new();
     for (k, (&blocks, &flush_atomics)) in opts.blocks.iter().zip(&flush).enumerate() {
         let mut times = [None; 3];

@@ -104,14 +104,14 @@ fn the_demo_reports_letters_and_every_kernel() {
             r.skipped,
             data.iter().filter(|&&b| b as u32 >= bins.count()).count() as u64
         );
-        assert!(r.runs.iter().all(|k| k.ms.is_none()) && r.shared_speedup.is_none());
+        assert!(r.runs.iter().all(|k| k.launch.ms.is_none()) && r.shared_speedup.is_none());
     }
     let opts = HistogramOptions {
         bins: Bins::Ascii,
         blocks: Some(3),
     };
     let r = demo::run(&Target::Sim, &data, "test", &opts, |_, _| {}).unwrap();
-    assert!(r.runs.iter().all(|k| k.blocks == 3));
+    assert!(r.runs.iter().all(|k| k.launch.blocks == 3));
     let zero = HistogramOptions {
         bins: Bins::Ascii,
         blocks: Some(0),

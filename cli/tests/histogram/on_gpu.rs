@@ -27,7 +27,11 @@ fn gpu_every_kernel_counts_like_the_cpu() {
         }
     }
     let r = demo::run(&gpu, &text, "test", &HistogramOptions::default(), |_, _| {}).unwrap();
-    assert!(r.runs.iter().all(|k| k.ms.is_some_and(|ms| ms > 0.0)));
+    assert!(
+        r.runs
+            .iter()
+            .all(|k| k.launch.ms.is_some_and(|ms| ms > 0.0))
+    );
     assert!(r.shared_speedup.is_some());
 }
 

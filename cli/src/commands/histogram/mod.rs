@@ -5,6 +5,7 @@ use super::output::{
     Repeats, TableLayout, print_copy_roofline, print_json, print_json_or, print_kernel_table,
     progress,
 };
+use super::table::{Table, launch_cells};
 use clap::Args;
 use gridsync::histogram::DEMO_FOOTPRINT;
 use gridsync::histogram::{Bins, SIM_DEFAULT_TEXT_BYTES};
@@ -179,10 +180,6 @@ pub fn command(device: u32, simulate: bool, args: &HistogramArgs, json: bool) ->
     print_json_or(json, &r, |r| print_report(r, args.plot.as_deref()))
 }
 
-pub(super) fn fmt_opt(v: Option<f64>, digits: usize) -> String {
-    v.map_or("—".into(), |v| format!("{v:.digits$}"))
-}
-
 pub fn print_report(r: &HistogramReport, plot: Option<&Path>) {
     println!("histogram on the {}", r.target);
     println!(
@@ -204,19 +201,11 @@ pub fn print_report(r: &HistogramReport, plot: Option<&Path>) {
         println!("  {:<7} {:<12} {:<7} {}", lo.0, lo.1, up.0, up.1);
     }
     println!();
-    println!(
-        "  {:<16} {:>12} {:>10} {:>8}  how",
-        "kernel", "grid", "ms", "GB/s"
-    );
+    let t = Table::new("  {kernel:<16} {grid:>12} {ms:>10} {GB/s:>8}  {how}");
+    t.header();
     for k in &r.runs {
-        println!(
-            "  {:<16} {:>12} {:>10} {:>8}  {}",
-            k.name,
-            format!("{}×{}", k.blocks, k.threads_per_block),
-            fmt_opt(k.ms, 4),
-            fmt_opt(k.gb_per_s, 0),
-            k.what
-        );
+        let [grid, ms, gb] = launch_cells(&k.launch);
+        t.row(&[&k.name, &grid, &ms, &gb, &k.what]);
     }
     println!();
     println!("  Every kernel's histogram equals the CPU's, bin for bin.");
@@ -226,7 +215,7 @@ pub fn print_report(r: &HistogramReport, plot: Option<&Path>) {
         ),
         None => println!("  No timings: the simulator's speed says nothing about a GPU's."),
     }
-    if r.runs.iter().any(|k| k.ms.is_some()) {
+    if r.runs.iter().any(|k| k.launch.ms.is_some()) {
         println!("  ms: median of {DEMO_TRIALS} event-timed launches after a checked warm-up.");
     }
     if let Some(p) = plot {

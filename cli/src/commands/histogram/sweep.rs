@@ -1,8 +1,9 @@
 //! `gridsync histogram --sweep`: the source's block-count sweep, its table, its explanation
 //! and its plot.
 
-use super::{HistogramArgs, fmt_opt};
+use super::HistogramArgs;
 use crate::commands::output::{print_json, progress};
+use crate::commands::table::{Table, fmt_opt};
 use gridsync::histogram::Bins;
 use gridsync::{Error, Result, Target};
 use gridsync_cli::demos::histogram_sweep::{
@@ -56,10 +57,10 @@ pub fn print_sweep(r: &SweepReport, plot: Option<&Path>) {
         r.trials
     );
     println!();
-    println!(
-        "  {:>7} {:>11} {:>11} {:>14} {:>14}",
-        "blocks", "global ms", "shared ms", "no-flush ms", "flush atomics"
+    let t = Table::new(
+        "  {blocks:>7} {global ms:>11} {shared ms:>11} {no-flush ms:>14} {flush atomics:>14}",
     );
+    t.header();
     // Every point is in --json; the table shows about 20 of them, the best ones and the last.
     let every = r.points.len().div_ceil(20).max(1);
     let best: Vec<u32> = [r.best_global, r.best_shared]
@@ -69,14 +70,8 @@ pub fn print_sweep(r: &SweepReport, plot: Option<&Path>) {
         .collect();
     for (k, p) in r.points.iter().enumerate() {
         if k % every == 0 || k + 1 == r.points.len() || best.contains(&p.blocks) {
-            println!(
-                "  {:>7} {:>11} {:>11} {:>14} {:>14}",
-                p.blocks,
-                fmt_opt(p.global_ms, 4),
-                fmt_opt(p.shared_ms, 4),
-                fmt_opt(p.shared_rows_ms, 4),
-                p.flush_atomics
-            );
+            let ms = [p.global_ms, p.shared_ms, p.shared_rows_ms].map(|ms| fmt_opt(ms, 4));
+            t.row(&[&p.blocks, &ms[0], &ms[1], &ms[2], &p.flush_atomics]);
         }
     }
     println!();

@@ -5,6 +5,7 @@ use super::HistogramArgs;
 use crate::commands::output::{
     Column, Repeats, TableLayout, print_copy_roofline, print_json_or, print_kernel_table, progress,
 };
+use crate::commands::table::{Table, launch_cells};
 use clap::Args;
 use gridsync::histogram::wide::{
     BINS, WideKernel, WideLaunch, check, fastest_wide_kernel, has_clusters, histogram_u16_cpu,
@@ -14,6 +15,7 @@ use gridsync::inputs::read_u16_file;
 use gridsync::runtime::copy;
 use gridsync::runtime::memory::{self, Footprint};
 use gridsync::runtime::stats::Stats;
+use gridsync::runtime::stats::TimedLaunch;
 use gridsync::runtime::timer::Timer;
 use gridsync::{Error, Result, Target};
 use gridsync_cli::bench::histogram_u16::{
@@ -46,11 +48,9 @@ pub struct Bench16Args {
 struct Run16 {
     kernel: WideKernel,
     name: &'static str,
-    blocks: u32,
-    threads_per_block: u32,
     cluster_blocks: u32,
-    ms: Option<f64>,
-    gb_per_s: Option<f64>,
+    #[serde(flatten)]
+    launch: TimedLaunch,
 }
 
 #[derive(Serialize)]
@@ -113,10 +113,7 @@ pub fn command(target: &Target, args: &HistogramArgs, json: bool) -> Result<()> 
     memory::check_elements(target, "--input", values.len(), FOOTPRINT)?;
     let want = histogram_u16_cpu(&values);
     let src = target.upload(&values)?;
-    let mut timer = match target {
-        Target::Gpu(_) => Some(Timer::new()?),
-        Target::Sim => None,
-    };
+    let mut timer = Timer::on(target)?;
     let mut runs = Vec::new();
     let kernels: Vec<WideKernel> = WideKernel::ALL
         .into_iter()
@@ -143,11 +140,12 @@ pub fn command(target: &Target, args: &HistogramArgs, json: bool) -> Result<()> 
         runs.push(Run16 {
             kernel,
             name: kernel.label(),
-            blocks: cfg.grid.x * cfg.grid.y,
-            threads_per_block: cfg.block.x,
             cluster_blocks: cfg.cluster.x,
-            ms: median,
-            gb_per_s: median.map(|ms| 2.0 * values.len() as f64 / (ms * 1e-3) / 1e9),
+            launch: TimedLaunch {
+                // The kernels of 65 536 bins launch 2-D grids: every block counts.
+                blocks: cfg.grid.x * cfg.grid.y,
+                ..TimedLaunch::new(&cfg, median, 2.0 * values.len() as f64)
+            },
         });
         show(i as u32 + 1, kernels.len() as u32);
     }
@@ -187,26 +185,18 @@ fn print_report(r: &Report16) {
         println!("    {v:>5}  {c}");
     }
     println!();
-    println!(
-        "  {:<26} {:>12} {:>8} {:>10} {:>8}",
-        "kernel", "grid", "cluster", "ms", "GB/s"
-    );
+    let t = Table::new("  {kernel:<26} {grid:>12} {cluster:>8} {ms:>10} {GB/s:>8}");
+    t.header();
     for k in &r.runs {
-        println!(
-            "  {:<26} {:>12} {:>8} {:>10} {:>8}",
-            k.name,
-            format!("{}×{}", k.blocks, k.threads_per_block),
-            k.cluster_blocks,
-            super::fmt_opt(k.ms, 4),
-            super::fmt_opt(k.gb_per_s, 0),
-        );
+        let [grid, ms, gb] = launch_cells(&k.launch);
+        t.row(&[&k.name, &grid, &k.cluster_blocks, &ms, &gb]);
     }
     println!();
     println!(
         "  Every kernel's histogram equals the CPU's, bin for bin; the library call uses {}.",
         r.library_kernel
     );
-    if r.runs.iter().any(|k| k.ms.is_some()) {
+    if r.runs.iter().any(|k| k.launch.ms.is_some()) {
         println!(
             "  ms: median of {TRIALS} event-timed launches after a checked one; GB/s: 2 bytes per value."
         );

@@ -2,6 +2,7 @@
 
 use super::LitmusArgs;
 use crate::commands::output::print_json_or;
+use crate::commands::table::Table;
 use gridsync::{Error, Result, Target};
 use std::io::{IsTerminal, Write};
 
@@ -47,10 +48,11 @@ pub fn command(targets: &[Target], args: &LitmusArgs, json: bool) -> Result<()> 
             r.barrier_shape.threads
         );
         println!();
-        println!(
-            "  {:<36} {:>4} {:>14} {:>14} {:>11} {:>11} {:>8} {:>8}  verdict",
-            "primitive", "gpus", "uses", "checks", "violations", "lost", "gave up", "s"
+        let t = Table::new(
+            "  {primitive:<36} {gpus:>4} {uses:>14} {checks:>14} {violations:>11} {lost:>11} \
+             {gave up:>8} {s:>8.1}  {verdict}",
         );
+        t.header();
         for p in &r.runs {
             let verdict = match (p.primitive.must_hold(p.devices), p.clean()) {
                 (true, true) => "clean",
@@ -65,10 +67,17 @@ pub fn command(targets: &[Target], args: &LitmusArgs, json: bool) -> Result<()> 
                 (false, true) => "clean (scope too narrow: not promised)",
                 (false, false) => "broken (scope too narrow, as the model allows)",
             };
-            println!(
-                "  {:<36} {:>4} {:>14} {:>14} {:>11} {:>11} {:>8} {:>8.1}  {verdict}",
-                p.name, p.devices, p.uses, p.checks, p.violations, p.lost, p.failures, p.seconds
-            );
+            t.row(&[
+                &p.name,
+                &p.devices,
+                &p.uses,
+                &p.checks,
+                &p.violations,
+                &p.lost,
+                &p.failures,
+                &p.seconds,
+                &verdict,
+            ]);
         }
     })?;
     if r.passed() {

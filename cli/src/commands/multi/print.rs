@@ -4,6 +4,7 @@
 use super::ranks::RankReport;
 use super::report::MultiReport;
 use super::scope::ScopeReport;
+use crate::commands::table::{Table, percent, sci};
 use gridsync::multi::devices::peer::PeerObject;
 use gridsync_cli::bench::multi::MultiBench;
 
@@ -20,21 +21,21 @@ pub fn print_rank_report(r: &RankReport) {
         println!("  bytes read by each rank: {:?}", r.bytes_read);
     }
     println!("  combine: {}", r.combine);
-    println!(
-        "  {:<12} {:>24} {:>34} {:>10} {:>9}  each rank's median ms",
-        "op", "result", "CPU", "ms", "GB/s"
+    let t = Table::new(
+        "  {op:<12} {result:>24} {CPU:>34} {ms:>10.3} {GB/s:>9.1}  {each rank's median ms}",
     );
+    t.header();
     for row in &r.rows {
         let each: Vec<String> = row.ms_per_rank.iter().map(|m| format!("{m:.3}")).collect();
-        println!(
-            "  {:<12} {:>24} {:>34} {:>10.3} {:>9.1}  {}",
-            row.op,
-            row.result,
-            row.expected,
-            row.ms,
-            row.gb_per_s,
-            each.join(" ")
-        );
+        let each = each.join(" ");
+        t.row(&[
+            &row.op,
+            &row.result,
+            &row.expected,
+            &row.ms,
+            &row.gb_per_s,
+            &each,
+        ]);
     }
     println!(
         "  ms: the slowest rank's median of whole calls (kernel, combine, result on the host), \
@@ -74,20 +75,11 @@ pub fn print_report(r: &MultiReport) {
 pub fn print_scope(r: &ScopeReport) {
     println!("devices: {}", r.devices.join(", "));
     println!("shared words in {}", r.home);
-    println!(
-        "  {:<8} {:<7} {:>7} {:>5} {:>10} {:>6} {:>12} {:>12} {:>8} {:>10} {:>14}",
-        "object",
-        "scope",
-        "devices",
-        "data",
-        "grid",
-        "iters",
-        "expected",
-        "counted",
-        "wrong",
-        "ms",
-        "per second"
+    let t = Table::new(
+        "  {object:<8} {scope:<7} {devices:>7} {data:>5} {grid:>10} {iters:>6} {expected:>12} \
+         {counted:>12} {wrong:>8} {ms:>10.3} {per second:>14}",
     );
+    t.header();
     for row in &r.rows {
         let object = match row.object {
             PeerObject::Counter => "counter",
@@ -95,20 +87,23 @@ pub fn print_scope(r: &ScopeReport) {
             PeerObject::Barrier => "barrier",
         };
         match (&row.run, &row.error) {
-            (Some(x), _) => println!(
-                "  {:<8} {:<7} {:>7} {:>5} {:>10} {:>6} {:>12} {:>12} {:>8} {:>10.3} {:>14.4e}",
-                object,
-                row.scope,
-                row.devices,
-                row.data_device,
-                format!("{}x{}", x.grid.0, x.grid.1),
-                x.per_thread,
-                x.expected,
-                x.counted,
-                x.wrong,
-                x.ms,
-                x.per_second
-            ),
+            (Some(x), _) => {
+                let grid = format!("{}x{}", x.grid.0, x.grid.1);
+                let rate = sci(x.per_second, 4);
+                t.row(&[
+                    &object,
+                    &row.scope,
+                    &row.devices,
+                    &row.data_device,
+                    &grid,
+                    &x.per_thread,
+                    &x.expected,
+                    &x.counted,
+                    &x.wrong,
+                    &x.ms,
+                    &rate,
+                ]);
+            }
             (None, Some(e)) => println!(
                 "  {:<8} {:<7} {:>7} failed: {e}",
                 object, row.scope, row.devices
@@ -133,37 +128,27 @@ pub fn print_bench(b: &MultiBench) {
         b.copy_gb_per_s,
         h2d.join(", ")
     );
-    println!(
-        "  {:<11} {:>4} {:>11} | {:>9} {:>8} {:>6} {:>9} {:>7} | {:>9} {:>8} {:>6} {:>7}",
-        "op",
-        "GPUs",
-        "GB",
-        "resid. ms",
-        "GB/s",
-        "eff.",
-        "combine",
-        "share",
-        "host ms",
-        "GB/s",
-        "eff.",
-        "of bus"
+    let t = Table::new(
+        "  {op:<11} {GPUs:>4} {GB:>11.3} | {resid. ms:>9.3} {GB/s:>8.0} {eff.:>6.3} {combine:>9.4} \
+         {share:>7} | {host ms:>9.2} {GB/s:>8.1} {eff.:>6.3} {of bus:>7}",
     );
+    t.header();
     for r in &b.rows {
-        println!(
-            "  {:<11} {:>4} {:>11.3} | {:>9.3} {:>8.0} {:>6.3} {:>9.4} {:>6.1}% | {:>9.2} {:>8.1} {:>6.3} {:>6.1}%",
-            r.op,
-            r.devices,
-            r.bytes as f64 / 1e9,
-            r.resident_ms.median,
-            r.resident_gb_per_s,
-            r.resident_efficiency,
-            r.combine_ms.median,
-            100.0 * r.combine_share,
-            r.host_ms.median,
-            r.host_gb_per_s,
-            r.host_efficiency,
-            100.0 * r.host_of_bus
-        );
+        let (share, of_bus) = (percent(r.combine_share, 1), percent(r.host_of_bus, 1));
+        t.row(&[
+            &r.op,
+            &r.devices,
+            &(r.bytes as f64 / 1e9),
+            &r.resident_ms.median,
+            &r.resident_gb_per_s,
+            &r.resident_efficiency,
+            &r.combine_ms.median,
+            &share,
+            &r.host_ms.median,
+            &r.host_gb_per_s,
+            &r.host_efficiency,
+            &of_bus,
+        ]);
     }
     println!(
         "  medians; wall time of the whole call (kernels on every device, combine, result on the host); eff. = time on 1 / (GPUs × time)"
