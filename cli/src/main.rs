@@ -8,7 +8,7 @@ use gridsync_cli::bench::launch;
 
 mod commands;
 use commands::basics::{print_info, print_race};
-use commands::output::{print_json, progress};
+use commands::output::{print_json, print_json_or, progress};
 use commands::tour::tour;
 
 #[derive(Parser)]
@@ -139,14 +139,8 @@ enum Command {
 enum BenchCommand {
     /// Host cost of a launch, launch + sync round trip, event-timed empty kernel.
     Launch {
-        /// Trials per measurement.
-        #[arg(
-            long = "repeats",
-            value_name = "N",
-            visible_alias = "trials",
-            default_value_t = 50
-        )]
-        trials: u32,
+        #[command(flatten)]
+        repeats: commands::output::Repeats50,
         /// Back-to-back launches per host-cost trial.
         #[arg(long, default_value_t = 2000)]
         launches: u32,
@@ -157,26 +151,15 @@ enum BenchCommand {
         /// Operations per thread per launch.
         #[arg(long, default_value_t = 64)]
         iters: u32,
-        /// Timed launches per cell.
-        #[arg(
-            long = "repeats",
-            value_name = "N",
-            visible_alias = "trials",
-            default_value_t = 10
-        )]
-        trials: u32,
+        #[command(flatten)]
+        repeats: commands::output::Repeats10,
     },
-    /// Critical sections per second of every lock variant and shape.
+    /// Critical sections per second of every lock variant and shape (each cell timed
+    /// `--repeats` times, fewer if its 3 s budget runs out).
     #[command(alias = "mutex")]
     Locks {
-        /// Timed launches per cell (fewer if a cell's 3 s budget runs out).
-        #[arg(
-            long = "repeats",
-            value_name = "N",
-            visible_alias = "trials",
-            default_value_t = 10
-        )]
-        trials: u32,
+        #[command(flatten)]
+        repeats: commands::output::Repeats10,
         /// Also sweep the mutex's and the ticket lock's back-off.
         #[arg(long)]
         sweep: bool,
@@ -417,32 +400,22 @@ fn locks_command(
 /// `gridsync bench <which>`: one benchmark on `target`.
 fn bench(target: &Target, which: &BenchCommand, json: bool) -> Result<()> {
     match which {
-        BenchCommand::Launch { trials, launches } => bench_launch(target, *trials, *launches, json),
-        BenchCommand::Scopes { iters, trials } => {
-            let b = gridsync_cli::bench::scopes::run(
-                target,
-                *iters,
-                *trials,
-                progress(!json, "scopes"),
-            )?;
-            if json {
-                return print_json(&b);
-            }
-            commands::locks::print_scopes(&b);
-            Ok(())
+        BenchCommand::Launch { repeats, launches } => {
+            bench_launch(target, repeats.trials, *launches, json)
         }
-        BenchCommand::Locks { trials, sweep } => {
+        BenchCommand::Scopes { iters, repeats } => {
+            let show = progress(!json, "scopes");
+            let b = gridsync_cli::bench::scopes::run(target, *iters, repeats.trials, show)?;
+            print_json_or(json, &b, commands::locks::print_scopes)
+        }
+        BenchCommand::Locks { repeats, sweep } => {
             let opts = gridsync_cli::bench::locks::MutexBenchOptions {
-                trials: *trials,
+                trials: repeats.trials,
                 sweep: *sweep,
                 ..Default::default()
             };
             let b = gridsync_cli::bench::locks::run(target, opts, progress(!json, "mutex"))?;
-            if json {
-                return print_json(&b);
-            }
-            commands::locks::print_bench(&b);
-            Ok(())
+            print_json_or(json, &b, commands::locks::print_bench)
         }
         BenchCommand::CountAbove(args) => commands::count_above::bench_command(target, args, json),
         BenchCommand::Dot(args) => commands::dot::bench_command(target, args, json),

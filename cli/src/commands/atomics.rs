@@ -1,6 +1,6 @@
 //! `gridsync atomics` and `gridsync bench atomics`.
 
-use super::output::{DEFAULT_SEED, print_json, progress};
+use super::output::{DEFAULT_SEED, print_json_or, progress};
 use super::table::Table;
 use clap::Args;
 use gridsync::atomics::demo::{self, AtomicsDemo, DemoOptions};
@@ -54,11 +54,7 @@ pub fn command(target: &Target, args: &AtomicsArgs, json: bool) -> Result<()> {
         trials: args.trials,
     };
     let d = demo::run(target, opts, progress(!json, "atomics"))?;
-    if json {
-        return print_json(&d);
-    }
-    print_demo(&d);
-    Ok(())
+    print_json_or(json, &d, print_demo)
 }
 
 /// `gridsync bench atomics`: runs the benchmark and prints it.
@@ -73,11 +69,7 @@ pub fn bench_command(target: &Target, args: &BenchArgs, json: bool) -> Result<()
         blocks_per_sm: args.blocks_per_sm,
     };
     let b = bench::run(target, opts, progress(!json, "atomics"))?;
-    if json {
-        return print_json(&b);
-    }
-    print_bench(&b);
-    Ok(())
+    print_json_or(json, &b, print_bench)
 }
 
 /// `1.23 G`, `45.6 M`, `789 k`.

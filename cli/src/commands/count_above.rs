@@ -1,7 +1,8 @@
 //! `gridsync count-above` and `gridsync bench count-above`.
 
 use super::output::{
-    SizedBenchArgs, TableLayout, print_json_or, print_sized_bench, print_timing_note, progress,
+    SizedBenchArgs, TableLayout, demo_size, print_json_or, print_sized_bench, print_timing_note,
+    progress, sized_bench_command,
 };
 use super::table::{Table, launch_cells};
 use clap::Args;
@@ -49,13 +50,13 @@ pub fn command(target: &Target, args: &CountAboveArgs, json: bool) -> Result<()>
     let (data, input) = match &args.input {
         Some(path) => (read_f32_file(path)?, path.display().to_string()),
         None => {
-            let default = if target.is_sim() {
-                SIM_DEFAULT_LEN
-            } else {
-                DEFAULT_LEN
-            };
-            let len = args.len.unwrap_or(default);
-            memory::check_elements(target, "--len", len, DEMO_FOOTPRINT)?;
+            let len = demo_size(
+                target,
+                "--len",
+                args.len,
+                (SIM_DEFAULT_LEN, DEFAULT_LEN),
+                DEMO_FOOTPRINT,
+            )?;
             let what = format!("{len} pseudo-random floats in [0, 1) (seed {DEFAULT_SEED:#x})");
             (default_input(len), what)
         }
@@ -98,17 +99,16 @@ pub fn print_report(r: &CountAboveReport) {
             r.lock_elements, r.len
         );
     }
-    let timed = r.runs.iter().any(|k| k.launch.ms.is_some());
     print_timing_note(
-        timed,
+        r.runs.iter().any(|k| k.launch.ms.is_some()),
         "one event-timed launch after a warm-up (the lock kernel: its only launch).",
     );
 }
 
 pub fn bench_command(target: &Target, args: &BenchArgs, json: bool) -> Result<()> {
-    let opts = args.sized.options(&bench::DEFAULT_LENS);
-    let b = bench::run(target, &opts, progress(!json, "bench count-above"))?;
-    print_json_or(json, &b, print_bench)
+    let sizes = (&args.sized, &bench::DEFAULT_LENS[..]);
+    let run = |opts: &_, show: &mut dyn FnMut(u32, u32)| bench::run(target, opts, show);
+    sized_bench_command(json, "bench count-above", sizes, run, print_bench)
 }
 
 /// The counting kernels' tables: the shared columns only.

@@ -1,14 +1,13 @@
 //! `gridsync dot` and `gridsync bench dot`.
 
 use super::output::{
-    Column, DEFAULT_SEED, SizedBenchArgs, TableLayout, print_json_or, print_sized_bench,
-    print_timing_note, progress,
+    Column, DEFAULT_SEED, SizedBenchArgs, TableLayout, demo_size, print_json_or, print_sized_bench,
+    print_timing_note, progress, sized_bench_command,
 };
 use super::table::{Table, launch_cells, sci};
 use clap::Args;
 use gridsync::dot::DEMO_FOOTPRINT;
 use gridsync::dot::{DEFAULT_LEN, DotReport, SIM_DEFAULT_LEN, random_data, run, source_data};
-use gridsync::runtime::memory;
 use gridsync::{Result, Target};
 use gridsync_cli::bench::dot::{self as bench, DotBench};
 
@@ -41,13 +40,13 @@ pub struct BenchArgs {
 }
 
 pub fn command(target: &Target, args: &DotArgs, json: bool) -> Result<()> {
-    let default = if target.is_sim() {
-        SIM_DEFAULT_LEN
-    } else {
-        DEFAULT_LEN
-    };
-    let n = args.len.unwrap_or(default);
-    memory::check_elements(target, "--len", n, DEMO_FOOTPRINT)?;
+    let n = demo_size(
+        target,
+        "--len",
+        args.len,
+        (SIM_DEFAULT_LEN, DEFAULT_LEN),
+        DEMO_FOOTPRINT,
+    )?;
     let seed = args.seed.or(args.random.then_some(DEFAULT_SEED));
     let ((a, b), data) = match seed {
         Some(seed) => (
@@ -88,17 +87,16 @@ pub fn print_report(r: &DotReport) {
         "  The source's dot_mutex reduced with s_block[tid + 1]; here every kernel uses \
          s_block[tid + i]."
     );
-    let timed = r.runs.iter().any(|k| k.launch.ms.is_some());
     print_timing_note(
-        timed,
+        r.runs.iter().any(|k| k.launch.ms.is_some()),
         "one event-timed launch after a warm-up; dot_partial without the host's sum.",
     );
 }
 
 pub fn bench_command(target: &Target, args: &BenchArgs, json: bool) -> Result<()> {
-    let opts = args.sized.options(&bench::DEFAULT_LENS);
-    let b = bench::run(target, &opts, progress(!json, "bench dot"))?;
-    print_json_or(json, &b, print_bench)
+    let sizes = (&args.sized, &bench::DEFAULT_LENS[..]);
+    let run = |opts: &_, show: &mut dyn FnMut(u32, u32)| bench::run(target, opts, show);
+    sized_bench_command(json, "bench dot", sizes, run, print_bench)
 }
 
 /// The dot kernels' tables: the shared columns, then the error against the CPU.

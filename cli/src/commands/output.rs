@@ -119,18 +119,29 @@ pub fn print_copy_roofline(copy: &CopyBench) {
 }
 
 /// `--repeats N` (alias `--trials`): the timed runs of each measurement, whose median is
-/// reported — one flag, one meaning, one default on every benchmark that flattens it.
-#[derive(Args, Clone, Copy, Debug)]
-pub struct Repeats {
-    /// Timed runs of each measurement, after the warm-ups; the median is reported.
-    #[arg(
-        long = "repeats",
-        value_name = "N",
-        visible_alias = "trials",
-        default_value_t = 20
-    )]
-    pub trials: u32,
+/// reported — one flag, one meaning on every benchmark that flattens it. A struct per default
+/// (clap keeps a default's text once per generic struct, so a const parameter would give every
+/// benchmark the first one's).
+macro_rules! repeats_flag {
+    ($name:ident, $default:literal, $why:literal) => {
+        #[doc = concat!("`--repeats N`, default ", $default, ": ", $why)]
+        #[derive(Args, Clone, Copy, Debug)]
+        pub struct $name {
+            /// Timed runs of each measurement, after the warm-ups; the median is reported.
+            #[arg(
+                                        long = "repeats",
+                                        value_name = "N",
+                                        visible_alias = "trials",
+                                        default_value_t = $default
+                                    )]
+            pub trials: u32,
+        }
+    };
 }
+
+repeats_flag!(Repeats, 20, "most benchmarks.");
+repeats_flag!(Repeats10, 10, "long cells (locks, scopes, several GPUs).");
+repeats_flag!(Repeats50, 50, "the launch benchmark's microseconds.");
 
 /// The flags of a sized benchmark (`bench count-above`, `bench dot`, `bench reduce`). Each
 /// topic's `BenchArgs` flattens them and words `--len` (its sizes, its default) and, where only
@@ -166,6 +177,41 @@ impl SizedBenchArgs {
             ..SizedBenchOptions::new(lens)
         }
     }
+}
+
+/// The size a demo runs at: `asked` (the value of `flag`), else its default — `sim` on the
+/// simulator, `gpu` on a GPU — checked to fit the host's and the device's memory at `each`
+/// per element.
+///
+/// # Errors
+/// [`Error::InvalidInput`] naming `flag` where it does not fit.
+pub fn demo_size(
+    target: &gridsync::Target,
+    flag: &str,
+    asked: Option<usize>,
+    (sim, gpu): (usize, usize),
+    each: gridsync::runtime::memory::Footprint,
+) -> Result<usize> {
+    let n = asked.unwrap_or(if target.is_sim() { sim } else { gpu });
+    gridsync::runtime::memory::check_elements(target, flag, n, each)?;
+    Ok(n)
+}
+
+/// A sized benchmark's command (`bench count-above`, `bench dot`, `bench reduce`): the sizes
+/// of `args` (else `default_lens`) run by `run` under a progress bar named `label`, printed by
+/// `print` or as JSON.
+///
+/// # Errors
+/// What `run` returns; a JSON error.
+pub fn sized_bench_command<B: Serialize>(
+    json: bool,
+    label: &'static str,
+    (args, default_lens): (&SizedBenchArgs, &[usize]),
+    run: impl FnOnce(&SizedBenchOptions, &mut dyn FnMut(u32, u32)) -> Result<B>,
+    print: impl FnOnce(&B),
+) -> Result<()> {
+    let b = run(&args.options(default_lens), &mut progress(!json, label))?;
+    print_json_or(json, &b, print)
 }
 
 /// A column a topic adds right of a bandwidth table's "of copy".

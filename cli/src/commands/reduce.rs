@@ -1,8 +1,8 @@
 //! `gridsync reduce` and `gridsync bench reduce`.
 
 use super::output::{
-    Column, DEFAULT_SEED, SizedBenchArgs, TableLayout, parse_option, print_json_or,
-    print_sized_bench, print_timing_note, progress,
+    Column, DEFAULT_SEED, SizedBenchArgs, TableLayout, demo_size, parse_option, print_json_or,
+    print_sized_bench, print_timing_note, progress, sized_bench_command,
 };
 use super::table::{Table, fmt_opt, launch_cells, sci};
 use clap::Args;
@@ -64,13 +64,13 @@ pub fn command(target: &Target, args: &ReduceArgs, json: bool) -> Result<()> {
     let (data, input) = match &args.input {
         Some(path) => (read_f32_file(path)?, path.display().to_string()),
         None => {
-            let default = if target.is_sim() {
-                SIM_DEFAULT_LEN
-            } else {
-                DEFAULT_LEN
-            };
-            let n = args.len.unwrap_or(default);
-            memory::check_elements(target, "--len", n, DEMO_FOOTPRINT)?;
+            let n = demo_size(
+                target,
+                "--len",
+                args.len,
+                (SIM_DEFAULT_LEN, DEFAULT_LEN),
+                DEMO_FOOTPRINT,
+            )?;
             let random = args.random || args.signed || args.seed.is_some();
             match args.seed.or(random.then_some(DEFAULT_SEED)) {
                 Some(seed) => {
@@ -210,17 +210,16 @@ fn explain(r: &ReduceReport) {
              mattering on varied data.",
         );
     }
-    let timed = r.runs.iter().any(|k| k.launch.ms.is_some());
     print_timing_note(
-        timed,
+        r.runs.iter().any(|k| k.launch.ms.is_some()),
         "median of the event-timed runs after a warm-up; the host's part not timed.",
     );
 }
 
 pub fn bench_command(target: &Target, args: &BenchArgs, json: bool) -> Result<()> {
-    let opts = args.sized.options(&bench::DEFAULT_LENS);
-    let b = bench::run(target, &opts, progress(!json, "bench reduce"))?;
-    print_json_or(json, &b, print_bench)
+    let sizes = (&args.sized, &bench::DEFAULT_LENS[..]);
+    let run = |opts: &_, show: &mut dyn FnMut(u32, u32)| bench::run(target, opts, show);
+    sized_bench_command(json, "bench reduce", sizes, run, print_bench)
 }
 
 /// The reduction's tables: the shared columns, then the error and the distinct results.

@@ -1,6 +1,6 @@
 //! `gridsync streams` (the tutorial's normalize experiment) and `gridsync bench transfer`.
 
-use super::output::{Repeats, parse_option, print_json, progress};
+use super::output::{Repeats, parse_option, print_json, print_json_or, progress};
 use super::table::Table;
 use clap::Args;
 use gridsync::normalize::{Pipeline, Schedule};
@@ -307,11 +307,7 @@ pub fn transfer_command(target: &Target, args: &TransferArgs, json: bool) -> Res
         args.repeats.trials,
         progress(!json, "transfer"),
     )?;
-    if json {
-        return print_json(&b);
-    }
-    print_transfer(&b);
-    Ok(())
+    print_json_or(json, &b, print_transfer)
 }
 
 fn print_transfer(b: &TransferBench) {

@@ -2,8 +2,8 @@
 //! `gridsync bench histogram`.
 
 use super::output::{
-    Repeats, TableLayout, print_copy_roofline, print_json, print_json_or, print_kernel_table,
-    progress,
+    Repeats, TableLayout, demo_size, print_copy_roofline, print_json, print_json_or,
+    print_kernel_table, progress,
 };
 use super::table::{Table, launch_cells};
 use clap::Args;
@@ -150,13 +150,13 @@ pub fn command(device: u32, simulate: bool, args: &HistogramArgs, json: bool) ->
             (data, path.display().to_string())
         }
         None => {
-            let default = if target.is_sim() {
-                SIM_DEFAULT_TEXT_BYTES
-            } else {
-                DEFAULT_TEXT_BYTES
-            };
-            let n = args.bytes.unwrap_or(default);
-            memory::check_elements(&target, "--bytes", n, DEMO_FOOTPRINT)?;
+            let n = demo_size(
+                &target,
+                "--bytes",
+                args.bytes,
+                (SIM_DEFAULT_TEXT_BYTES, DEFAULT_TEXT_BYTES),
+                DEMO_FOOTPRINT,
+            )?;
             let what = format!("English-like text (seed {:#x})", args.seed);
             (english_text(n, args.seed), what)
         }

@@ -2,7 +2,7 @@
 //! and its plot.
 
 use super::HistogramArgs;
-use crate::commands::output::{print_json, progress};
+use crate::commands::output::{print_json_or, progress};
 use crate::commands::table::{Table, fmt_opt};
 use gridsync::histogram::Bins;
 use gridsync::{Error, Result, Target};
@@ -39,11 +39,7 @@ pub fn sweep_command(
     if let Some(path) = &args.plot {
         write_svg(path, &two_axis_chart(&sweep_chart(&r)))?;
     }
-    if json {
-        return print_json(&r);
-    }
-    print_sweep(&r, args.plot.as_deref());
-    Ok(())
+    print_json_or(json, &r, |r| print_sweep(r, args.plot.as_deref()))
 }
 
 pub fn print_sweep(r: &SweepReport, plot: Option<&Path>) {

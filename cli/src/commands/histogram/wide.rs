@@ -3,7 +3,8 @@
 
 use super::HistogramArgs;
 use crate::commands::output::{
-    Column, Repeats, TableLayout, print_copy_roofline, print_json_or, print_kernel_table, progress,
+    Column, Repeats, TableLayout, demo_size, print_copy_roofline, print_json_or,
+    print_kernel_table, progress,
 };
 use crate::commands::table::{Table, launch_cells};
 use clap::Args;
@@ -82,13 +83,13 @@ pub fn command(target: &Target, args: &HistogramArgs, json: bool) -> Result<()> 
             format!("{} (little-endian u16)", path.display()),
         ),
         None => {
-            let default = if target.is_sim() {
-                SIM_DEFAULT_VALUES
-            } else {
-                GPU_DEFAULT_VALUES
-            };
-            let n = args.values.unwrap_or(default);
-            memory::check_elements(target, "--len", n, FOOTPRINT)?;
+            let n = demo_size(
+                target,
+                "--len",
+                args.values,
+                (SIM_DEFAULT_VALUES, GPU_DEFAULT_VALUES),
+                FOOTPRINT,
+            )?;
             let (what, data) = if args.tokens {
                 ("token-like ids (Zipf, 50 257 ids)", Input16::Tokens.data(n))
             } else {

@@ -299,14 +299,8 @@ pub struct BenchArgs {
     /// Bytes of the histogram.
     #[arg(long, default_value_t = bench::DEFAULT_BYTES)]
     bytes: usize,
-    /// Timed runs per cell.
-    #[arg(
-        long = "repeats",
-        value_name = "N",
-        visible_alias = "trials",
-        default_value_t = 10
-    )]
-    trials: u32,
+    #[command(flatten)]
+    repeats: super::output::Repeats10,
     /// Combine with peer copies even where NCCL is installed.
     #[arg(long)]
     peer_copies: bool,
@@ -321,7 +315,7 @@ pub fn bench_command(args: &BenchArgs, json: bool) -> Result<()> {
         devices: args.devices.clone(),
         floats: args.floats,
         bytes: args.bytes,
-        trials: args.trials,
+        trials: args.repeats.trials,
         peer_copies: args.peer_copies,
         copiers: copiers(args.copiers)?,
     };
