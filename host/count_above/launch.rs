@@ -3,6 +3,7 @@
 
 use super::CountKernel;
 use crate::primitives::lock::{DeviceMutex, MutexBounds};
+use crate::runtime::args::KernelRef;
 use crate::runtime::buffer::Buffer;
 use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
@@ -94,41 +95,28 @@ impl<'a> CountLaunch<'a> {
         // the kernels write only `cnt` and the mutex; `result` synchronizes before they are
         // read or freed. The shared memory of the block kernels is in `cfg`.
         unsafe {
-            match (self.kernel, &self.mutex) {
-                (CountKernel::Mutex, Some(m)) => crate::launch!(
-                    t,
-                    gpu::lessons::count_above::gt_thr_cnt_mutex,
-                    self.cfg,
-                    (src, len, thr, cnt, m.ptr())
-                ),
-                (CountKernel::Mutex, None) => Err(Error::InvalidInput(
-                    "the lock kernel's mutex is missing".into(),
-                )),
-                (CountKernel::Atomic, _) => crate::launch!(
-                    t,
-                    gpu::lessons::count_above::gt_thr_cnt_atomic,
-                    self.cfg,
-                    (src, len, thr, cnt)
-                ),
-                (CountKernel::Warp, _) => crate::launch!(
-                    t,
-                    gpu::lessons::count_above::gt_thr_cnt_warp,
-                    self.cfg,
-                    (src, len, thr, cnt)
-                ),
-                (CountKernel::Block, _) => crate::launch!(
-                    t,
-                    gpu::lessons::count_above::gt_thr_cnt_block,
-                    self.cfg,
-                    (src, len, thr, cnt)
-                ),
-                (CountKernel::Vec4, _) => crate::launch!(
-                    t,
-                    gpu::lessons::count_above::gt_thr_cnt_vec4,
-                    self.cfg,
-                    (src, len, thr, cnt)
-                ),
-            }
+            use gpu::lessons::count_above as k;
+            let one_count: KernelRef<(*const f32, u64, f32, *mut u64)> =
+                match (self.kernel, &self.mutex) {
+                    (CountKernel::Mutex, Some(m)) => {
+                        let mutex = m.ptr();
+                        return crate::launch!(
+                            t,
+                            k::gt_thr_cnt_mutex,
+                            self.cfg,
+                            (src, len, thr, cnt, mutex)
+                        );
+                    }
+                    (CountKernel::Mutex, None) => {
+                        let why = "the lock kernel's mutex is missing";
+                        return Err(Error::InvalidInput(why.into()));
+                    }
+                    (CountKernel::Atomic, _) => crate::kernel_ref!(k::gt_thr_cnt_atomic),
+                    (CountKernel::Warp, _) => crate::kernel_ref!(k::gt_thr_cnt_warp),
+                    (CountKernel::Block, _) => crate::kernel_ref!(k::gt_thr_cnt_block),
+                    (CountKernel::Vec4, _) => crate::kernel_ref!(k::gt_thr_cnt_vec4),
+                };
+            t.launch_ref(one_count, self.cfg, (src, len, thr, cnt))
         }
     }
 

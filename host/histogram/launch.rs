@@ -2,6 +2,7 @@
 //! times.
 
 use super::{Bins, HistKernel};
+use crate::runtime::args::KernelRef;
 use crate::runtime::buffer::Buffer;
 use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
@@ -170,65 +171,26 @@ impl<'a> HistogramLaunch<'a> {
         // `cfg` is the kernel's (checked in `new`); the kernels write only `out`, which `result`
         // reads after synchronizing.
         unsafe {
-            match self.kernel {
-                HistKernel::Global => {
-                    crate::launch!(
+            use gpu::lessons::histogram as k;
+            let plain: KernelRef<(*const u8, u64, *mut u64, u32)> = match self.kernel {
+                HistKernel::Pipeline => {
+                    let bound = wait_bound(gpu::mbarrier::DEFAULT_TIMEOUT_NS);
+                    let err = self.err.ptr();
+                    return crate::launch!(
                         t,
-                        gpu::lessons::histogram::histogram_global,
+                        k::histogram_pipeline,
                         cfg,
-                        (arr, len, out, bins)
-                    )
+                        (arr, len, out, bins, bound, err)
+                    );
                 }
-                HistKernel::Shared => {
-                    crate::launch!(
-                        t,
-                        gpu::lessons::histogram::histogram_shared,
-                        cfg,
-                        (arr, len, out, bins)
-                    )
-                }
-                HistKernel::SharedRows => {
-                    crate::launch!(
-                        t,
-                        gpu::lessons::histogram::histogram_shared_rows,
-                        cfg,
-                        (arr, len, out, bins)
-                    )
-                }
-                HistKernel::Warp => crate::launch!(
-                    t,
-                    gpu::lessons::histogram::histogram_warp,
-                    cfg,
-                    (arr, len, out, bins)
-                ),
-                HistKernel::Vec16 => {
-                    crate::launch!(
-                        t,
-                        gpu::lessons::histogram::histogram_vec16,
-                        cfg,
-                        (arr, len, out, bins)
-                    )
-                }
-                HistKernel::Lane => crate::launch!(
-                    t,
-                    gpu::lessons::histogram::histogram_lane,
-                    cfg,
-                    (arr, len, out, bins)
-                ),
-                HistKernel::Pipeline => crate::launch!(
-                    t,
-                    gpu::lessons::histogram::histogram_pipeline,
-                    cfg,
-                    (
-                        arr,
-                        len,
-                        out,
-                        bins,
-                        wait_bound(gpu::mbarrier::DEFAULT_TIMEOUT_NS),
-                        self.err.ptr()
-                    )
-                ),
-            }
+                HistKernel::Global => crate::kernel_ref!(k::histogram_global),
+                HistKernel::Shared => crate::kernel_ref!(k::histogram_shared),
+                HistKernel::SharedRows => crate::kernel_ref!(k::histogram_shared_rows),
+                HistKernel::Warp => crate::kernel_ref!(k::histogram_warp),
+                HistKernel::Vec16 => crate::kernel_ref!(k::histogram_vec16),
+                HistKernel::Lane => crate::kernel_ref!(k::histogram_lane),
+            };
+            t.launch_ref(plain, cfg, (arr, len, out, bins))
         }
     }
 

@@ -129,11 +129,11 @@ macro_rules! repeats_flag {
         pub struct $name {
             /// Timed runs of each measurement, after the warm-ups; the median is reported.
             #[arg(
-                                        long = "repeats",
-                                        value_name = "N",
-                                        visible_alias = "trials",
-                                        default_value_t = $default
-                                    )]
+                                                                        long = "repeats",
+                                                                        value_name = "N",
+                                                                        visible_alias = "trials",
+                                                                        default_value_t = $default
+                                                                    )]
             pub trials: u32,
         }
     };
