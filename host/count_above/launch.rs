@@ -154,13 +154,7 @@ impl<'a> CountLaunch<'a> {
     /// As [`CountLaunch::run`].
     pub fn run_timed(&self, timer: Option<&mut Timer>) -> Result<(u64, Option<f64>)> {
         self.reset()?;
-        let ms = match (self.target, timer) {
-            (Target::Gpu(gpu), Some(timer)) => Some(timer.time(gpu.stream(), || self.launch())?),
-            _ => {
-                self.launch()?;
-                None
-            }
-        };
-        Ok((self.result()?, ms.map(f64::from)))
+        let ms = Timer::time_if(self.target, timer, || self.launch())?;
+        Ok((self.result()?, ms))
     }
 }

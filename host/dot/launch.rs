@@ -131,13 +131,7 @@ impl<'a> DotLaunch<'a> {
     /// As [`DotLaunch::reset`], [`DotLaunch::launch`] and [`DotLaunch::result`].
     pub fn run_timed(&self, timer: Option<&mut Timer>) -> Result<(f64, Option<f64>)> {
         self.reset()?;
-        let ms = match (self.target, timer) {
-            (Target::Gpu(gpu), Some(timer)) => Some(timer.time(gpu.stream(), || self.launch())?),
-            _ => {
-                self.launch()?;
-                None
-            }
-        };
-        Ok((self.result()?, ms.map(f64::from)))
+        let ms = Timer::time_if(self.target, timer, || self.launch())?;
+        Ok((self.result()?, ms))
     }
 }

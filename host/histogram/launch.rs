@@ -246,11 +246,6 @@ impl<'a> HistogramLaunch<'a> {
     /// As [`HistogramLaunch::run`].
     pub fn launch_timed(&self, timer: Option<&mut Timer>) -> Result<Option<f64>> {
         self.reset()?;
-        match (self.target, timer) {
-            (Target::Gpu(gpu), Some(timer)) => {
-                Ok(Some(timer.time(gpu.stream(), || self.launch())? as f64))
-            }
-            _ => self.launch().map(|_| None),
-        }
+        Timer::time_if(self.target, timer, || self.launch())
     }
 }

@@ -264,12 +264,7 @@ impl<'a> WideLaunch<'a> {
     /// # Errors
     /// As [`WideLaunch::launch`].
     pub fn launch_timed(&self, timer: Option<&mut Timer>) -> Result<Option<f64>> {
-        match (self.target, timer) {
-            (Target::Gpu(gpu), Some(timer)) => {
-                Ok(Some(timer.time(gpu.stream(), || self.launch())? as f64))
-            }
-            _ => self.launch().map(|_| None),
-        }
+        Timer::time_if(self.target, timer, || self.launch())
     }
 
     /// The bins' buffer on the device (the plans combine it where it is).

@@ -195,15 +195,7 @@ impl<'a, R: DeviceReduction> SinglePass<'a, R> {
         len: usize,
         timer: Option<&mut Timer>,
     ) -> Result<(R::Out, Option<f64>)> {
-        let ms = match (self.target, timer) {
-            (Target::Gpu(gpu), Some(timer)) => {
-                Some(timer.time(gpu.stream(), || self.launch(x, len))? as f64)
-            }
-            _ => {
-                self.launch(x, len)?;
-                None
-            }
-        };
+        let ms = Timer::time_if(self.target, timer, || self.launch(x, len))?;
         Ok((self.result()?, ms))
     }
 }

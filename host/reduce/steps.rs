@@ -229,15 +229,7 @@ impl<'a> StepLaunch<'a> {
         timer: Option<&mut Timer>,
     ) -> Result<(f64, Option<f64>)> {
         self.reset()?;
-        let ms = match (self.target, timer) {
-            (Target::Gpu(gpu), Some(timer)) => {
-                Some(timer.time(gpu.stream(), || self.launch(x, len))? as f64)
-            }
-            _ => {
-                self.launch(x, len)?;
-                None
-            }
-        };
+        let ms = Timer::time_if(self.target, timer, || self.launch(x, len))?;
         Ok((self.result()?, ms))
     }
 }

@@ -143,6 +143,25 @@ impl Timer {
         }
     }
 
+    /// Runs `work` (launches on `target`'s stream), event-timed by `timer` where `target` is a
+    /// GPU and a timer is given: its milliseconds, or `None` where it ran untimed (the
+    /// simulator, or no timer).
+    ///
+    /// # Errors
+    /// What `work` returns; a driver error.
+    pub fn time_if(
+        target: &crate::runtime::launch::Target,
+        timer: Option<&mut Timer>,
+        work: impl FnOnce() -> Result<()>,
+    ) -> Result<Option<f64>> {
+        match (target, timer) {
+            (crate::runtime::launch::Target::Gpu(gpu), Some(timer)) => {
+                Ok(Some(f64::from(timer.time(gpu.stream(), work)?)))
+            }
+            _ => work().map(|()| None),
+        }
+    }
+
     /// Records the start on `stream`.
     ///
     /// # Errors
