@@ -29,17 +29,45 @@
 // columns (starting at column t mod 32) and adds a non-zero sum to the global bin. Blocks of
 // 17 warps, one full wave (2 per SM for 96 KiB of shared memory), at most a block per tile.
 //
+// The bench's other kernels of the progression, on the same input:
+//
+// histogram_warp (warp.rs): vec16's per-warp bins, zeroing, count and flush, without the
+// 16-byte loads: a grid-stride loop over all len bytes (`grid_stride`), each step one byte load
+// and one `red.relaxed.cta.shared.add.u32` of 1 (no test against bins: the flush drops the
+// bins above). Blocks of 256, one full wave over len bytes (a byte per thread per step, no cap
+// per block), 8 KiB of dynamic shared memory.
+//
+// histogram_lane (lane.rs): a histogram per lane of 128 u32 words, each two 16-bit counters (byte
+// b < 128 in the low half of word b, b >= 128 in the high half of word b − 128), bin-major —
+// word w of lane t is word w · blockDim.x + t, so lane t always hits bank t mod 32. Each thread
+// zeroes its own words (no barrier: no other thread touches them), counts its scalar head and
+// tail bytes, then its body vectors with vec16's loop (four 16-byte loads in flight, counted
+// interleaved), each byte a `red.relaxed.cta.shared.add.u32` of 1 << (16 · (b >> 7)) (ATOMS.ADD),
+// in rounds of at most LANE_FLUSH_LOADS = 4094 loads per thread so that no 16-bit counter
+// overflows (one round below about 3 GiB on a full grid). A round ends with a barrier and the
+// fold: thread t sums word t (t + blockDim.x, …) over the block's lanes from lane t, wrapping,
+// the two halves apart in u32, and adds each non-zero sum below bins to its global bin
+// (relaxed, device scope); another round starts with a barrier and the zeroing. Blocks of 64,
+// one full wave over len / 16 vectors, 32 KiB of dynamic shared memory.
+//
 // Input: gridsync's uniform_bytes(len, 0x686973746f677261) (bandwidth.cuh). One launch per
 // measurement; bins and error word zeroed before it (untimed); every trial's 128 bins must
 // equal the CPU's exactly and the error word stay 0.
 //
 //   nvcc -O3 -arch=sm_90 -lineinfo -o histogram histogram.cu
-//   ./histogram pipeline|vec16|global|shared [BYTES] [TRIALS] [BLOCKS]
+//   ./histogram pipeline|vec16|warp|lane|global|shared|shared_rows [BYTES] [TRIALS] [BLOCKS]
 //
 // The source's kernels (gpu/src/lessons/histogram/source.rs), on the same input: histogram_global
 // (example 4.3: one device atomicAdd per byte below the bins) and histogram_shared (4.4: a u64
 // histogram per block in shared memory with block-scope atomics, then one device atomic per
-// non-zero bin per block); blocks of 128, on gridsync's grid (BLOCKS, which run.sh passes).
+// non-zero bin per block); blocks of 128, on gridsync's grid (BLOCKS, which run.sh passes), or
+// without it config_for's, 32 blocks per SM (at most a block per 128 bytes). And the sweep's
+// instrument, histogram_shared_rows: 4.4's first phase, then each non-zero bin of the block a
+// plain u64 store into the block's own row, rows[blockIdx.x · bins + bin] — the same global
+// writes as 4.4's flush, none contended. Its gridDim.x × 128 row bins are zeroed before each
+// launch (untimed) and summed on the host before the check (HistogramLaunch::result). The bench
+// does not time it (it is not in HistKernel::ALL; `gridsync histogram --sweep` does, on text),
+// so without BLOCKS it takes the grid config_for gives it, which is histogram_shared's.
 #include <cstring>
 
 #include "bandwidth.cuh"
@@ -54,7 +82,7 @@ constexpr unsigned BINS = 128;
 constexpr size_t BYTES16 = 16;
 constexpr int LOADS_IN_FLIGHT = 4;
 
-// ---- The byte loop both kernels share (load.rs) ----------------------------------------------
+// ---- The byte loop the vector kernels share (load.rs) ---------------------------------------
 
 template <class F>
 __device__ __forceinline__ void bytes_of(unsigned word, F& f) {
@@ -106,7 +134,7 @@ __device__ __forceinline__ void for_each_strided_byte(const uint4* p, size_t sta
     }
 }
 
-// ---- histogram_vec16 (warp.rs) ----------------------------------------------------------------
+// ---- histogram_warp and histogram_vec16 (warp.rs) --------------------------------------------
 
 constexpr unsigned WARP_THREADS_PER_BLOCK = 256;
 constexpr unsigned WARP_BINS = 256;
@@ -116,24 +144,26 @@ constexpr unsigned warp_shared_bytes(unsigned threads) {
     return (threads + WARP_SIZE - 1) / WARP_SIZE * WARP_BINS * 4;
 }
 
-__global__ void histogram_vec16(const unsigned char* arr, unsigned long long len,
-                                unsigned long long* histo, unsigned bins) {
-    // PHASE 1: zero the block's per-warp histograms.
-    unsigned* s_hist = dynamic_shared<unsigned>();
+// zero_warp_histograms, PHASE 1: zero the block's per-warp histograms (WARP_BINS u32 per warp);
+// returns the shared address of this warp's. Every thread calls it (it holds a barrier).
+__device__ __forceinline__ unsigned zero_warp_histograms(unsigned* s_hist) {
     unsigned words = (blockDim.x + WARP_SIZE - 1) / WARP_SIZE * WARP_BINS;
     for (unsigned k = threadIdx.x; k < words; k += blockDim.x) s_hist[k] = 0;
     __syncthreads();  // every bin is zero before any warp counts into it
     unsigned warp = threadIdx.x / WARP_SIZE;
-    unsigned s_warp = shared_address(s_hist) + warp * WARP_BINS * 4;
-    auto count = [&](unsigned byte) { red_add_block_shared(s_warp + byte * 4, 1); };
+    return shared_address(s_hist) + warp * WARP_BINS * 4;
+}
 
-    Split16<unsigned char> split(arr, len);
-    for (size_t k = global_id_x(); k < split.scalars(); k += threads_per_grid_x())
-        count(arr[split.scalar_index(k)]);
-    for_each_strided_byte(reinterpret_cast<const uint4*>(arr + split.head), global_id_x(),
-                          split.body, threads_per_grid_x(), count);
+// count: one byte into this warp's histogram, a red.shared of 1 (ATOMS.POPC.INC); every byte
+// value has a bin, so there is no test.
+__device__ __forceinline__ void count_in_warp(unsigned s_warp, unsigned byte) {
+    red_add_block_shared(s_warp + byte * 4, 1);
+}
 
-    // PHASE 2: the flush.
+// flush, PHASE 2: after a barrier, thread t sums bin t (t + blockDim.x, …) below bins over the
+// warps in u64 and adds a non-zero sum to the global bin. Every thread calls it.
+__device__ __forceinline__ void flush_warp_histograms(const unsigned* s_hist, unsigned bins,
+                                                      unsigned long long* histo) {
     __syncthreads();  // every count is in before any thread sums
     unsigned warps = (blockDim.x + WARP_SIZE - 1) / WARP_SIZE;
     unsigned top = bins < WARP_BINS ? bins : WARP_BINS;
@@ -141,6 +171,125 @@ __global__ void histogram_vec16(const unsigned char* arr, unsigned long long len
         unsigned long long total = 0;
         for (unsigned w = 0; w < warps; ++w) total += s_hist[w * WARP_BINS + bin];
         if (total != 0) atomic_add_device(histo + bin, total);
+    }
+}
+
+// histogram_warp: a grid-stride loop over every byte, one byte load and one count per step.
+__global__ void histogram_warp(const unsigned char* arr, unsigned long long len,
+                               unsigned long long* histo, unsigned bins) {
+    unsigned* s_hist = dynamic_shared<unsigned>();
+    unsigned s_warp = zero_warp_histograms(s_hist);
+    for (size_t i = global_id_x(); i < len; i += threads_per_grid_x())
+        count_in_warp(s_warp, arr[i]);
+    flush_warp_histograms(s_hist, bins, histo);
+}
+
+// histogram_vec16: the scalar head and tail one byte at a time, the body four 16-byte loads
+// per step.
+__global__ void histogram_vec16(const unsigned char* arr, unsigned long long len,
+                                unsigned long long* histo, unsigned bins) {
+    unsigned* s_hist = dynamic_shared<unsigned>();
+    unsigned s_warp = zero_warp_histograms(s_hist);
+    auto count = [&](unsigned byte) { count_in_warp(s_warp, byte); };
+
+    Split16<unsigned char> split(arr, len);
+    for (size_t k = global_id_x(); k < split.scalars(); k += threads_per_grid_x())
+        count(arr[split.scalar_index(k)]);
+    for_each_strided_byte(reinterpret_cast<const uint4*>(arr + split.head), global_id_x(),
+                          split.body, threads_per_grid_x(), count);
+
+    flush_warp_histograms(s_hist, bins, histo);
+}
+
+// ---- histogram_lane (lane.rs) -----------------------------------------------------------------
+
+constexpr unsigned LANE_THREADS_PER_BLOCK = 64;
+constexpr unsigned LANE_WORDS = 128;
+constexpr size_t LANE_COUNTER_MAX = 0xffff;
+// 16-byte loads per thread between two folds: 16 × 4094 + the 30 scalar bytes fit 16 bits.
+constexpr size_t LANE_FLUSH_LOADS = (LANE_COUNTER_MAX - 2 * (BYTES16 - 1)) / BYTES16;
+
+constexpr unsigned lane_shared_bytes(unsigned threads) { return LANE_WORDS * 4 * threads; }
+
+// Rust's usize::div_ceil: the quotient, plus one for a remainder.
+__device__ __forceinline__ size_t div_ceil(size_t a, size_t b) { return a / b + (a % b != 0); }
+
+// zero_own: this thread's LANE_WORDS words, word w of lane t at s_lanes[w · blockDim.x + t].
+// Eight stores per step, as in gridsync's PTX: unrolled whole, nvcc keeps the 128 addresses
+// live from the first call to the second (252 registers against 56).
+__device__ __forceinline__ void zero_own(unsigned* s_lanes) {
+    unsigned t = threadIdx.x, threads = blockDim.x;
+#pragma unroll 8
+    for (unsigned w = 0; w < LANE_WORDS; ++w) s_lanes[w * threads + t] = 0;
+}
+
+// count: byte b into this lane's word b & 127, its low half for b < 128 and its high half
+// otherwise: a red.shared of 1 << (16 · (b >> 7)) (ATOMS.ADD) on a word no other thread touches.
+__device__ __forceinline__ void count_in_lane(unsigned s_lane, unsigned threads, unsigned byte) {
+    unsigned half = byte >> 7;
+    red_add_block_shared(s_lane + (byte & 127) * threads * 4, 1u << (16 * half));
+}
+
+// flush_bin: n into global bin `bin` if n != 0 and bin < bins.
+__device__ __forceinline__ void flush_bin(unsigned long long* histo, unsigned bin, unsigned n,
+                                          unsigned bins) {
+    if (n != 0 && bin < bins) atomic_add_device(histo + bin, (unsigned long long)n);
+}
+
+// fold: after a barrier, thread t sums word w = t, t + blockDim.x, … over the block's lanes —
+// from lane t, wrapping, so a warp's 32 reads hit 32 banks — the halves apart in u32, and
+// flushes bin w (the low halves) and bin w + 128 (the high halves).
+__device__ __forceinline__ void fold(const unsigned* s_lanes, unsigned bins,
+                                     unsigned long long* histo) {
+    unsigned t = threadIdx.x, threads = blockDim.x;
+    for (unsigned w = t; w < LANE_WORDS; w += threads) {
+        unsigned low = 0, high = 0;  // at most 65 535 × 1024 each
+        unsigned lane = t;
+        for (unsigned k = 0; k < threads; ++k) {
+            unsigned x = s_lanes[w * threads + lane];
+            low += x & 0xffff;
+            high += x >> 16;
+            lane += 1;
+            if (lane == threads) lane = 0;
+        }
+        flush_bin(histo, w, low, bins);
+        flush_bin(histo, w + LANE_WORDS, high, bins);
+    }
+}
+
+// histogram_lane: its own words zeroed (no barrier: nobody else touches them), the scalar head
+// and tail, then the body as vec16's in rounds of at most LANE_FLUSH_LOADS loads per thread, the
+// same number in every thread; each round ends with a barrier and a fold, and before the next a
+// barrier and the zeroing.
+__global__ void histogram_lane(const unsigned char* arr, unsigned long long len,
+                               unsigned long long* histo, unsigned bins) {
+    unsigned t = threadIdx.x, threads = blockDim.x;
+    unsigned* s_lanes = dynamic_shared<unsigned>();
+    zero_own(s_lanes);
+    unsigned s_lane = shared_address(s_lanes + t);
+    auto count = [&](unsigned byte) { count_in_lane(s_lane, threads, byte); };
+
+    Split16<unsigned char> split(arr, len);
+    for (size_t k = global_id_x(); k < split.scalars(); k += threads_per_grid_x())
+        count(arr[split.scalar_index(k)]);
+    // Thread 0 of the grid has the most loads, ⌈body / stride⌉.
+    size_t stride = threads_per_grid_x();
+    size_t round_span = LANE_FLUSH_LOADS * stride;
+    size_t rounds = div_ceil(div_ceil(split.body, stride), LANE_FLUSH_LOADS);
+    if (rounds < 1) rounds = 1;
+    for (size_t r = 0; r < rounds; ++r) {
+        size_t start = global_id_x() + r * round_span;
+        size_t stop = start + round_span;
+        if (stop < start) stop = SIZE_MAX;  // saturating
+        size_t end = split.body < stop ? split.body : stop;
+        for_each_strided_byte(reinterpret_cast<const uint4*>(arr + split.head), start, end,
+                              stride, count);
+        __syncthreads();  // every lane's counts are in before any thread sums them
+        fold(s_lanes, bins, histo);
+        if (r + 1 < rounds) {
+            __syncthreads();  // every fold has read this lane's counters before they reset
+            zero_own(s_lanes);
+        }
     }
 }
 
@@ -180,18 +329,18 @@ __device__ __forceinline__ void mbarrier_init(unsigned bar, unsigned count) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
 }
 
+// The arrivals' tokens go to a register of the asm's own: these arrivals are waited on by parity.
 __device__ __forceinline__ void mbarrier_arrive(unsigned bar) {
-    uint64_t state;
-    asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 %0, [%1], %2;"
-                 : "=l"(state) : "r"(bar), "r"(1u) : "memory");
-    (void)state;  // the token: these arrivals are waited on by parity
+    asm volatile(
+        "{ .reg .b64 state; mbarrier.arrive.release.cta.shared::cta.b64 state, [%0], %1; }"
+        ::"r"(bar), "r"(1u) : "memory");
 }
 
 __device__ __forceinline__ void mbarrier_arrive_expect_tx(unsigned bar, unsigned bytes) {
-    uint64_t state;
-    asm volatile("mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 %0, [%1], %2;"
-                 : "=l"(state) : "r"(bar), "r"(bytes) : "memory");
-    (void)state;  // the token: these arrivals are waited on by parity
+    asm volatile(
+        "{ .reg .b64 state; "
+        "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 state, [%0], %1; }"
+        ::"r"(bar), "r"(bytes) : "memory");
 }
 
 __device__ __forceinline__ bool mbarrier_try_wait_parity(unsigned bar, unsigned parity) {
@@ -379,8 +528,6 @@ __global__ void histogram_pipeline(const unsigned char* arr, unsigned long long 
     }
 }
 
-// ---- host -------------------------------------------------------------------------------------
-
 // ---- The source's kernels (gpu/src/lessons/histogram/source.rs) ----------------------------
 
 // Example 4.3: a grid-stride loop, one relaxed device-scope atomicAdd per byte below bins.
@@ -392,11 +539,12 @@ __global__ void histogram_global(const unsigned char* arr, unsigned long long le
     }
 }
 
-// Example 4.4: a u64 histogram per block in shared memory (zeroed with a block-stride loop, a
-// barrier, block-scope atomics in the grid-stride loop, a barrier), then one device atomic per
-// non-zero bin per block.
-__global__ void histogram_shared(const unsigned char* arr, unsigned long long len,
-                                 unsigned long long* histo, unsigned bins) {
+// block_histogram, example 4.4's first phase (histogram_shared and histogram_shared_rows): a
+// u64 histogram per block in shared memory, zeroed with a block-stride loop, a barrier,
+// block-scope atomics in the grid-stride loop, a barrier. Returns the block's bins.
+__device__ __forceinline__ unsigned long long* block_histogram(const unsigned char* arr,
+                                                               unsigned long long len,
+                                                               unsigned bins) {
     unsigned long long* local = dynamic_shared<unsigned long long>();
     for (unsigned b = threadIdx.x; b < bins; b += blockDim.x) local[b] = 0;
     __syncthreads();
@@ -405,22 +553,60 @@ __global__ void histogram_shared(const unsigned char* arr, unsigned long long le
         if (byte < bins) atomicAdd_block(local + byte, 1ull);
     }
     __syncthreads();
+    return local;
+}
+
+// Example 4.4: block_histogram, then one device atomic per non-zero bin per block.
+__global__ void histogram_shared(const unsigned char* arr, unsigned long long len,
+                                 unsigned long long* histo, unsigned bins) {
+    unsigned long long* local = block_histogram(arr, len, bins);
     for (unsigned b = threadIdx.x; b < bins; b += blockDim.x) {
         unsigned long long count = local[b];
         if (count != 0) atomic_add_device(histo + b, count);
     }
 }
 
+// The sweep's instrument: block_histogram, then each non-zero bin a plain store into the
+// block's own row, rows[blockIdx.x · bins + bin]: histogram_shared's writes, none contended.
+__global__ void histogram_shared_rows(const unsigned char* arr, unsigned long long len,
+                                      unsigned long long* rows, unsigned bins) {
+    unsigned long long* local = block_histogram(arr, len, bins);
+    size_t row = size_t(blockIdx.x) * bins;
+    for (unsigned b = threadIdx.x; b < bins; b += blockDim.x) {
+        unsigned long long count = local[b];
+        if (count != 0) rows[row + b] = count;
+    }
+}
+
+// ---- host -------------------------------------------------------------------------------------
+
 // The source's kernels' blocks (SOURCE_THREADS_PER_BLOCK) and, without gridsync's grid, its
 // blocks per SM (SOURCE_BLOCKS_PER_SM).
 constexpr unsigned SOURCE_THREADS_PER_BLOCK = 128;
+constexpr unsigned SOURCE_BLOCKS_PER_SM = 32;
+
+// config_for's grid for the source's kernels: `blocks` if positive, else SOURCE_BLOCKS_PER_SM
+// per SM, at most what `len` bytes fill at one per thread, at least one block.
+unsigned source_grid(size_t len, unsigned threads, unsigned blocks) {
+    if (blocks > 0) return blocks;
+    int device = 0, sms = 0;
+    TWIN_CHECK(cudaGetDevice(&device));
+    TWIN_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    size_t wave = size_t(SOURCE_BLOCKS_PER_SM) * size_t(sms);
+    size_t needed = (len + threads - 1) / threads;
+    if (needed < 1) needed = 1;
+    return unsigned(needed < wave ? needed : wave);
+}
 
 int main(int argc, char** argv) {
     std::string which = argc > 1 ? argv[1] : "";
     bool pipeline = which == "pipeline";
-    bool source = which == "global" || which == "shared";
-    if (!pipeline && !source && which != "vec16") {
-        std::fprintf(stderr, "usage: %s pipeline|vec16|global|shared [BYTES] [TRIALS] [BLOCKS]\n",
+    bool rows = which == "shared_rows";
+    bool source = which == "global" || which == "shared" || rows;
+    if (!pipeline && !source && which != "vec16" && which != "warp" && which != "lane") {
+        std::fprintf(stderr,
+                     "usage: %s pipeline|vec16|warp|lane|global|shared|shared_rows [BYTES] "
+                     "[TRIALS] [BLOCKS]\n",
                      argv[0]);
         return 2;
     }
@@ -441,6 +627,7 @@ int main(int argc, char** argv) {
         TWIN_CHECK(cudaMemcpy(arr, data.data(), len, cudaMemcpyHostToDevice));
     }
 
+    // config_for's shapes (host/histogram/mod.rs).
     unsigned threads, shared, blocks;
     if (pipeline) {
         threads = PIPELINE_THREADS_PER_BLOCK;
@@ -452,12 +639,17 @@ int main(int argc, char** argv) {
         blocks = one_wave(histogram_pipeline, work, threads, shared, want_blocks);
     } else if (source) {
         threads = SOURCE_THREADS_PER_BLOCK;
-        shared = which == "shared" ? BINS * unsigned(sizeof(unsigned long long)) : 0;
-        if (want_blocks == 0) {
-            std::fprintf(stderr, "%s needs gridsync's BLOCKS\n", name.c_str());
-            return 2;
-        }
-        blocks = want_blocks;
+        shared = which == "global" ? 0 : BINS * unsigned(sizeof(unsigned long long));
+        blocks = source_grid(len, threads, want_blocks);
+    } else if (which == "lane") {
+        threads = LANE_THREADS_PER_BLOCK;
+        shared = lane_shared_bytes(threads);
+        size_t work = (len + BYTES16 - 1) / BYTES16;
+        blocks = one_wave(histogram_lane, work, threads, shared, want_blocks);
+    } else if (which == "warp") {
+        threads = WARP_THREADS_PER_BLOCK;
+        shared = warp_shared_bytes(threads);
+        blocks = one_wave(histogram_warp, len, threads, shared, want_blocks);
     } else {
         threads = WARP_THREADS_PER_BLOCK;
         shared = warp_shared_bytes(threads);
@@ -469,17 +661,19 @@ int main(int argc, char** argv) {
             if (wanted < blocks) blocks = unsigned(wanted);
         }
     }
+    // The bins, or for histogram_shared_rows a row of bins per block, summed on the host.
+    size_t out_len = rows ? size_t(blocks) * BINS : BINS;
     unsigned long long* histo = nullptr;
     unsigned* err = nullptr;
-    TWIN_CHECK(cudaMalloc(&histo, BINS * sizeof *histo));
+    TWIN_CHECK(cudaMalloc(&histo, out_len * sizeof *histo));
     TWIN_CHECK(cudaMalloc(&err, sizeof *err));
 
-    std::vector<unsigned long long> got(BINS);
+    std::vector<unsigned long long> out(out_len), got(BINS);
     auto ms = time_trials(
         trials,
         [&] {
             TWIN_CHECK(cudaMemset(err, 0, sizeof *err));
-            TWIN_CHECK(cudaMemset(histo, 0, BINS * sizeof *histo));
+            TWIN_CHECK(cudaMemset(histo, 0, out_len * sizeof *histo));
         },
         [&] {
             if (pipeline)
@@ -489,11 +683,20 @@ int main(int argc, char** argv) {
                 histogram_global<<<blocks, threads, shared>>>(arr, len, histo, BINS);
             else if (which == "shared")
                 histogram_shared<<<blocks, threads, shared>>>(arr, len, histo, BINS);
+            else if (rows)
+                histogram_shared_rows<<<blocks, threads, shared>>>(arr, len, histo, BINS);
+            else if (which == "warp")
+                histogram_warp<<<blocks, threads, shared>>>(arr, len, histo, BINS);
+            else if (which == "lane")
+                histogram_lane<<<blocks, threads, shared>>>(arr, len, histo, BINS);
             else
                 histogram_vec16<<<blocks, threads, shared>>>(arr, len, histo, BINS);
         },
         [&] {
-            TWIN_CHECK(cudaMemcpy(got.data(), histo, BINS * sizeof *histo, cudaMemcpyDeviceToHost));
+            TWIN_CHECK(cudaMemcpy(out.data(), histo, out_len * sizeof *histo,
+                                  cudaMemcpyDeviceToHost));
+            std::fill(got.begin(), got.end(), 0ull);
+            for (size_t k = 0; k < out_len; ++k) got[k % BINS] += out[k];
             unsigned e = 0;
             TWIN_CHECK(cudaMemcpy(&e, err, sizeof e, cudaMemcpyDeviceToHost));
             if (e != 0) mismatch("histogram_pipeline's error word is " + std::to_string(e));

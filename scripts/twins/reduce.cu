@@ -1,4 +1,5 @@
-// The nvcc twin of `gridsync bench reduce`'s fast f32 sum: `reduce_vec_sum_f32`
+// The nvcc twins of `gridsync bench reduce`'s f32 kernels (all but the sm_90 pipeline and the
+// float64 and Kahan accumulations). The fast sum, `reduce_vec_sum_f32`
 // (gpu/src/lessons/reduce/vec.rs, `vec_reduce::<SumF32>` and `combine_strided`, finished by
 // `finish_in_last_block` in gpu/src/lessons/reduce/last_block.rs; the block reduction is
 // gpu/src/primitives/block_reduce.rs's `block_reduce`).
@@ -25,8 +26,44 @@
 // elements (gridsync's row's grid), block_reduce_shared_bytes::<f32>(256) = 32 bytes. Its sum
 // is not deterministic (the blocks' order): every trial within 1e-3 of the float64 reference.
 //
+// The source's steps, each its own launch, reset and check (gpu/src/lessons/reduce/tree.rs and
+// last_block.rs; shapes from host/reduce/mod.rs's shape_of and config_for and steps.rs):
+//
+// partial_reduce (the Numba tutorial's): a float64 sum per thread over a grid-stride loop, stored
+// as f32 in the thread's slot of blockDim.x floats, a barrier, then shared_tree (slot tid += slot
+// tid + offset for offset = blockDim.x / 2, …, 1, a barrier after each round; 64-bit indices, as
+// the Rust's usize); thread 0 writes slot 0 to partial_reduction[blockIdx.x]. Blocks of 256, the
+// source's 32 × 40 of them (fewer if len needs fewer; run.sh passes gridsync's), 256 floats of
+// dynamic shared memory. Nothing is reset; after the timed launch the host downloads the
+// partials and adds them in float64 in block order (untimed, as gridsync's result()). The same
+// bits every trial (gridsync's check for a deterministic step).
+//
+// reduce_atomic (the CUDA book's, section 9.1): one element per thread (0 past the end) in its
+// slot of blockDim.x floats, a barrier, the same shared_tree, thread 0's relaxed device-scope
+// atomicAdd of slot 0 into the result. The book's grid: (len + 127) / 128 blocks of 128, 128
+// floats of dynamic shared memory (BLOCKS, if given, must be that grid); the result is zeroed
+// before each launch, untimed (gridsync's reset, the book's `*d_y = 0`).
+//
+// reduce_last_block_sum_f32 (step (d), last_block.rs's last_block::<SumF32>): an f32 sum per
+// thread over index::grid_stride(n), `(id.min(n)..n).step_by(stride)` — a StepBy, which Rust
+// runs as a step count fixed up front (the range's length over the stride, rounded up) and an
+// index that moves by the stride each step; the loop below keeps that shape — then the same
+// finish_in_last_block as reduce_vec_sum_f32. Launch as host/reduce/single_pass.rs
+// (SinglePassKernel::LastBlock): blocks of 256, one full wave over len elements (gridsync's row's
+// grid), last_block_shared_bytes = 48 bytes; the counter is zeroed before each launch (untimed).
+// The same bits every trial.
+//
+// Bounds: the reference is 1.23f · len in float64 (Σ|x| too: every element is positive). Each
+// step's result must be within γ_d · Σ|x| of it, Higham's bound for a sum in which every element
+// passes through at most d roundings of unit u: γ_d = d·u / (1 − d·u), u = 2⁻²⁴ for f32, 2⁻⁵³
+// for f64 (no bound once d·u ≥ 1). partial_reduce: the f32 conversion and log2(256) tree levels
+// in f32, the thread's and the host's chains in f64; reduce_atomic: log2(128) tree levels and one
+// rounding per block's atomic (the book's sum is 5·10⁻³ off at 10⁸, within γ ≈ 4.9·10⁻²);
+// reduce_last_block_sum_f32: the thread's steps, two block reductions of 10 shuffle levels each,
+// and the last block's steps over the partials.
+//
 //   nvcc -O3 -arch=sm_90 -lineinfo -o reduce reduce.cu
-//   ./reduce vec|warp [LEN] [TRIALS] [BLOCKS]
+//   ./reduce vec|warp|partial|atomic|last_block [LEN] [TRIALS] [BLOCKS]
 #include <cstring>
 
 #include "bandwidth.cuh"
@@ -113,6 +150,251 @@ __global__ void reduce_warp(const float* x, unsigned long long n, float* result)
     if (threadIdx.x == 0) atomic_add_device(result, block_sum);
 }
 
+// The source's launch shapes (gpu/src/lessons/reduce/mod.rs): NUMBA_THREADS_PER_BLOCK and
+// NUMBA_BLOCKS_PER_GRID for partial_reduce, BOOK_BLOCK_SIZE for reduce_atomic.
+constexpr unsigned NUMBA_THREADS_PER_BLOCK = 256;
+constexpr unsigned NUMBA_BLOCKS_PER_GRID = 32 * 40;
+constexpr unsigned BOOK_BLOCK_SIZE = 128;
+
+// tree.rs's shared_tree: s[tid] += s[tid + offset] for offset = blockDim.x / 2, …, 1, a barrier
+// after each round; returns s[0], the block's sum. Indices are 64-bit, as the Rust's usize.
+// Every thread has written its own slot and passed a barrier; blockDim.x is a power of two.
+template <class T>
+__device__ __forceinline__ T shared_tree(T* s) {
+    size_t tid = threadIdx.x;
+    size_t offset = blockDim.x >> 1;
+    while (offset > 0) {
+        if (tid < offset) {
+            T mine = s[tid], other = s[tid + offset];
+            s[tid] = mine + other;
+        }
+        __syncthreads();
+        offset >>= 1;
+    }
+    return s[0];
+}
+
+// tree.rs's partial_reduce: a float64 sum per thread, its f32 slot, the tree, one partial per
+// block; the host adds the partials.
+__global__ void partial_reduce(const float* array, unsigned long long size,
+                               float* partial_reduction) {
+    size_t i_start = global_id_x();
+    size_t threads_per_grid = threads_per_grid_x();
+    double s_thread = 0.0;
+    for (size_t i_arr = i_start; i_arr < size; i_arr += threads_per_grid)
+        s_thread += double(array[i_arr]);
+    float* s_block = dynamic_shared<float>();
+    size_t tid = threadIdx.x;
+    s_block[tid] = float(s_thread);
+    __syncthreads();
+    float total = shared_tree(s_block);
+    if (tid == 0) partial_reduction[blockIdx.x] = total;
+}
+
+// tree.rs's reduce_atomic (book_reduce::<f32>): one element per thread, the tree, thread 0's
+// relaxed device-scope atomicAdd.
+__global__ void reduce_atomic(const float* d_x, float* d_y, unsigned long long n_total) {
+    size_t tid = threadIdx.x;
+    size_t bid = blockIdx.x;
+    size_t n = bid * blockDim.x + tid;
+    float* s_y = dynamic_shared<float>();
+    s_y[tid] = n < n_total ? d_x[n] : 0.0f;
+    __syncthreads();
+    float block_sum = shared_tree(s_y);
+    if (tid == 0) atomic_add_device(d_y, block_sum);
+}
+
+// index.rs's grid_stride(n), `(global_id.min(n)..n).step_by(threads_per_grid)`, as Rust's StepBy
+// over a range runs it: the first index, the stride, and the count of steps, the range's length
+// over the stride rounded up (div_ceil: the quotient, plus one if a remainder is left).
+struct GridStride {
+    size_t next, stride, steps;
+};
+
+__device__ __forceinline__ GridStride grid_stride(size_t n) {
+    size_t id = global_id_x();
+    size_t start = id < n ? id : n;
+    size_t stride = threads_per_grid_x();
+    size_t len = n - start;
+    size_t quotient = len / stride, remainder = len % stride;
+    return {start, stride, remainder > 0 ? quotient + 1 : quotient};
+}
+
+// last_block.rs's reduce_last_block_sum_f32 (last_block::<SumF32>): an f32 sum per thread over
+// grid_stride(n), a step count running down as StepBy's next() does, then finish_in_last_block.
+__global__ void reduce_last_block_sum_f32(const float* x, unsigned long long n, float* partials,
+                                          unsigned* count, float* result) {
+    float acc = 0.0f;
+    GridStride it = grid_stride(n);
+    while (it.steps > 0) {
+        size_t i = it.next;
+        it.next = i + it.stride;
+        it.steps -= 1;
+        acc = acc + x[i];
+    }
+    finish_in_last_block(acc, partials, count, result);
+}
+
+// Higham's γ_d for unit roundoff u: a sum whose every element passes through at most d roundings
+// is within γ_d · Σ|x| of the exact one. Infinite (no bound) once d·u reaches 1.
+double gamma_bound(double d, double u) {
+    double du = d * u;
+    return du < 1.0 ? du / (1.0 - du) : INFINITY;
+}
+constexpr double F32_UNIT = 0x1p-24, F64_UNIT = 0x1p-53;
+
+unsigned log2_of(unsigned power_of_two) {
+    unsigned k = 0;
+    while ((1u << k) < power_of_two) ++k;
+    return k;
+}
+
+// The JSON members of a result: its value, its error relative to `expected`, and the bound.
+std::string value_members(double value, double expected, double bound) {
+    char extra[192];
+    std::snprintf(extra, sizeof extra,
+                  ", \"value\": %.17g, \"rel_error\": %.3e, \"rel_bound\": %.3e", value,
+                  std::fabs(value - expected) / expected, bound);
+    return extra;
+}
+
+void check_within(const char* kernel, double value, double expected, double bound) {
+    double rel = std::fabs(value - expected) / expected;
+    if (!(rel <= bound))
+        mismatch(std::string(kernel) + " gave " + std::to_string(value) + ", float64 " +
+                 std::to_string(expected) + " (relative error " + std::to_string(rel) +
+                 ", allowed " + std::to_string(bound) + ")");
+}
+
+// A deterministic step's results: every trial's bits must be the first's.
+template <class T>
+struct SameBits {
+    T first{};
+    bool have = false;
+    void check(const char* kernel, T value) {
+        if (!have) {
+            first = value;
+            have = true;
+        } else if (std::memcmp(&first, &value, sizeof value) != 0) {
+            mismatch(std::string(kernel) + " gave different bits on one input");
+        }
+    }
+};
+
+// (a): the source's grid, nothing to reset, the host's float64 sum of the partials untimed.
+int run_partial(size_t len, int trials, unsigned want_blocks, double copy, const float* x,
+                double expected) {
+    unsigned threads = NUMBA_THREADS_PER_BLOCK;
+    unsigned shared = threads * unsigned(sizeof(float));
+    // config_for: the source's grid, fewer blocks if len needs fewer, at least one.
+    size_t needed = (len + threads - 1) / threads;
+    if (needed > NUMBA_BLOCKS_PER_GRID) needed = NUMBA_BLOCKS_PER_GRID;
+    if (needed < 1) needed = 1;
+    unsigned blocks = want_blocks ? want_blocks : unsigned(needed);
+    // The f32 conversion and the tree's levels; the thread's float64 chain and the host's.
+    size_t per_thread = (len + size_t(blocks) * threads - 1) / (size_t(blocks) * threads);
+    double bound = gamma_bound(1 + log2_of(threads), F32_UNIT) +
+                   gamma_bound(double(per_thread) + blocks, F64_UNIT);
+    float* partials = nullptr;
+    TWIN_CHECK(cudaMalloc(&partials, blocks * sizeof(float)));
+    TWIN_CHECK(cudaMemset(partials, 0, blocks * sizeof(float)));
+    std::vector<float> host(blocks);
+    double value = 0.0;
+    SameBits<double> same;
+    auto ms = time_trials(
+        trials, [] {},
+        [&] { partial_reduce<<<blocks, threads, shared>>>(x, len, partials); },
+        [&] {
+            TWIN_CHECK(cudaMemcpy(host.data(), partials, blocks * sizeof(float),
+                                  cudaMemcpyDeviceToHost));
+            value = 0.0;
+            for (float p : host) value += double(p);
+            same.check("partial_reduce", value);
+            check_within("partial_reduce", value, expected, bound);
+        });
+    print_report({"reduce", "partial_reduce", len, len * sizeof(float), blocks, threads, shared,
+                  trials, copy, value_members(value, expected, bound)},
+                 ms);
+    TWIN_CHECK(cudaFree(partials));
+    return 0;
+}
+
+// (b): the book's grid, one element per thread; the result zeroed before each launch, untimed.
+int run_atomic(size_t len, int trials, unsigned want_blocks, double copy, const float* x,
+               double expected) {
+    unsigned threads = BOOK_BLOCK_SIZE;
+    unsigned shared = threads * unsigned(sizeof(float));
+    size_t book_blocks = (len + threads - 1) / threads;
+    if (book_blocks > 0x7fffffffu) {
+        std::fprintf(stderr, "%zu elements need more than 2^31 - 1 blocks of %u\n", len, threads);
+        return 2;
+    }
+    unsigned blocks = unsigned(book_blocks);
+    if (want_blocks && want_blocks != blocks) {
+        std::fprintf(stderr, "reduce_atomic launches the book's grid, %u blocks for %zu elements, "
+                             "not %u\n", blocks, len, want_blocks);
+        return 2;
+    }
+    // The tree's levels, then one rounding per block's atomic on the running total.
+    double bound = gamma_bound(double(log2_of(threads)) + blocks, F32_UNIT);
+    float* d_y = nullptr;
+    TWIN_CHECK(cudaMalloc(&d_y, sizeof(float)));
+    float value = 0.0f;
+    auto ms = time_trials(
+        trials, [&] { TWIN_CHECK(cudaMemset(d_y, 0, sizeof(float))); },
+        [&] { reduce_atomic<<<blocks, threads, shared>>>(x, d_y, len); },
+        [&] {
+            TWIN_CHECK(cudaMemcpy(&value, d_y, sizeof(float), cudaMemcpyDeviceToHost));
+            check_within("reduce_atomic", double(value), expected, bound);
+        });
+    print_report({"reduce", "reduce_atomic", len, len * sizeof(float), blocks, threads, shared,
+                  trials, copy, value_members(double(value), expected, bound)},
+                 ms);
+    TWIN_CHECK(cudaFree(d_y));
+    return 0;
+}
+
+// (d): one full wave over len elements, the counter zeroed before each launch, untimed.
+int run_last_block(size_t len, int trials, unsigned want_blocks, double copy, const float* x,
+                   double expected) {
+    unsigned shared = last_block_shared_bytes(THREADS_PER_BLOCK);
+    unsigned blocks =
+        one_wave(reduce_last_block_sum_f32, len, THREADS_PER_BLOCK, shared, want_blocks);
+    // The thread's steps, its block's reduction (5 + 5 shuffle levels), the last block's steps
+    // over the partials and its reduction.
+    size_t threads = size_t(blocks) * THREADS_PER_BLOCK;
+    size_t per_thread = (len + threads - 1) / threads;
+    size_t per_partial = (blocks + THREADS_PER_BLOCK - 1) / THREADS_PER_BLOCK;
+    double bound = gamma_bound(double(per_thread) + 10 + double(per_partial) + 10, F32_UNIT);
+    float *partials = nullptr, *result = nullptr;
+    unsigned* count = nullptr;
+    TWIN_CHECK(cudaMalloc(&partials, blocks * sizeof(float)));
+    TWIN_CHECK(cudaMalloc(&result, sizeof(float)));
+    TWIN_CHECK(cudaMalloc(&count, sizeof(unsigned)));
+    TWIN_CHECK(cudaMemset(count, 0, sizeof(unsigned)));
+    float value = 0.0f;
+    SameBits<float> same;
+    auto ms = time_trials(
+        trials, [&] { TWIN_CHECK(cudaMemset(count, 0, sizeof(unsigned))); },
+        [&] {
+            reduce_last_block_sum_f32<<<blocks, THREADS_PER_BLOCK, shared>>>(x, len, partials,
+                                                                            count, result);
+        },
+        [&] {
+            TWIN_CHECK(cudaMemcpy(&value, result, sizeof(float), cudaMemcpyDeviceToHost));
+            same.check("reduce_last_block_sum_f32", value);
+            check_within("reduce_last_block_sum_f32", double(value), expected, bound);
+        });
+    print_report({"reduce", "reduce_last_block_sum_f32", len, len * sizeof(float), blocks,
+                  THREADS_PER_BLOCK, shared, trials, copy,
+                  value_members(double(value), expected, bound)},
+                 ms);
+    TWIN_CHECK(cudaFree(partials));
+    TWIN_CHECK(cudaFree(result));
+    TWIN_CHECK(cudaFree(count));
+    return 0;
+}
+
 // The warp-shuffle step: its own launch, reset and check (not deterministic: a bound).
 int run_warp(size_t len, int trials, unsigned want_blocks, double copy, const float* x,
              double expected) {
@@ -143,8 +425,11 @@ int run_warp(size_t len, int trials, unsigned want_blocks, double copy, const fl
 
 int main(int argc, char** argv) {
     std::string which = argc > 1 ? argv[1] : "vec";
-    if (which != "vec" && which != "warp") {
-        std::fprintf(stderr, "usage: %s vec|warp [LEN] [TRIALS] [BLOCKS]\n", argv[0]);
+    if (which != "vec" && which != "warp" && which != "partial" && which != "atomic" &&
+        which != "last_block") {
+        std::fprintf(stderr,
+                     "usage: %s vec|warp|partial|atomic|last_block [LEN] [TRIALS] [BLOCKS]\n",
+                     argv[0]);
         return 2;
     }
     size_t len = arg_size(argc, argv, 2, 100000000);
@@ -159,8 +444,12 @@ int main(int argc, char** argv) {
     TWIN_CHECK(cudaMalloc(&x, len * sizeof(float)));
     TWIN_CHECK(cudaMemcpy(x, host.data(), len * sizeof(float), cudaMemcpyHostToDevice));
     std::vector<float>().swap(host);
-    if (which == "warp") {
-        int rc = run_warp(len, trials, want_blocks, copy, x, expected);
+    if (which != "vec") {
+        auto run = which == "warp"      ? run_warp
+                   : which == "partial" ? run_partial
+                   : which == "atomic"  ? run_atomic
+                                        : run_last_block;
+        int rc = run(len, trials, want_blocks, copy, x, expected);
         TWIN_CHECK(cudaFree(x));
         return rc;
     }

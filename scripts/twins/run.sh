@@ -8,12 +8,15 @@
 #    written out explicitly (OUTDIR/<name>.gridsync.rK.json), then the twin at each size with
 #    the grid gridsync's row reports (OUTDIR/<name>.twin.rK.jsonl, one JSON line per launch
 #    shape). Benchmark → kernel → sizes:
-#      reduce       reduce_vec_sum_f32, reduce_warp      --len 100000000,1000000000
+#      reduce       partial_reduce, reduce_atomic, reduce_warp, reduce_last_block_sum_f32,
+#                   reduce_vec_sum_f32                   --len 100000000,1000000000
 #      count-above  gt_thr_cnt_vec4, _block, _warp, _atomic
 #                                                        --len 10000000,1000000000
 #      dot          dot_vec4, dot_atomic, dot_partial    --len 10000000,1000000000
-#      histogram    histogram_pipeline, histogram_vec16  --bytes 1073741824 --bins 128 (the
-#                   uniform random input, `large_random`)
+#      histogram    histogram_pipeline, _vec16, _warp, _lane, _shared, _global
+#                                                        --bytes 1073741824 --bins 128 (the
+#                   uniform random input, `large_random`; histogram_shared_rows, which
+#                   `bench histogram` does not time, has a twin but no row here)
 #    every one with --repeats 20 (the default trials; 3 warm-ups). OUTDIR/summary.tsv: each
 #    kernel, size and round, both medians (ms) and the twin's time over gridsync's.
 # 3. The SASS: the twins' from their binaries (cuobjdump -sass); gridsync's from its PTX,
@@ -82,7 +85,7 @@ EOF
 
 # ---- 2. time ------------------------------------------------------------------------------------
 # bench NAME TWIN FLAGS SIZES KERNELS: ROUNDS rounds of gridsync's bench, then the twin at each
-# size and kernel. A histogram kernel's twin takes its kernel first (pipeline or vec16).
+# size and kernel. Each twin takes its kernel's short name first (below).
 bench() {
     local name=$1 twin=$2 flags=$3 sizes=$4 kernels=$5
     for round in $(seq 1 $ROUNDS); do
@@ -99,12 +102,17 @@ bench() {
                     echo "  $kernel at $size: no gridsync row, the twin picks its own grid"
                     blocks=0
                 fi
-                # The twin takes its kernel's short name first (vec, warp; vec4, atomic, …).
+                # The twin takes its kernel's short name first (vec, warp, partial, atomic,
+                # last_block; vec4, atomic, …).
                 local short=${kernel#histogram_}
                 short=${short#gt_thr_cnt_}
                 short=${short#dot_}
                 short=${short#reduce_}
-                [ "$short" = vec_sum_f32 ] && short=vec
+                case $short in
+                    vec_sum_f32) short=vec ;;
+                    last_block_sum_f32) short=last_block ;;
+                    partial_reduce) short=partial ;;
+                esac
                 local args=("$short" "$size" "$TRIALS" "$blocks")
                 timeout 600 "$out/bin/$twin" "${args[@]}" >> "$tj" 2>> "$tj.err"
                 echo "  twin $twin ${args[*]}: rc=$?"
@@ -116,13 +124,14 @@ bench() {
 for name in $BENCHES; do
     case $name in
         reduce) bench reduce reduce "--len 100000000,1000000000" 100000000,1000000000 \
-            "reduce_vec_sum_f32 reduce_warp" ;;
+            "partial_reduce reduce_atomic reduce_warp reduce_last_block_sum_f32 reduce_vec_sum_f32" ;;
         count-above) bench count-above count_above "--len 10000000,1000000000" \
             10000000,1000000000 "gt_thr_cnt_vec4 gt_thr_cnt_block gt_thr_cnt_warp gt_thr_cnt_atomic" ;;
         dot) bench dot dot "--len 10000000,1000000000" 10000000,1000000000 \
             "dot_vec4 dot_atomic dot_partial" ;;
         histogram) bench histogram histogram "--bytes 1073741824 --bins 128" 1073741824 \
-            "histogram_pipeline histogram_vec16 histogram_shared histogram_global" ;;
+            "histogram_pipeline histogram_vec16 histogram_warp histogram_lane histogram_shared \
+            histogram_global" ;;
         *) echo "unknown benchmark $name (reduce, count-above, dot, histogram)" >&2 ;;
     esac
 done
@@ -185,11 +194,13 @@ python3 - "$out" <<'EOF' | tee "$out/sass.txt"
 import re, sys
 from collections import Counter
 out = sys.argv[1]
-pairs = [("reduce_vec_sum_f32", "reduce"), ("reduce_warp", "reduce"),
+pairs = [("partial_reduce", "reduce"), ("reduce_atomic", "reduce"), ("reduce_warp", "reduce"),
+         ("reduce_last_block_sum_f32", "reduce"), ("reduce_vec_sum_f32", "reduce"),
          ("gt_thr_cnt_vec4", "count_above"), ("gt_thr_cnt_block", "count_above"),
          ("gt_thr_cnt_warp", "count_above"), ("gt_thr_cnt_atomic", "count_above"),
          ("dot_vec4", "dot"), ("dot_atomic", "dot"), ("dot_partial", "dot"),
          ("histogram_pipeline", "histogram"), ("histogram_vec16", "histogram"),
+         ("histogram_warp", "histogram"), ("histogram_lane", "histogram"),
          ("histogram_shared", "histogram"), ("histogram_global", "histogram")]
 FAMILIES = ("LDG", "STG", "LDS", "STS", "LDL", "STL", "ATOM", "RED", "BAR", "SHFL", "MEMBAR",
             "FENCE", "SYNCS", "UBLKCP", "VOTE")
