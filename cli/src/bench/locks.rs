@@ -158,7 +158,8 @@ pub fn run(
     let full = full_gpu_shape(target);
     let mut shapes = SOURCE_SHAPES.to_vec();
     shapes.push(full);
-    let sweep_shapes = [SOURCE_SHAPES[3], full];
+    // 128×1 (no cohorts: every waiter alone), 10×16 and the full GPU.
+    let sweep_shapes = [SOURCE_SHAPES[0], SOURCE_SHAPES[3], full];
     let sweep_len = if opts.sweep {
         sweep_shapes.len() * (MUTEX_SWEEP.len() + TICKET_SWEEP.len())
     } else {

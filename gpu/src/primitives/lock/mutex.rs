@@ -294,17 +294,24 @@ impl<S: LockScope> Mutex<S> {
         let timeout_ns = crate::seam::spin::stretch_bound(timeout_ns);
         let start = globaltimer_ns();
         let mut backoff = min_ns;
+        let mut polls = 0u32;
         loop {
-            if unsafe { load(timeouts, S::SCOPE, LoadOrder::Relaxed) } != 0 {
-                return give_up(LockError::Abandoned);
-            }
             nanosleep(backoff);
             backoff = backoff.saturating_mul(2).min(max_ns.max(min_ns));
+            // The lock word and the error word read back to back, so that their two trips
+            // through L2 overlap: the poll that notices a release is one round trip, not two.
             let free = unsafe { load(self.word(), S::SCOPE, LoadOrder::Relaxed) } == UNLOCKED;
+            let abandoned = unsafe { load(timeouts, S::SCOPE, LoadOrder::Relaxed) } != 0;
             if free && self.try_word() {
                 return Ok(());
             }
-            if globaltimer_ns().wrapping_sub(start) > timeout_ns {
+            if abandoned {
+                return give_up(LockError::Abandoned);
+            }
+            // The clock every eighth poll: `%globaltimer` is slow to read, on the path of every
+            // hand-off, and the bound is a second or more, not a deadline to the nanosecond.
+            polls = polls.wrapping_add(1);
+            if polls % 8 == 0 && globaltimer_ns().wrapping_sub(start) > timeout_ns {
                 return give_up(LockError::TimedOut);
             }
         }
