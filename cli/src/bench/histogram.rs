@@ -159,13 +159,8 @@ pub fn run(
     let kernels = HistKernel::available(target);
     let per_input = kernels.len() as u32;
     let kernel_runs = per_input * BenchInput::ALL.len() as u32;
-    let mut run = BandwidthRun::start(
-        target,
-        opts.trials,
-        opts.copy_bytes,
-        kernel_runs,
-        &mut progress,
-    )?;
+    let timing = (opts.trials, opts.copy_bytes);
+    let mut run = BandwidthRun::start(target, timing, kernel_runs, &mut progress)?;
     let mut inputs = Vec::new();
     for input in BenchInput::ALL {
         let bytes = input.bytes(opts.large_bytes);

@@ -140,10 +140,10 @@ pub fn run(
         .filter(|k| !k.needs_clusters() || has_clusters(target))
         .collect();
     let per_input = kernels.len() as u32;
+    let timing = (opts.trials, opts.copy_bytes);
     let mut run = BandwidthRun::start(
         target,
-        opts.trials,
-        opts.copy_bytes,
+        timing,
         per_input * Input16::ALL.len() as u32,
         &mut progress,
     )?;

@@ -126,8 +126,7 @@ impl<'a> BandwidthRun<'a> {
     /// [`Error::InvalidInput`] for zero trials — so every kernel gets a timed trial.
     pub fn start(
         target: &'a Target,
-        trials: u32,
-        copy_bytes: usize,
+        (trials, copy_bytes): (u32, usize),
         kernel_runs: u32,
         progress: &'a mut dyn FnMut(u32, u32),
     ) -> Result<BandwidthRun<'a>> {
@@ -275,13 +274,8 @@ pub(crate) fn run_sized<K: Copy, I, R>(
         .collect();
     let per_size = kernels.len() as u32;
     let kernel_runs = per_size * opts.lens.len() as u32;
-    let mut run = BandwidthRun::start(
-        target,
-        opts.trials,
-        opts.copy_bytes,
-        kernel_runs,
-        &mut progress,
-    )?;
+    let timing = (opts.trials, opts.copy_bytes);
+    let mut run = BandwidthRun::start(target, timing, kernel_runs, &mut progress)?;
     let mut sizes = Vec::new();
     for &len in &opts.lens {
         let bytes_read = topic.bytes_per_element * len as u64;

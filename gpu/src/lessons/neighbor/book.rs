@@ -63,10 +63,12 @@ unsafe fn find_neighbor_atomic<T: Coord, const D3: bool, const PERIODIC: bool>(
         // the book's loop so, LLVM does not unroll a loop that holds atomics. The appends stay
         // in the rare branch, in the candidates' order.
         while n - n2 >= 4 {
-            // SAFETY: `n2 + 3 < n`.
-            let found = [0, 1, 2, 3].map(|k| {
-                rule.within::<D3, PERIODIC>(r1, unsafe { atoms.at::<D3>((n2 + k) as usize) })
-            });
+            // SAFETY: `n2 + 3 < n`. The index widened before `k` is added: `(n2 + k) as usize`
+            // may wrap in `u32` as far as LLVM knows, so each of the four addresses was its own
+            // 64-bit multiply-add; `n2 as usize + k` is one base and four immediate offsets.
+            let at = n2 as usize;
+            let found = [0, 1, 2, 3]
+                .map(|k| rule.within::<D3, PERIODIC>(r1, unsafe { atoms.at::<D3>(at + k) }));
             if found[0] | found[1] | found[2] | found[3] {
                 for (k, &f) in found.iter().enumerate() {
                     if f {
@@ -177,19 +179,42 @@ unsafe fn find_neighbor_no_atomic<T: Coord, const D3: bool, const PERIODIC: bool
         let mut count = 0u32;
         // SAFETY: `n1 < n` and `n2 < n`.
         let r1 = unsafe { atoms.at::<D3>(n1) };
-        let mut n2 = 0u32;
-        while n2 < n {
-            // The book puts the distance test first: it is false far more often than
-            // `n2 != n1`, so `&&` usually stops there.
-            if rule.within::<D3, PERIODIC>(r1, unsafe { atoms.at::<D3>(n2 as usize) })
-                && n2 as usize != n1
-            {
-                if count < mn {
-                    let at = slot(layout, n1, count as usize, atoms_n, wide);
-                    // SAFETY: `at < n * mn`; only thread `n1` writes atom `n1`'s slots.
-                    unsafe { nl.add(at).store(n2) };
+        // Appends `n2` to atom `n1`'s list (its first `mn` neighbors) and counts it.
+        let mut record = |n2: usize| {
+            if count < mn {
+                let at = slot(layout, n1, count as usize, atoms_n, wide);
+                // SAFETY: `at < n * mn`; only thread `n1` writes atom `n1`'s slots.
+                unsafe { nl.add(at).store(n2 as u32) };
+            }
+            count += 1;
+        };
+        // The book puts the distance test first: it is false far more often than `n2 != n1`,
+        // so `&&` usually stops there. The indices compared in 32 bits (both are below `n`, a
+        // `u32`): one compare instead of a 64-bit pair.
+        let self_index = n1 as u32;
+        // SAFETY (both loops): `n2 + k < n`.
+        let near = |n2: usize| {
+            rule.within::<D3, PERIODIC>(r1, unsafe { atoms.at::<D3>(n2) })
+                && n2 as u32 != self_index
+        };
+        let mut n2 = 0;
+        // Four candidates a step, as in `find_neighbor_atomic`: their coordinates loaded
+        // before any is tested, from one base address; the rare appends in the candidates'
+        // order.
+        while atoms_n - n2 >= 4 {
+            let found = [0, 1, 2, 3].map(|k| near(n2 + k));
+            if found[0] | found[1] | found[2] | found[3] {
+                for (k, &f) in found.iter().enumerate() {
+                    if f {
+                        record(n2 + k);
+                    }
                 }
-                count += 1;
+            }
+            n2 += 4;
+        }
+        while n2 < atoms_n {
+            if near(n2) {
+                record(n2);
             }
             n2 += 1;
         }
