@@ -46,17 +46,14 @@ pub struct BenchArgs {
     sized: SizedBenchArgs,
 }
 
+/// The demo's length where `--len` is not given: on the simulator, on a GPU.
+const DEMO_LENS: (usize, usize) = (SIM_DEFAULT_LEN, DEFAULT_LEN);
+
 pub fn command(target: &Target, args: &CountAboveArgs, json: bool) -> Result<()> {
     let (data, input) = match &args.input {
         Some(path) => (read_f32_file(path)?, path.display().to_string()),
         None => {
-            let len = demo_size(
-                target,
-                "--len",
-                args.len,
-                (SIM_DEFAULT_LEN, DEFAULT_LEN),
-                DEMO_FOOTPRINT,
-            )?;
+            let len = demo_size(target, "--len", args.len, DEMO_LENS, DEMO_FOOTPRINT)?;
             let what = format!("{len} pseudo-random floats in [0, 1) (seed {DEFAULT_SEED:#x})");
             (default_input(len), what)
         }

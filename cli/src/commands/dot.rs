@@ -39,14 +39,11 @@ pub struct BenchArgs {
     sized: SizedBenchArgs,
 }
 
+/// The demo's length where `--len` is not given: on the simulator, on a GPU.
+const DEMO_LENS: (usize, usize) = (SIM_DEFAULT_LEN, DEFAULT_LEN);
+
 pub fn command(target: &Target, args: &DotArgs, json: bool) -> Result<()> {
-    let n = demo_size(
-        target,
-        "--len",
-        args.len,
-        (SIM_DEFAULT_LEN, DEFAULT_LEN),
-        DEMO_FOOTPRINT,
-    )?;
+    let n = demo_size(target, "--len", args.len, DEMO_LENS, DEMO_FOOTPRINT)?;
     let seed = args.seed.or(args.random.then_some(DEFAULT_SEED));
     let ((a, b), data) = match seed {
         Some(seed) => (

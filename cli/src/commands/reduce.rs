@@ -60,17 +60,14 @@ pub struct BenchArgs {
     sized: SizedBenchArgs,
 }
 
+/// The demo's length where `--len` is not given: on the simulator, on a GPU.
+const DEMO_LENS: (usize, usize) = (SIM_DEFAULT_LEN, DEFAULT_LEN);
+
 pub fn command(target: &Target, args: &ReduceArgs, json: bool) -> Result<()> {
     let (data, input) = match &args.input {
         Some(path) => (read_f32_file(path)?, path.display().to_string()),
         None => {
-            let n = demo_size(
-                target,
-                "--len",
-                args.len,
-                (SIM_DEFAULT_LEN, DEFAULT_LEN),
-                DEMO_FOOTPRINT,
-            )?;
+            let n = demo_size(target, "--len", args.len, DEMO_LENS, DEMO_FOOTPRINT)?;
             let random = args.random || args.signed || args.seed.is_some();
             match args.seed.or(random.then_some(DEFAULT_SEED)) {
                 Some(seed) => {
