@@ -311,7 +311,7 @@ impl<S: LockScope> Mutex<S> {
             // The clock every eighth poll: `%globaltimer` is slow to read, on the path of every
             // hand-off, and the bound is a second or more, not a deadline to the nanosecond.
             polls = polls.wrapping_add(1);
-            if polls % 8 == 0 && globaltimer_ns().wrapping_sub(start) > timeout_ns {
+            if polls.is_multiple_of(8) && globaltimer_ns().wrapping_sub(start) > timeout_ns {
                 return give_up(LockError::TimedOut);
             }
         }
