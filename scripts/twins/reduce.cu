@@ -319,6 +319,30 @@ int run_partial(size_t len, int trials, unsigned want_blocks, double copy, const
     return 0;
 }
 
+// A step that adds into one float, zeroed before each launch (untimed): `launch(result)` timed
+// over `trials`, the float checked against `expected` within `bound` after each, the report
+// named `name`.
+template <class Launch>
+int time_one_float(const char* name, Launch launch, size_t len, unsigned blocks,
+                   unsigned threads, unsigned shared, int trials, double copy, double expected,
+                   double bound) {
+    float* result = nullptr;
+    TWIN_CHECK(cudaMalloc(&result, sizeof(float)));
+    float value = 0.0f;
+    auto ms = time_trials(
+        trials, [&] { TWIN_CHECK(cudaMemset(result, 0, sizeof(float))); },
+        [&] { launch(result); },
+        [&] {
+            TWIN_CHECK(cudaMemcpy(&value, result, sizeof(float), cudaMemcpyDeviceToHost));
+            check_within(name, double(value), expected, bound);
+        });
+    print_report({"reduce", name, len, len * sizeof(float), blocks, threads, shared, trials,
+                  copy, value_members(double(value), expected, bound)},
+                 ms);
+    TWIN_CHECK(cudaFree(result));
+    return 0;
+}
+
 // (b): the book's grid, one element per thread; the result zeroed before each launch, untimed.
 int run_atomic(size_t len, int trials, unsigned want_blocks, double copy, const float* x,
                double expected) {
@@ -337,20 +361,39 @@ int run_atomic(size_t len, int trials, unsigned want_blocks, double copy, const 
     }
     // The tree's levels, then one rounding per block's atomic on the running total.
     double bound = gamma_bound(double(log2_of(threads)) + blocks, F32_UNIT);
-    float* d_y = nullptr;
-    TWIN_CHECK(cudaMalloc(&d_y, sizeof(float)));
+    auto launch = [&](float* d_y) { reduce_atomic<<<blocks, threads, shared>>>(x, d_y, len); };
+    return time_one_float("reduce_atomic", launch, len, blocks, threads, shared, trials, copy,
+                          expected, bound);
+}
+
+// A step finished by the last block: `launch(partials, count, result)` timed over `trials`, the
+// ticket counter zeroed before each launch (untimed), the result's bits the same every trial
+// and within `bound` of `expected`, the report named `name`.
+template <class Launch>
+int time_last_block(const char* name, Launch launch, size_t len, unsigned blocks,
+                    unsigned shared, int trials, double copy, double expected, double bound) {
+    float *partials = nullptr, *result = nullptr;
+    unsigned* count = nullptr;
+    TWIN_CHECK(cudaMalloc(&partials, blocks * sizeof(float)));
+    TWIN_CHECK(cudaMalloc(&result, sizeof(float)));
+    TWIN_CHECK(cudaMalloc(&count, sizeof(unsigned)));
+    TWIN_CHECK(cudaMemset(count, 0, sizeof(unsigned)));
     float value = 0.0f;
+    SameBits<float> same;
     auto ms = time_trials(
-        trials, [&] { TWIN_CHECK(cudaMemset(d_y, 0, sizeof(float))); },
-        [&] { reduce_atomic<<<blocks, threads, shared>>>(x, d_y, len); },
+        trials, [&] { TWIN_CHECK(cudaMemset(count, 0, sizeof(unsigned))); },
+        [&] { launch(partials, count, result); },
         [&] {
-            TWIN_CHECK(cudaMemcpy(&value, d_y, sizeof(float), cudaMemcpyDeviceToHost));
-            check_within("reduce_atomic", double(value), expected, bound);
+            TWIN_CHECK(cudaMemcpy(&value, result, sizeof(float), cudaMemcpyDeviceToHost));
+            same.check(name, value);
+            check_within(name, double(value), expected, bound);
         });
-    print_report({"reduce", "reduce_atomic", len, len * sizeof(float), blocks, threads, shared,
+    print_report({"reduce", name, len, len * sizeof(float), blocks, THREADS_PER_BLOCK, shared,
                   trials, copy, value_members(double(value), expected, bound)},
                  ms);
-    TWIN_CHECK(cudaFree(d_y));
+    TWIN_CHECK(cudaFree(partials));
+    TWIN_CHECK(cudaFree(result));
+    TWIN_CHECK(cudaFree(count));
     return 0;
 }
 
@@ -366,33 +409,12 @@ int run_last_block(size_t len, int trials, unsigned want_blocks, double copy, co
     size_t per_thread = (len + threads - 1) / threads;
     size_t per_partial = (blocks + THREADS_PER_BLOCK - 1) / THREADS_PER_BLOCK;
     double bound = gamma_bound(double(per_thread) + 10 + double(per_partial) + 10, F32_UNIT);
-    float *partials = nullptr, *result = nullptr;
-    unsigned* count = nullptr;
-    TWIN_CHECK(cudaMalloc(&partials, blocks * sizeof(float)));
-    TWIN_CHECK(cudaMalloc(&result, sizeof(float)));
-    TWIN_CHECK(cudaMalloc(&count, sizeof(unsigned)));
-    TWIN_CHECK(cudaMemset(count, 0, sizeof(unsigned)));
-    float value = 0.0f;
-    SameBits<float> same;
-    auto ms = time_trials(
-        trials, [&] { TWIN_CHECK(cudaMemset(count, 0, sizeof(unsigned))); },
-        [&] {
-            reduce_last_block_sum_f32<<<blocks, THREADS_PER_BLOCK, shared>>>(x, len, partials,
-                                                                            count, result);
-        },
-        [&] {
-            TWIN_CHECK(cudaMemcpy(&value, result, sizeof(float), cudaMemcpyDeviceToHost));
-            same.check("reduce_last_block_sum_f32", value);
-            check_within("reduce_last_block_sum_f32", double(value), expected, bound);
-        });
-    print_report({"reduce", "reduce_last_block_sum_f32", len, len * sizeof(float), blocks,
-                  THREADS_PER_BLOCK, shared, trials, copy,
-                  value_members(double(value), expected, bound)},
-                 ms);
-    TWIN_CHECK(cudaFree(partials));
-    TWIN_CHECK(cudaFree(result));
-    TWIN_CHECK(cudaFree(count));
-    return 0;
+    auto launch = [&](float* partials, unsigned* count, float* result) {
+        reduce_last_block_sum_f32<<<blocks, THREADS_PER_BLOCK, shared>>>(x, len, partials, count,
+                                                                        result);
+    };
+    return time_last_block("reduce_last_block_sum_f32", launch, len, blocks, shared, trials,
+                           copy, expected, bound);
 }
 
 // The warp-shuffle step: its own launch, reset and check (not deterministic: a bound).
@@ -400,27 +422,12 @@ int run_warp(size_t len, int trials, unsigned want_blocks, double copy, const fl
              double expected) {
     unsigned shared = block_reduce_shared_bytes(THREADS_PER_BLOCK, sizeof(float));
     unsigned blocks = one_wave(reduce_warp, len, THREADS_PER_BLOCK, shared, want_blocks);
-    float* result = nullptr;
-    TWIN_CHECK(cudaMalloc(&result, sizeof(float)));
-    float value = 0.0f;
-    auto ms = time_trials(
-        trials, [&] { TWIN_CHECK(cudaMemset(result, 0, sizeof(float))); },
-        [&] { reduce_warp<<<blocks, THREADS_PER_BLOCK, shared>>>(x, len, result); },
-        [&] {
-            TWIN_CHECK(cudaMemcpy(&value, result, sizeof(float), cudaMemcpyDeviceToHost));
-            double rel = std::fabs(double(value) - expected) / expected;
-            if (!(rel <= 1e-3))
-                mismatch("reduce_warp gave " + std::to_string(value) + ", float64 " +
-                         std::to_string(expected));
-        });
-    char extra[160];
-    std::snprintf(extra, sizeof extra, ", \"value\": %.9g, \"rel_error\": %.3e", double(value),
-                  std::fabs(double(value) - expected) / expected);
-    print_report({"reduce", "reduce_warp", len, len * sizeof(float), blocks, THREADS_PER_BLOCK,
-                  shared, trials, copy, extra},
-                 ms);
-    TWIN_CHECK(cudaFree(result));
-    return 0;
+    auto launch = [&](float* result) {
+        reduce_warp<<<blocks, THREADS_PER_BLOCK, shared>>>(x, len, result);
+    };
+    // A bound, not the bits: the blocks' atomics land in any order.
+    return time_one_float("reduce_warp", launch, len, blocks, THREADS_PER_BLOCK, shared, trials,
+                          copy, expected, 1e-3);
 }
 
 int main(int argc, char** argv) {
@@ -457,45 +464,12 @@ int main(int argc, char** argv) {
     unsigned shared = last_block_shared_bytes(THREADS_PER_BLOCK);
     size_t work = (len + 3) / 4;
     unsigned blocks = one_wave(reduce_vec_sum_f32, work, THREADS_PER_BLOCK, shared, want_blocks);
-    float *partials = nullptr, *result = nullptr;
-    unsigned* count = nullptr;
-    TWIN_CHECK(cudaMalloc(&partials, blocks * sizeof(float)));
-    TWIN_CHECK(cudaMalloc(&result, sizeof(float)));
-    TWIN_CHECK(cudaMalloc(&count, sizeof(unsigned)));
-    TWIN_CHECK(cudaMemset(count, 0, sizeof(unsigned)));
-
-    uint32_t first_bits = 0;
-    bool have_first = false;
-    float value = 0.0f;
-    auto ms = time_trials(
-        trials, [&] { TWIN_CHECK(cudaMemset(count, 0, sizeof(unsigned))); },
-        [&] {
-            reduce_vec_sum_f32<<<blocks, THREADS_PER_BLOCK, shared>>>(x, len, partials, count,
-                                                                     result);
-        },
-        [&] {
-            TWIN_CHECK(cudaMemcpy(&value, result, sizeof(float), cudaMemcpyDeviceToHost));
-            uint32_t bits;
-            std::memcpy(&bits, &value, sizeof bits);
-            if (!have_first) {
-                first_bits = bits;
-                have_first = true;
-            }
-            if (bits != first_bits) mismatch("reduce_vec_sum_f32 gave different bits on one input");
-            double rel = std::fabs(double(value) - expected) / expected;
-            if (!(rel <= 1e-4))
-                mismatch("reduce_vec_sum_f32 gave " + std::to_string(value) + ", float64 " +
-                         std::to_string(expected));
-        });
-    char extra[160];
-    std::snprintf(extra, sizeof extra, ", \"value\": %.9g, \"rel_error\": %.3e", double(value),
-                  std::fabs(double(value) - expected) / expected);
-    print_report({"reduce", "reduce_vec_sum_f32", len, len * sizeof(float), blocks,
-                  THREADS_PER_BLOCK, shared, trials, copy, extra},
-                 ms);
+    auto launch = [&](float* partials, unsigned* count, float* result) {
+        reduce_vec_sum_f32<<<blocks, THREADS_PER_BLOCK, shared>>>(x, len, partials, count,
+                                                                 result);
+    };
+    int rc = time_last_block("reduce_vec_sum_f32", launch, len, blocks, shared, trials, copy,
+                             expected, 1e-4);
     TWIN_CHECK(cudaFree(x));
-    TWIN_CHECK(cudaFree(partials));
-    TWIN_CHECK(cudaFree(result));
-    TWIN_CHECK(cudaFree(count));
-    return 0;
+    return rc;
 }
