@@ -6,6 +6,7 @@
 //! `CUDATimer`, which wraps a region in two events.
 
 use crate::runtime::error::{Error, Result, check};
+use crate::runtime::launch::Target;
 use crate::runtime::stream::Stream;
 use cust::sys as cu;
 
@@ -136,10 +137,10 @@ impl Timer {
     ///
     /// # Errors
     /// A driver error.
-    pub fn on(target: &crate::runtime::launch::Target) -> Result<Option<Timer>> {
+    pub fn on(target: &Target) -> Result<Option<Timer>> {
         match target {
-            crate::runtime::launch::Target::Gpu(_) => Ok(Some(Timer::new()?)),
-            crate::runtime::launch::Target::Sim => Ok(None),
+            Target::Gpu(_) => Ok(Some(Timer::new()?)),
+            Target::Sim => Ok(None),
         }
     }
 
@@ -150,14 +151,12 @@ impl Timer {
     /// # Errors
     /// What `work` returns; a driver error.
     pub fn time_if(
-        target: &crate::runtime::launch::Target,
+        target: &Target,
         timer: Option<&mut Timer>,
         work: impl FnOnce() -> Result<()>,
     ) -> Result<Option<f64>> {
         match (target, timer) {
-            (crate::runtime::launch::Target::Gpu(gpu), Some(timer)) => {
-                Ok(Some(f64::from(timer.time(gpu.stream(), work)?)))
-            }
+            (Target::Gpu(gpu), Some(timer)) => Ok(Some(f64::from(timer.time(gpu.stream(), work)?))),
             _ => work().map(|()| None),
         }
     }

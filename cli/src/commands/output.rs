@@ -128,12 +128,7 @@ macro_rules! repeats_flag {
         #[derive(Args, Clone, Copy, Debug)]
         pub struct $name {
             /// Timed runs of each measurement, after the warm-ups; the median is reported.
-            #[arg(
-                                                                        long = "repeats",
-                                                                        value_name = "N",
-                                                                        visible_alias = "trials",
-                                                                        default_value_t = $default
-                                                                    )]
+            #[arg(long = "repeats", value_name = "N", visible_alias = "trials", default_value_t = $default)]
             pub trials: u32,
         }
     };

@@ -10,7 +10,7 @@ use gridsync::runtime::stats::TimedLaunch;
 use std::fmt::Display;
 
 /// One piece of a template: text as it stands, or a column.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 enum Piece {
     Text(&'static str),
     Col {
@@ -25,7 +25,7 @@ enum Piece {
 /// `{header:<W}` (left in W characters), `{header:>W}` (right) or `{header:>W.P}` (P digits
 /// after the point: for numbers — as in `format!`, a precision cuts text short, so a column
 /// of formatted text, such as [`sci`]'s, takes none).
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Table {
     pieces: Vec<Piece>,
 }
@@ -53,6 +53,12 @@ impl Table {
     /// The line of `cells`, one per column in order. Missing cells are blank; trailing spaces
     /// are dropped.
     pub fn line(&self, cells: &[&dyn Display]) -> String {
+        self.fill(cells, true)
+    }
+
+    /// The line of `cells`, each column's precision applied where `precise` (not to the
+    /// header's names, which it would cut short).
+    fn fill(&self, cells: &[&dyn Display], precise: bool) -> String {
         let mut out = String::new();
         let mut cells = cells.iter();
         for piece in &self.pieces {
@@ -65,8 +71,8 @@ impl Table {
                     ..
                 } => {
                     let cell = cells.next().map_or_else(String::new, |c| match precision {
-                        Some(p) => format!("{c:.p$}"),
-                        None => c.to_string(),
+                        Some(p) if precise => format!("{c:.p$}"),
+                        _ => c.to_string(),
                     });
                     out.push_str(&if left {
                         format!("{cell:<width$}")
@@ -95,13 +101,7 @@ impl Table {
                 Piece::Text(_) => None,
             })
             .collect();
-        let mut plain = self.clone();
-        for p in &mut plain.pieces {
-            if let Piece::Col { precision, .. } = p {
-                *precision = None;
-            }
-        }
-        plain.line(&names)
+        self.fill(&names, false)
     }
 
     /// Prints one row.
