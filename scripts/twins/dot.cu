@@ -92,9 +92,15 @@ __global__ void dot_vec4(const float* a, const float* b, unsigned long long n, f
     if (threadIdx.x == 0) atomic_add_device(c, total);
 }
 
+using DotKernel = void (*)(const float*, const float*, unsigned long long, float*);
+
 int main(int argc, char** argv) {
     std::string which = argc > 1 ? argv[1] : "vec4";
-    if (which != "partial" && which != "atomic" && which != "vec4") {
+    DotKernel kernel = which == "partial"  ? dot_partial
+                       : which == "atomic" ? dot_atomic
+                       : which == "vec4"   ? dot_vec4
+                                           : nullptr;
+    if (kernel == nullptr) {
         std::fprintf(stderr, "usage: %s partial|atomic|vec4 [N] [TRIALS] [BLOCKS]\n", argv[0]);
         return 2;
     }
@@ -136,14 +142,7 @@ int main(int argc, char** argv) {
     std::vector<float> partials(blocks);
     auto ms = time_trials(
         trials, [&] { TWIN_CHECK(cudaMemset(c, 0, sizeof(float))); },
-        [&] {
-            if (vec4)
-                dot_vec4<<<blocks, THREADS_PER_BLOCK, shared>>>(a, b, n, c);
-            else if (which == "atomic")
-                dot_atomic<<<blocks, THREADS_PER_BLOCK, shared>>>(a, b, n, c);
-            else
-                dot_partial<<<blocks, THREADS_PER_BLOCK, shared>>>(a, b, n, c);
-        },
+        [&] { kernel<<<blocks, THREADS_PER_BLOCK, shared>>>(a, b, n, c); },
         [&] {
             if (which == "partial") {
                 TWIN_CHECK(cudaMemcpy(partials.data(), c, blocks * sizeof(float),

@@ -598,12 +598,24 @@ unsigned source_grid(size_t len, unsigned threads, unsigned blocks) {
     return unsigned(needed < wave ? needed : wave);
 }
 
+// Every kernel but the pipeline: (arr, len, histo or rows, bins).
+using PlainKernel = void (*)(const unsigned char*, unsigned long long, unsigned long long*,
+                             unsigned);
+
 int main(int argc, char** argv) {
     std::string which = argc > 1 ? argv[1] : "";
     bool pipeline = which == "pipeline";
     bool rows = which == "shared_rows";
     bool source = which == "global" || which == "shared" || rows;
-    if (!pipeline && !source && which != "vec16" && which != "warp" && which != "lane") {
+    // Picked once, by name, as the launch below and the grid's occupancy need it.
+    PlainKernel plain = which == "vec16"         ? histogram_vec16
+                        : which == "warp"        ? histogram_warp
+                        : which == "lane"        ? histogram_lane
+                        : which == "global"      ? histogram_global
+                        : which == "shared"      ? histogram_shared
+                        : which == "shared_rows" ? histogram_shared_rows
+                                                 : nullptr;
+    if (!pipeline && plain == nullptr) {
         std::fprintf(stderr,
                      "usage: %s pipeline|vec16|warp|lane|global|shared|shared_rows [BYTES] "
                      "[TRIALS] [BLOCKS]\n",
@@ -645,16 +657,16 @@ int main(int argc, char** argv) {
         threads = LANE_THREADS_PER_BLOCK;
         shared = lane_shared_bytes(threads);
         size_t work = (len + BYTES16 - 1) / BYTES16;
-        blocks = one_wave(histogram_lane, work, threads, shared, want_blocks);
+        blocks = one_wave(plain, work, threads, shared, want_blocks);
     } else if (which == "warp") {
         threads = WARP_THREADS_PER_BLOCK;
         shared = warp_shared_bytes(threads);
-        blocks = one_wave(histogram_warp, len, threads, shared, want_blocks);
+        blocks = one_wave(plain, len, threads, shared, want_blocks);
     } else {
         threads = WARP_THREADS_PER_BLOCK;
         shared = warp_shared_bytes(threads);
         size_t work = (len + BYTES16 - 1) / BYTES16;
-        blocks = one_wave(histogram_vec16, work, threads, shared, want_blocks);
+        blocks = one_wave(plain, work, threads, shared, want_blocks);
         if (want_blocks == 0) {
             size_t wanted = (len + VEC16_MIN_BYTES_PER_BLOCK - 1) / VEC16_MIN_BYTES_PER_BLOCK;
             if (wanted < 1) wanted = 1;
@@ -679,18 +691,8 @@ int main(int argc, char** argv) {
             if (pipeline)
                 histogram_pipeline<<<blocks, threads, shared>>>(arr, len, histo, BINS,
                                                                 DEFAULT_TIMEOUT_NS, err);
-            else if (which == "global")
-                histogram_global<<<blocks, threads, shared>>>(arr, len, histo, BINS);
-            else if (which == "shared")
-                histogram_shared<<<blocks, threads, shared>>>(arr, len, histo, BINS);
-            else if (rows)
-                histogram_shared_rows<<<blocks, threads, shared>>>(arr, len, histo, BINS);
-            else if (which == "warp")
-                histogram_warp<<<blocks, threads, shared>>>(arr, len, histo, BINS);
-            else if (which == "lane")
-                histogram_lane<<<blocks, threads, shared>>>(arr, len, histo, BINS);
             else
-                histogram_vec16<<<blocks, threads, shared>>>(arr, len, histo, BINS);
+                plain<<<blocks, threads, shared>>>(arr, len, histo, BINS);
         },
         [&] {
             TWIN_CHECK(cudaMemcpy(out.data(), histo, out_len * sizeof *histo,
