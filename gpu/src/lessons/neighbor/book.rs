@@ -58,36 +58,42 @@ unsafe fn find_neighbor_atomic<T: Coord, const D3: bool, const PERIODIC: bool>(
                 }
             }
         };
-        let mut n2 = n1 as u32 + 1;
-        // Four candidates a step, their coordinates loaded before any is tested: nvcc unrolls
-        // the book's loop so, LLVM does not unroll a loop that holds atomics. The appends stay
-        // in the rare branch, in the candidates' order.
-        while n - n2 >= 4 {
-            // SAFETY: `n2 + 3 < n`. The index widened before `k` is added: `(n2 + k) as usize`
-            // may wrap in `u32` as far as LLVM knows, so each of the four addresses was its own
-            // 64-bit multiply-add; `n2 as usize + k` is one base and four immediate offsets.
-            let at = n2 as usize;
-            let found = [0, 1, 2, 3]
-                .map(|k| rule.within::<D3, PERIODIC>(r1, unsafe { atoms.at::<D3>(at + k) }));
-            if found[0] | found[1] | found[2] | found[3] {
-                for (k, &f) in found.iter().enumerate() {
-                    if f {
-                        append(n2 + k as u32);
-                    }
-                }
-            }
-            n2 += 4;
-        }
-        while n2 < n {
-            // SAFETY: `n2 < n`.
-            if rule.within::<D3, PERIODIC>(r1, unsafe { atoms.at::<D3>(n2 as usize) }) {
-                append(n2);
-            }
-            n2 += 1;
-        }
+        // SAFETY: `n2 < n`.
+        let near = |n2: usize| rule.within::<D3, PERIODIC>(r1, unsafe { atoms.at::<D3>(n2) });
+        scan_by_four(n1 as u32 + 1, n, near, |n2| append(n2 as u32));
     }
 }
 // ANCHOR_END: atomic
+
+/// Calls `hit(n2)` for every `n2` in `from..to` where `near(n2)`, in order: four candidates a
+/// step, their coordinates loaded before any is tested (nvcc unrolls the book's loop so; LLVM
+/// does not unroll a loop that holds atomics), then one at a time for the rest. The four are
+/// read from one base, `n2 + k` in `usize`: a `u32` sum widened after the add may wrap as far
+/// as LLVM knows, and made each of the four addresses its own 64-bit multiply-add.
+#[inline(always)]
+fn scan_by_four(from: u32, to: u32, near: impl Fn(usize) -> bool, mut hit: impl FnMut(usize)) {
+    // The count in `u32` (a 32-bit compare a step), the addresses from the widened base.
+    let mut n2 = from;
+    while to - n2 >= 4 {
+        let at = n2 as usize;
+        let found = [0, 1, 2, 3].map(|k| near(at + k));
+        // The hits, about 3 in 10⁶ candidates, in the rare branch.
+        if found[0] | found[1] | found[2] | found[3] {
+            for (k, &f) in found.iter().enumerate() {
+                if f {
+                    hit(at + k);
+                }
+            }
+        }
+        n2 += 4;
+    }
+    while n2 < to {
+        if near(n2 as usize) {
+            hit(n2 as usize);
+        }
+        n2 += 1;
+    }
+}
 
 /// `v`, through a `mov` LLVM cannot see through (ptxas does, at no cost): an index used only in
 /// a rare branch stops LLVM's strength reduction from turning the branch's addresses into
@@ -180,7 +186,7 @@ unsafe fn find_neighbor_no_atomic<T: Coord, const D3: bool, const PERIODIC: bool
         // SAFETY: `n1 < n` and `n2 < n`.
         let r1 = unsafe { atoms.at::<D3>(n1) };
         // Appends `n2` to atom `n1`'s list (its first `mn` neighbors) and counts it.
-        let mut record = |n2: usize| {
+        let record = |n2: usize| {
             if count < mn {
                 let at = slot(layout, n1, count as usize, atoms_n, wide);
                 // SAFETY: `at < n * mn`; only thread `n1` writes atom `n1`'s slots.
@@ -192,32 +198,12 @@ unsafe fn find_neighbor_no_atomic<T: Coord, const D3: bool, const PERIODIC: bool
         // so `&&` usually stops there. The indices compared in 32 bits (both are below `n`, a
         // `u32`): one compare instead of a 64-bit pair.
         let self_index = n1 as u32;
-        // SAFETY (both loops): `n2 + k < n`.
+        // SAFETY: `n2 < n`.
         let near = |n2: usize| {
             rule.within::<D3, PERIODIC>(r1, unsafe { atoms.at::<D3>(n2) })
                 && n2 as u32 != self_index
         };
-        let mut n2 = 0;
-        // Four candidates a step, as in `find_neighbor_atomic`: their coordinates loaded
-        // before any is tested, from one base address; the rare appends in the candidates'
-        // order.
-        while atoms_n - n2 >= 4 {
-            let found = [0, 1, 2, 3].map(|k| near(n2 + k));
-            if found[0] | found[1] | found[2] | found[3] {
-                for (k, &f) in found.iter().enumerate() {
-                    if f {
-                        record(n2 + k);
-                    }
-                }
-            }
-            n2 += 4;
-        }
-        while n2 < atoms_n {
-            if near(n2) {
-                record(n2);
-            }
-            n2 += 1;
-        }
+        scan_by_four(0, n, near, record);
         // SAFETY: `n1 < n`; only this thread writes `NN[n1]`.
         unsafe { nn.add(n1).store(count) };
     }
