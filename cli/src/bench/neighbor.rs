@@ -62,10 +62,10 @@ pub struct Phases {
     pub scan_cells: Stats,
     /// Sort the atoms by cell.
     pub scatter: Stats,
-    /// Count the neighbors, scan the counts, read the total back.
+    /// Count the neighbors (keeping each atom's first few), scan the counts.
     pub count: Stats,
     /// Write the lists and sort each, one thread per atom in the input's order
-    /// (`cell_fill_atoms`, what the build uses).
+    /// (`cell_fill_atoms`, what the build uses), then read the total back.
     pub fill: Stats,
     /// The same, one thread per sorted position (`cell_fill`), timed alone.
     pub fill_sorted: Stats,
@@ -314,9 +314,9 @@ fn cell_row<T: Precision>(
         events[2].record(stream)?;
         list.scatter()?;
         events[3].record(stream)?;
-        total = list.count()?;
+        list.count()?;
         events[4].record(stream)?;
-        list.fill_atoms(total)?;
+        total = list.fill()?;
         events[5].record(stream)?;
         events[5].synchronize()?;
         for (k, p) in phase.iter_mut().enumerate() {
@@ -326,13 +326,15 @@ fn cell_row<T: Precision>(
     }
     // The fill in sorted order, timed alone after the same first phases, and checked.
     let mut fill_sorted = Vec::new();
+    list.set_fill_in_atom_order(false);
     for _ in 0..trials {
         list.bin()?;
         list.scan_cells()?;
         list.scatter()?;
-        let total = list.count()?;
-        fill_sorted.push(timed(stream, || list.fill(total))?);
+        list.count()?;
+        fill_sorted.push(timed(stream, || list.fill().map(drop))?);
     }
+    list.set_fill_in_atom_order(true);
     if let Some(d) = expected.first_difference(&list.csr(total as usize)?) {
         return Err(Error::Mismatch(format!(
             "the cell list filled in sorted order: {d}"

@@ -13,7 +13,7 @@ use crate::runtime::buffer::Buffer;
 use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
 use crate::runtime::memory::{Footprint, check_fits};
-use gpu::lessons::neighbor::{CellGrid, Layout, Rule, Sorted};
+use gpu::lessons::neighbor::{CellGrid, KEEP, Kept, Layout, Rows, Rule, Sorted};
 
 /// A cell list over the atoms on a target, its buffers allocated once.
 pub struct CellList<'a, T: Precision> {
@@ -29,6 +29,8 @@ pub struct CellList<'a, T: Precision> {
     index: Buffer<u32>,
     sorted: [Buffer<T>; 3],
     counts: Buffer<u32>,
+    /// The count pass's first [`KEEP`] neighbors of each sorted atom, for the fill.
+    kept: Buffer<u32>,
     offsets: Buffer<u32>,
     indices: Option<Buffer<u32>>,
     /// `NN` and `NL` of the padded search, for the `mn` they were made for.
@@ -39,10 +41,10 @@ pub struct CellList<'a, T: Precision> {
 
 /// GPU bytes of a cell list over `n` atoms in `dims` dimensions of `T`-sized coordinates with
 /// `cells` cells, besides the atoms themselves and the list it writes: five words per atom
-/// (cell, rank, sorted index, count, offset), the sorted coordinates, and two words per cell
-/// (count, start). `None` where it overflows.
+/// (cell, rank, sorted index, count, offset), the [`KEEP`] kept neighbors, the sorted
+/// coordinates, and two words per cell (count, start). `None` where it overflows.
 pub fn working_bytes<T>(n: u64, dims: u64, cells: u64) -> Option<u64> {
-    let per_atom = 5 * 4 + dims * size_of::<T>() as u64;
+    let per_atom = (5 + KEEP as u64) * 4 + dims * size_of::<T>() as u64;
     n.checked_mul(per_atom)?.checked_add(cells.checked_mul(8)?)
 }
 
@@ -79,6 +81,8 @@ impl<'a, T: Precision> CellList<'a, T> {
             index: target.zeros(n)?,
             sorted: [target.zeros(n)?, target.zeros(n)?, target.zeros(z)?],
             counts: target.zeros(n)?,
+            // Within the working bytes checked above.
+            kept: target.zeros(n * KEEP)?,
             offsets: target.zeros(n + 1)?,
             indices: None,
             padded: None,
@@ -101,6 +105,13 @@ impl<'a, T: Precision> CellList<'a, T> {
             } else {
                 std::ptr::null_mut()
             },
+        }
+    }
+
+    fn kept(&self) -> Kept {
+        Kept {
+            slots: self.kept.ptr(),
+            stride: self.n(),
         }
     }
 
@@ -169,15 +180,15 @@ impl<'a, T: Precision> CellList<'a, T> {
         }
     }
 
-    /// Phase 4 (CSR), count: every atom's number of neighbors, then their scan into offsets.
-    /// Returns the total (waits for it).
+    /// Phase 4 (CSR), count: every atom's number of neighbors (its first [`KEEP`] kept for the
+    /// fill), then their scan into offsets. Queued; [`CellList::fill`] reads the total.
     ///
     /// # Errors
     /// A launch error.
-    pub fn count(&self) -> Result<u64> {
+    pub fn count(&self) -> Result<()> {
         let t = self.target;
         // SAFETY: the sorted atoms and starts from the phases before; `counts` holds `n`,
-        // `offsets` `n + 1`.
+        // `kept` `KEEP * n`, `offsets` `n + 1`.
         unsafe {
             t.launch_ref(
                 T::COUNT,
@@ -189,6 +200,7 @@ impl<'a, T: Precision> CellList<'a, T> {
                     self.grid,
                     self.rule,
                     self.counts.ptr(),
+                    self.kept(),
                 ),
             )?;
             self.scan.run(
@@ -196,84 +208,89 @@ impl<'a, T: Precision> CellList<'a, T> {
                 self.counts.ptr().cast_const(),
                 self.atoms.len(),
                 self.offsets.ptr(),
-            )?;
-        }
-        self.scan.total(t)
-    }
-
-    /// Phase 5 (CSR), fill: every atom's neighbors, sorted, at its offset. `total` is what
-    /// [`CellList::count`] returned.
-    ///
-    /// # Errors
-    /// [`Error::TooLarge`] if `total` does not fit `u32` offsets or GPU memory; a launch error.
-    pub fn fill(&mut self, total: u64) -> Result<()> {
-        let indices = self.indices_for(total)?;
-        let t = self.target;
-        // SAFETY: `offsets` from `count`, whose last entry is `total` ≤ the indices' length;
-        // each atom's range is written by one thread and stays inside it.
-        unsafe {
-            t.launch_ref(
-                T::FILL,
-                per_item(t, self.atoms.len()),
-                (
-                    self.sorted(),
-                    self.n(),
-                    self.cell_start.ptr().cast_const(),
-                    self.grid,
-                    self.rule,
-                    self.offsets.ptr().cast_const(),
-                    indices,
-                ),
             )
         }
     }
 
-    /// The indices buffer, grown to hold `total` entries.
-    fn indices_for(&mut self, total: u64) -> Result<*mut u32> {
-        check_entry_count(total)?;
-        let total = total as usize;
-        if self.indices.as_ref().is_none_or(|b| b.len() < total) {
-            self.indices = None;
-            check_fits(
-                self.target,
-                &format!("a neighbor list of {total} entries"),
-                Footprint::per_element(total as u64, 0, 4),
-            )?;
-            self.indices = Some(self.target.zeros(total)?);
+    /// Phase 5 (CSR), fill: every atom's neighbors, sorted, at its offset (from
+    /// [`CellList::count`]), one thread per atom in the input's order or per sorted position
+    /// ([`CellList::set_fill_in_atom_order`]). Fills the indices buffer it has before the total
+    /// is known, reads the total, and only where the total passed the buffer grows it and fills
+    /// again — so a build the size of an earlier one waits once, at the end. Returns the total.
+    ///
+    /// # Errors
+    /// [`Error::TooLarge`] if the total does not fit `u32` offsets or GPU memory; a launch or
+    /// driver error.
+    pub fn fill(&mut self) -> Result<u64> {
+        let capacity = self.indices.as_ref().map_or(0, Buffer::len);
+        if capacity > 0 {
+            self.launch_fill()?;
         }
-        Ok(self
+        let total = self.scan.total(self.target)?;
+        if total > capacity as u64 {
+            self.grow_indices(total)?;
+            self.launch_fill()?;
+        }
+        Ok(total)
+    }
+
+    /// Queues the fill kernel of the chosen order into the indices buffer it has.
+    fn launch_fill(&self) -> Result<()> {
+        let t = self.target;
+        let (indices, capacity) = self
             .indices
             .as_ref()
-            .map_or(std::ptr::null_mut(), |b| b.ptr()))
+            .map_or((std::ptr::null_mut(), 0), |b| {
+                (b.ptr(), b.len().min(u32::MAX as usize) as u32)
+            });
+        let rows = Rows {
+            offsets: self.offsets.ptr().cast_const(),
+            indices,
+            kept: self.kept(),
+            capacity,
+        };
+        let (sorted, n, start) = (self.sorted(), self.n(), self.cell_start.ptr().cast_const());
+        let shape = per_item(t, self.atoms.len());
+        // SAFETY: `offsets` and `kept` from `count`; each atom's row is written by one thread,
+        // only where it ends within `capacity`, the indices' length; `cell` and `rank` from
+        // `bin`, `cell_start` from `scan_cells`.
+        unsafe {
+            if self.fill_in_atom_order {
+                t.launch_ref(
+                    T::FILL_ATOMS,
+                    shape,
+                    (
+                        sorted,
+                        n,
+                        start,
+                        self.grid,
+                        self.rule,
+                        self.cell.ptr().cast_const(),
+                        self.rank.ptr().cast_const(),
+                        rows,
+                    ),
+                )
+            } else {
+                t.launch_ref(
+                    T::FILL,
+                    shape,
+                    (sorted, n, start, self.grid, self.rule, rows),
+                )
+            }
+        }
     }
 
-    /// [`CellList::fill`] with one thread per atom in the input's order instead of per sorted
-    /// position: consecutive threads write consecutive lists, each searching from its atom's
-    /// sorted position (from `cell` and `rank`). What the benchmark weighs against `fill`.
-    ///
-    /// # Errors
-    /// As [`CellList::fill`].
-    pub fn fill_atoms(&mut self, total: u64) -> Result<()> {
-        let indices = self.indices_for(total)?;
-        let t = self.target;
-        // SAFETY: as `fill`; `cell` and `rank` from `bin`, `cell_start` from `scan_cells`.
-        unsafe {
-            t.launch_ref(
-                T::FILL_ATOMS,
-                per_item(t, self.atoms.len()),
-                (
-                    self.sorted(),
-                    self.n(),
-                    self.cell_start.ptr().cast_const(),
-                    self.grid,
-                    self.rule,
-                    self.cell.ptr().cast_const(),
-                    self.rank.ptr().cast_const(),
-                    self.offsets.ptr().cast_const(),
-                    indices,
-                ),
-            )
-        }
+    /// Replaces the indices buffer with one of `total` entries.
+    fn grow_indices(&mut self, total: u64) -> Result<()> {
+        check_entry_count(total)?;
+        self.indices = None;
+        check_fits(
+            self.target,
+            &format!("a neighbor list of {total} entries"),
+            Footprint::per_element(total, 0, 4),
+        )?;
+        self.indices = Some(self.target.zeros(total as usize)?);
+        Ok(())
     }
 
     /// Every phase into CSR, then the list.
@@ -286,7 +303,7 @@ impl<'a, T: Precision> CellList<'a, T> {
     }
 
     /// Every phase into CSR, without reading the list back (what the benchmark times); returns
-    /// the entries. Waits once, for the total, before the fill.
+    /// the entries. Waits for the total after the fill ([`CellList::fill`]).
     ///
     /// # Errors
     /// As the phases.
@@ -294,23 +311,18 @@ impl<'a, T: Precision> CellList<'a, T> {
         self.bin()?;
         self.scan_cells()?;
         self.scatter()?;
-        let total = self.count()?;
-        if self.fill_in_atom_order {
-            self.fill_atoms(total)?;
-        } else {
-            self.fill(total)?;
-        }
-        Ok(total)
+        self.count()?;
+        self.fill()
     }
 
-    /// Whether the CSR builds fill the lists one thread per atom in the input's order
-    /// ([`CellList::fill_atoms`], the default: 20 % faster on graphene, `docs/perf-notes.md`)
-    /// rather than per sorted position ([`CellList::fill`]).
+    /// Whether [`CellList::fill`] writes the lists one thread per atom in the input's order
+    /// (`cell_fill_atoms_*`, the default: 20 % faster on graphene, `docs/perf-notes.md`) rather
+    /// than per sorted position (`cell_fill_*`).
     pub fn set_fill_in_atom_order(&mut self, yes: bool) {
         self.fill_in_atom_order = yes;
     }
 
-    /// The CSR list of the last [`CellList::fill`] of `total` entries (waits for it).
+    /// The CSR list of the last [`CellList::fill`], which returned `total` (waits for it).
     ///
     /// # Errors
     /// A driver error; [`Error::Mismatch`] if the arrays are not a valid list.

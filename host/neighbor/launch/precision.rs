@@ -8,7 +8,7 @@ use crate::neighbor::reference::Real;
 use crate::runtime::args::KernelRef;
 use crate::runtime::buffer::Plain;
 use crate::runtime::launch::KernelParam;
-use gpu::lessons::neighbor::{self as dev, CellGrid, Coord, Rule, Sorted};
+use gpu::lessons::neighbor::{self as dev, CellGrid, Coord, Kept, Rows, Rule, Sorted};
 
 /// `find_neighbor_atomic_*` and the mistake `find_neighbor_wrong_*`: `nn`, `nl`, the atoms,
 /// `n`, `mn`, the rule.
@@ -33,19 +33,20 @@ pub type ScatterArgs<T> = (
     *const u32,
     Sorted<T>,
 );
-/// `cell_count_*`: the sorted atoms, `n`, the cells' starts, the grid, the rule, the counts.
-pub type CountArgs<T> = (Sorted<T>, u32, *const u32, CellGrid<T>, Rule<T>, *mut u32);
-/// `cell_fill_*`: as [`CountArgs`] up to the rule, then the offsets and the indices.
-pub type FillArgs<T> = (
+/// `cell_count_*`: the sorted atoms, `n`, the cells' starts, the grid, the rule, the counts,
+/// the kept neighbors.
+pub type CountArgs<T> = (
     Sorted<T>,
     u32,
     *const u32,
     CellGrid<T>,
     Rule<T>,
-    *const u32,
     *mut u32,
+    Kept,
 );
-/// `cell_fill_atoms_*`: as [`FillArgs`], with `cell` and `rank` before the offsets.
+/// `cell_fill_*`: as [`CountArgs`] up to the rule, then the rows.
+pub type FillArgs<T> = (Sorted<T>, u32, *const u32, CellGrid<T>, Rule<T>, Rows);
+/// `cell_fill_atoms_*`: as [`FillArgs`], with `cell` and `rank` before the rows.
 pub type FillAtomsArgs<T> = (
     Sorted<T>,
     u32,
@@ -54,8 +55,7 @@ pub type FillAtomsArgs<T> = (
     Rule<T>,
     *const u32,
     *const u32,
-    *const u32,
-    *mut u32,
+    Rows,
 );
 /// `cell_padded_*`: as [`CountArgs`] up to the rule, then `nn`, `nl`, `mn` and the layout.
 pub type PaddedArgs<T> = (

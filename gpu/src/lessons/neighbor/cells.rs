@@ -9,9 +9,10 @@
 //! 3. [`cell_scatter_f32`]: each atom is copied to `start[cell] + rank`: the atoms sorted by
 //!    cell, coordinates included, so that the search reads neighbors from consecutive words;
 //! 4. the search, one thread per sorted atom (threads of a warp share cells, so their loads
-//!    hit the same lines): [`cell_count_f32`] counts, a scan places the lists, and
-//!    [`cell_fill_f32`] writes them (CSR, exact, cannot overflow) — or [`cell_padded_f32`]
-//!    writes `MN` slots per atom in one pass, guarded.
+//!    hit the same lines): [`cell_count_f32`] counts and keeps each atom's first [`KEEP`]
+//!    neighbors, a scan places the lists, and [`cell_fill_f32`] writes them — copying what was
+//!    kept, searching again only for longer lists (CSR, exact, cannot overflow) — or
+//!    [`cell_padded_f32`] writes `MN` slots per atom in one pass, guarded.
 //!
 //! Each list is sorted (by atom index) by the thread that wrote it, so the result does not
 //! depend on the order in which the atomics handed out ranks.
@@ -122,7 +123,8 @@ unsafe fn search<T: Coord, const D3: bool, const PERIODIC: bool>(
     let me = unsafe { atoms.at::<D3>(p) };
     let c = grid.cell_of(me);
     let [nx, ny, nz] = grid.cells;
-    let mut found = 0;
+    // Counted in `u32` (a sorted position is one): 32-bit compares and adds in the hot loop.
+    let mut found = 0u32;
     let (z0, cz) = if D3 {
         grid.around::<PERIODIC>(c[2], 2)
     } else {
@@ -130,64 +132,164 @@ unsafe fn search<T: Coord, const D3: bool, const PERIODIC: bool>(
     };
     let (y0, cy) = grid.around::<PERIODIC>(c[1], 1);
     let (x0, cx) = grid.around::<PERIODIC>(c[0], 0);
+    // The cells of a row next to each other along `x` hold consecutive sorted atoms: one range
+    // of positions per row (two where a periodic row wraps), not one per cell — a third of the
+    // dependent loads of `start` in the search's chain.
+    let end = x0 + cx;
+    let first_end = if PERIODIC { end.min(nx) } else { end };
+    let mut scan = |from_key: u32, to_key: u32| {
+        // SAFETY: `from_key <= to_key <= cells`; `start` has one more entry than there are
+        // cells.
+        let (from, to) = unsafe {
+            (
+                ldg(start.add(from_key as usize)),
+                ldg(start.add(to_key as usize)),
+            )
+        };
+        for q in from..to {
+            let q = q as usize;
+            // SAFETY: `q < n`: the starts partition the sorted atoms. The atom itself passes
+            // `within` (distance 0), so it is left out only among the hits, off the hot path.
+            if rule.within::<D3, PERIODIC>(me, unsafe { atoms.at::<D3>(q) }) && q != p {
+                emit(found as usize, unsafe { ldg(sorted.index.add(q)) });
+                found += 1;
+            }
+        }
+    };
     for dz in 0..cz {
         let z = wrap::<PERIODIC>(z0 + dz, nz);
         for dy in 0..cy {
             let row = (z * ny + wrap::<PERIODIC>(y0 + dy, ny)) * nx;
-            for dx in 0..cx {
-                let key = (row + wrap::<PERIODIC>(x0 + dx, nx)) as usize;
-                // SAFETY: `key` is a cell; `start` has one more entry than there are cells.
-                let (from, to) = unsafe { (ldg(start.add(key)), ldg(start.add(key + 1))) };
-                for q in from as usize..to as usize {
-                    // SAFETY: `q < n`: the starts partition the sorted atoms.
-                    if q != p && rule.within::<D3, PERIODIC>(me, unsafe { atoms.at::<D3>(q) }) {
-                        emit(found, unsafe { ldg(sorted.index.add(q)) });
-                        found += 1;
-                    }
-                }
+            scan(row + x0, row + first_end);
+            if PERIODIC && end > nx {
+                scan(row, row + end - nx);
             }
         }
     }
-    found
+    found as usize
 }
 
-/// Writes the neighbors of the atom `i` at sorted position `p` into its CSR row
-/// `indices[offsets[i]..offsets[i + 1]]`, sorted: what both fill kernels do per atom.
+/// Neighbors the count pass keeps per atom ([`Kept`]): the fill copies and sorts a list this
+/// short in registers instead of searching again. More than any atom of graphene has (four).
+pub const KEEP: usize = 8;
+
+/// Where the count pass keeps each atom's first [`KEEP`] neighbors, for the fill:
+/// `slots[k * stride + p]` is the `k`-th found of the atom at sorted position `p`, in search
+/// order. Slot `k` of consecutive positions is consecutive words, so a warp's `k`-th writes
+/// fill whole sectors (one sector per atom instead, tried first, wrote a few bytes of each:
+/// the count pass took twice as long, `docs/perf-notes.md`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Kept {
+    /// `KEEP * stride` words.
+    pub slots: *mut u32,
+    /// The sorted positions: `n`.
+    pub stride: u32,
+}
+
+impl Kept {
+    /// Slot `k` of sorted position `p`.
+    ///
+    /// # Safety
+    /// `p < stride` and `k < KEEP`.
+    #[inline(always)]
+    unsafe fn at(self, p: usize, k: usize) -> Ptr<u32> {
+        // SAFETY: inside the `KEEP * stride` slots, per the contract.
+        unsafe { Ptr::new(self.slots).add(k * self.stride as usize + p) }
+    }
+}
+
+/// Sorts eight words in registers: the 19 compare-exchanges of an optimal sorting network for
+/// eight inputs (fully unrolled, no memory).
+#[inline(always)]
+pub fn sort8(v: &mut [u32; KEEP]) {
+    macro_rules! exchange {
+        ($(($a:literal, $b:literal))*) => {$(
+            let (lo, hi) = (v[$a].min(v[$b]), v[$a].max(v[$b]));
+            v[$a] = lo;
+            v[$b] = hi;
+        )*};
+    }
+    exchange!(
+        (0, 2)(1, 3)(4, 6)(5, 7)(0, 4)(1, 5)(2, 6)(3, 7)(0, 1)(2, 3)(4, 5)(6, 7)(2, 4)(3, 5)(1, 4)(
+            3, 6
+        )(1, 2)(3, 4)(5, 6)
+    );
+}
+
+/// The CSR rows the fill writes: `indices[offsets[i]..offsets[i + 1]]` for atom `i`, where
+/// they end within `capacity` — a row past it is skipped, so the fill may run before the host
+/// knows the total (it reads the total afterwards, and fills again in a larger buffer if the
+/// total passed the capacity).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct Rows {
+    /// The scan of the counts: `n + 1` offsets.
+    pub offsets: *const u32,
+    /// `capacity` words.
+    pub indices: *mut u32,
+    /// What the count pass kept.
+    pub kept: Kept,
+    /// Words in `indices`.
+    pub capacity: u32,
+}
+
+/// Writes the neighbors of the atom `i` at sorted position `p` into its CSR row, sorted: copied
+/// from what the count pass kept and sorted in registers when the row is at most [`KEEP`] long,
+/// else searched again and sorted in place.
+/// What both fill kernels do per atom.
 ///
 /// # Safety
-/// As [`search`]; `offsets` holds the scan of the counts (`i + 1` is in it) and `indices` its
-/// total; row `i` is the calling thread's alone. Writes stay inside the row whatever the search
-/// finds.
+/// As [`search`]; `rows.offsets` holds the scan of the counts (`i + 1` is in it), `rows.kept`
+/// the count pass's slots (`stride` = `n`); row `i` is the calling thread's alone. Writes stay
+/// inside the row and the capacity whatever the offsets hold.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 unsafe fn fill_row<T: Coord>(
     sorted: Sorted<T>,
     start: *const u32,
     grid: &CellGrid<T>,
     rule: &Rule<T>,
     d3: bool,
-    p: usize,
-    i: usize,
-    offsets: *const u32,
-    indices: *mut u32,
+    (p, i): (usize, usize),
+    rows: Rows,
 ) {
     // SAFETY: the caller's contract.
     unsafe {
-        let offsets = Ptr::new(offsets.cast_mut());
+        let offsets = Ptr::new(rows.offsets.cast_mut());
         let first = offsets.add(i).load() as usize;
-        let room = (offsets.add(i + 1).load() as usize).saturating_sub(first);
-        let list = Ptr::new(indices).add(first);
-        let emit = |k: usize, j: u32| {
-            if k < room {
-                list.add(k).store(j);
+        let last = offsets.add(i + 1).load() as usize;
+        if last > rows.capacity as usize {
+            return;
+        }
+        let room = last.saturating_sub(first);
+        let list = Ptr::new(rows.indices).add(first);
+        if room <= KEEP {
+            // Unused slots sort to the end as `u32::MAX`; only the row's `room` are written.
+            let mut v = [u32::MAX; KEEP];
+            for (k, v) in v.iter_mut().enumerate() {
+                if k < room {
+                    *v = rows.kept.at(p, k).load();
+                }
             }
-        };
-        let found = specialize!(
-            d3,
-            rule.is_periodic(),
-            search::<T>(sorted, start, grid, rule, p, emit)
-        );
-        sort_list(found.min(room), |k| list.add(k));
+            sort8(&mut v);
+            for (k, &v) in v.iter().enumerate() {
+                if k < room {
+                    list.add(k).store(v);
+                }
+            }
+        } else {
+            let emit = |k: usize, j: u32| {
+                if k < room {
+                    list.add(k).store(j);
+                }
+            };
+            let found = specialize!(
+                d3,
+                rule.is_periodic(),
+                search::<T>(sorted, start, grid, rule, p, emit)
+            );
+            sort_list(found.min(room), |k| list.add(k));
+        }
     }
 }
 
@@ -291,17 +393,26 @@ macro_rules! cell_kernels {
         }
 
         kernel! {
-            #[doc = concat!("Cell list, CSR pass 1 (`", stringify!($t), "`): `counts[i]` = the number of neighbors of atom `i`, one thread per sorted atom.")]
+            #[doc = concat!("Cell list, CSR pass 1 (`", stringify!($t), "`): `counts[i]` = the number of neighbors of atom `i`, one thread per sorted atom; its first [`KEEP`] neighbors kept for the fill.")]
             pub unsafe fn $count(
                 sorted: Sorted<$t>, n: u32, start: *const u32, grid: CellGrid<$t>,
-                rule: Rule<$t>, counts: *mut u32,
+                rule: Rule<$t>, counts: *mut u32, kept: Kept,
             ) {
                 let d3 = sorted.atoms().is_3d(&rule);
                 for p in grid_stride(n as usize) {
                     // SAFETY: `p < n`, the kernel's arrays as documented; `counts[i]` is written
-                    // by the thread of the one sorted position holding `i`.
+                    // by the thread of the one sorted position holding `i`, and so are the kept
+                    // slots of `p`.
                     unsafe {
-                        let found = specialize!(d3, rule.is_periodic(), search::<$t>(sorted, start, &grid, &rule, p, |_, _| {}));
+                        // The next kept slot, a row of `stride` further each time.
+                        let mut slot = kept.at(p, 0);
+                        let keep = |k: usize, j: u32| {
+                            if k < KEEP {
+                                slot.store(j);
+                                slot = slot.add(kept.stride as usize);
+                            }
+                        };
+                        let found = specialize!(d3, rule.is_periodic(), search::<$t>(sorted, start, &grid, &rule, p, keep));
                         let i = Ptr::new(sorted.index).add(p).load() as usize;
                         Ptr::new(counts).add(i).store(found as u32);
                     }
@@ -310,10 +421,10 @@ macro_rules! cell_kernels {
         }
 
         kernel! {
-            #[doc = concat!("Cell list, CSR pass 2 (`", stringify!($t), "`): atom `i`'s neighbors, sorted, into `indices[offsets[i]..offsets[i + 1]]` (the scan of the counts).")]
+            #[doc = concat!("Cell list, CSR pass 2 (`", stringify!($t), "`): atom `i`'s neighbors, sorted, into its row of `rows` (a [`Rows`]), one thread per sorted atom.")]
             pub unsafe fn $fill(
                 sorted: Sorted<$t>, n: u32, start: *const u32, grid: CellGrid<$t>,
-                rule: Rule<$t>, offsets: *const u32, indices: *mut u32,
+                rule: Rule<$t>, rows: Rows,
             ) {
                 let d3 = sorted.atoms().is_3d(&rule);
                 for p in grid_stride(n as usize) {
@@ -321,7 +432,7 @@ macro_rules! cell_kernels {
                     // inside it whatever the search finds.
                     unsafe {
                         let i = Ptr::new(sorted.index).add(p).load() as usize;
-                        fill_row(sorted, start, &grid, &rule, d3, p, i, offsets, indices);
+                        fill_row(sorted, start, &grid, &rule, d3, (p, i), rows);
                     }
                 }
             }
@@ -331,8 +442,7 @@ macro_rules! cell_kernels {
             #[doc = concat!("Cell list, CSR pass 2 in atom order (`", stringify!($t), "`): as [`", stringify!($fill), "`], but thread `i` fills atom `i`'s list, finding its sorted position from `cell` and `rank`: consecutive threads write consecutive lists.")]
             pub unsafe fn $fill_atoms(
                 sorted: Sorted<$t>, n: u32, start: *const u32, grid: CellGrid<$t>,
-                rule: Rule<$t>, cell: *const u32, rank: *const u32, offsets: *const u32,
-                indices: *mut u32,
+                rule: Rule<$t>, cell: *const u32, rank: *const u32, rows: Rows,
             ) {
                 let d3 = sorted.atoms().is_3d(&rule);
                 for i in grid_stride(n as usize) {
@@ -344,7 +454,7 @@ macro_rules! cell_kernels {
                         if p >= n as usize {
                             continue;
                         }
-                        fill_row(sorted, start, &grid, &rule, d3, p, i, offsets, indices);
+                        fill_row(sorted, start, &grid, &rule, d3, (p, i), rows);
                     }
                 }
             }
@@ -383,4 +493,35 @@ macro_rules! cell_kernels {
 cell_kernels! {
     f32: cell_bin_f32, cell_scatter_f32, cell_count_f32, cell_fill_f32, cell_fill_atoms_f32, cell_padded_f32;
     f64: cell_bin_f64, cell_scatter_f64, cell_count_f64, cell_fill_f64, cell_fill_atoms_f64, cell_padded_f64;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sort8_sorts_every_input_of_zeros_and_ones_and_shuffled_lists() {
+        // The 0-1 principle: a network that sorts all 256 inputs of zeros and ones sorts all.
+        for bits in 0u32..256 {
+            let mut v = core::array::from_fn(|k| bits >> k & 1);
+            sort8(&mut v);
+            assert!(v.is_sorted(), "{bits:08b}: {v:?}");
+            assert_eq!(v.iter().sum::<u32>(), bits.count_ones());
+        }
+        // Short lists padded with u32::MAX, as the fill pads them, in a scrambled order.
+        let mut seed = 0x9E37_79B9u32;
+        for len in 0..=KEEP {
+            let mut v = [u32::MAX; KEEP];
+            for slot in &mut v[..len] {
+                seed ^= seed << 13;
+                seed ^= seed >> 17;
+                seed ^= seed << 5;
+                *slot = seed % 1000;
+            }
+            let mut want = v;
+            want.sort_unstable();
+            sort8(&mut v);
+            assert_eq!(v, want);
+        }
+    }
 }
