@@ -298,21 +298,20 @@ impl<S: LockScope> Mutex<S> {
         loop {
             nanosleep(backoff);
             backoff = backoff.saturating_mul(2).min(max_ns.max(min_ns));
-            // The lock word and the error word read back to back, so that their two trips
-            // through L2 overlap: the poll that notices a release is one round trip, not two.
             let free = unsafe { load(self.word(), S::SCOPE, LoadOrder::Relaxed) } == UNLOCKED;
-            let abandoned = unsafe { load(timeouts, S::SCOPE, LoadOrder::Relaxed) } != 0;
             if free && self.try_word() {
                 return Ok(());
             }
-            if abandoned {
-                return give_up(LockError::Abandoned);
-            }
-            // The clock every eighth poll: `%globaltimer` is slow to read, on the path of every
-            // hand-off, and the bound is a second or more, not a deadline to the nanosecond.
+            // The error word and the clock every eighth poll: each is a trip the poll that
+            // notices a release need not wait for, and the bound is a second or more.
             polls = polls.wrapping_add(1);
-            if polls.is_multiple_of(8) && globaltimer_ns().wrapping_sub(start) > timeout_ns {
-                return give_up(LockError::TimedOut);
+            if polls.is_multiple_of(8) {
+                if unsafe { load(timeouts, S::SCOPE, LoadOrder::Relaxed) } != 0 {
+                    return give_up(LockError::Abandoned);
+                }
+                if globaltimer_ns().wrapping_sub(start) > timeout_ns {
+                    return give_up(LockError::TimedOut);
+                }
             }
         }
     }
