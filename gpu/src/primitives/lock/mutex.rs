@@ -357,30 +357,38 @@ impl<S: LockScope> Drop for MutexGuard<'_, S> {
     fn drop(&mut self) {
         // Lanes above this one: clear bits 0..=lane.
         let later = self.cohort & !(u32::MAX >> (31 - self.lane));
-        // SAFETY: the state of a live `Mutex` (the guard borrows it); only the holder — the
-        // guard's owner — writes the hand-off word and the lock word now.
-        unsafe {
-            let s = self.state;
-            if later != 0 {
-                let next = later.trailing_zeros();
-                store(&raw mut (*s).turn, next, Scope::Block, StoreOrder::Release);
-            } else {
-                if self.cohort.count_ones() > 1 {
-                    store(
-                        &raw mut (*s).turn,
-                        NO_TURN,
-                        Scope::Block,
-                        StoreOrder::Relaxed,
-                    );
-                }
+        let s = self.state;
+        // SAFETY (each block): the state of a live `Mutex` (the guard borrows it); only the
+        // holder — the guard's owner — writes the hand-off word and the lock word now.
+        if later != 0 {
+            unsafe {
+                store(
+                    &raw mut (*s).turn,
+                    later.trailing_zeros(),
+                    Scope::Block,
+                    StoreOrder::Release,
+                )
+            };
+        } else if self.cohort != 1 << self.lane {
+            // The last lane of a cohort.
+            unsafe {
+                store(
+                    &raw mut (*s).turn,
+                    NO_TURN,
+                    Scope::Block,
+                    StoreOrder::Relaxed,
+                );
                 store(&raw mut (*s).word, UNLOCKED, S::SCOPE, StoreOrder::Release);
             }
+        } else {
+            // A thread alone: the release and nothing else, the shortest path from its
+            // give-back to its next take (docs/perf-notes.md, "Locks").
+            unsafe { store(&raw mut (*s).word, UNLOCKED, S::SCOPE, StoreOrder::Release) };
+            return;
         }
         // The cohort leaves together, so that lanes which loop back to `lock` call it together
         // again and stay one cohort. Without this the first lane out would come back alone,
         // spin against its own warp's hold, and the warp would splinter into single lanes.
-        if self.cohort.count_ones() > 1 {
-            sync_warp(self.cohort);
-        }
+        sync_warp(self.cohort);
     }
 }
