@@ -235,6 +235,52 @@ fn overflow_is_an_error_naming_the_atom_and_nothing_is_written_past_the_slots() 
     assert_eq!(csr.pairs(), 40 * 39);
 }
 
+/// The CSR build with room reserved beforehand: too little (the fill writes nothing, the
+/// build grows the buffer and fills again) and enough (one fill) give the same list.
+fn csr_with_room_reserved(target: &Target) {
+    let atoms = graphene::graphene(3000, 5).unwrap();
+    let cut = Cutoff::<f32>::new(1.9, None).unwrap();
+    let device = DeviceAtoms::<f32>::upload(target, &atoms).unwrap();
+    let plan = gridsync::neighbor::launch::CellPlan::new(&atoms, 1.9, None).unwrap();
+    let (x, y) = (to_f32(atoms.x()), to_f32(atoms.y()));
+    let expected = half_pairs(
+        &gridsync::neighbor::reference::Coords {
+            x: &x,
+            y: &y,
+            z: None,
+        },
+        &cut,
+    )
+    .unwrap();
+    for room in [
+        1,
+        expected.pairs() as u64 - 1,
+        expected.pairs() as u64,
+        100_000,
+    ] {
+        for in_atom_order in [true, false] {
+            let mut cells =
+                gridsync::neighbor::launch::CellList::new(target, &device, &plan, rule(&cut, 2))
+                    .unwrap();
+            cells.set_fill_in_atom_order(in_atom_order);
+            cells.reserve_entries(room).unwrap();
+            let got = cells.build_csr().unwrap();
+            assert_eq!(expected.first_difference(&got), None, "room {room}");
+        }
+    }
+}
+
+#[test]
+fn the_cell_lists_fill_is_right_with_too_little_or_enough_room_reserved() {
+    csr_with_room_reserved(&Target::Sim);
+}
+
+#[test]
+#[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
+fn gpu_the_cell_lists_fill_is_right_with_too_little_or_enough_room_reserved() {
+    csr_with_room_reserved(&common::gpu());
+}
+
 fn gpu_layout() -> gridsync::gpu::lessons::neighbor::Layout {
     gridsync::gpu::lessons::neighbor::Layout::PerAtom
 }

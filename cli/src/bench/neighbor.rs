@@ -67,7 +67,8 @@ pub struct Phases {
     /// Write the lists and sort each, one thread per atom in the input's order
     /// (`cell_fill_atoms`, what the build uses), then read the total back.
     pub fill: Stats,
-    /// The same, one thread per sorted position (`cell_fill`), timed alone.
+    /// The same, one thread per sorted position (`cell_fill`), timed alone (with the read-back of
+    /// the total, as `fill`).
     pub fill_sorted: Stats,
 }
 

@@ -215,8 +215,9 @@ impl<'a, T: Precision> CellList<'a, T> {
     /// Phase 5 (CSR), fill: every atom's neighbors, sorted, at its offset (from
     /// [`CellList::count`]), one thread per atom in the input's order or per sorted position
     /// ([`CellList::set_fill_in_atom_order`]). Fills the indices buffer it has before the total
-    /// is known, reads the total, and only where the total passed the buffer grows it and fills
-    /// again — so a build the size of an earlier one waits once, at the end. Returns the total.
+    /// is known (the kernel writes nothing if the total passes it), reads the total, and only
+    /// where the total passed the buffer grows it and fills again — so a build the size of an
+    /// earlier one waits once, at the end. Returns the total.
     ///
     /// # Errors
     /// [`Error::TooLarge`] if the total does not fit `u32` offsets or GPU memory; a launch or
@@ -247,13 +248,15 @@ impl<'a, T: Precision> CellList<'a, T> {
             offsets: self.offsets.ptr().cast_const(),
             indices,
             kept: self.kept(),
+            total: self.scan.total_ptr(),
             capacity,
         };
         let (sorted, n, start) = (self.sorted(), self.n(), self.cell_start.ptr().cast_const());
         let shape = per_item(t, self.atoms.len());
-        // SAFETY: `offsets` and `kept` from `count`; each atom's row is written by one thread,
-        // only where it ends within `capacity`, the indices' length; `cell` and `rank` from
-        // `bin`, `cell_start` from `scan_cells`.
+        // SAFETY: `offsets`, the scan's total and `kept` from `count`; the kernel writes nothing
+        // unless the total fits `capacity`, the indices' length, and then each atom's row (the
+        // exact scan, rows apart) by one thread; `cell` and `rank` from `bin`, `cell_start` from
+        // `scan_cells`.
         unsafe {
             if self.fill_in_atom_order {
                 t.launch_ref(
@@ -278,6 +281,21 @@ impl<'a, T: Precision> CellList<'a, T> {
                 )
             }
         }
+    }
+
+    /// Makes room for `entries` neighbor entries before the first build, so that its fill can
+    /// run before the total is known (later builds reuse the last build's room): for a caller
+    /// who knows about how many neighbors to expect. Too little room costs a second fill, never
+    /// a wrong list.
+    ///
+    /// # Errors
+    /// As [`CellList::fill`]'s growing of the buffer.
+    pub fn reserve_entries(&mut self, entries: u64) -> Result<()> {
+        let capacity = self.indices.as_ref().map_or(0, Buffer::len) as u64;
+        if entries > capacity {
+            self.grow_indices(entries)?;
+        }
+        Ok(())
     }
 
     /// Replaces the indices buffer with one of `total` entries.

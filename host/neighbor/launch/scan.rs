@@ -89,6 +89,11 @@ impl Scan {
         }
     }
 
+    /// Where the last scan leaves its exact total, for kernels queued after it.
+    pub(super) fn total_ptr(&self) -> *const u64 {
+        self.total.ptr().cast_const()
+    }
+
     /// The total of the last scan (waits for it).
     pub(super) fn total(&self, t: &Target) -> Result<u64> {
         t.synchronize()?;

@@ -170,7 +170,8 @@ unsafe fn search<T: Coord, const D3: bool, const PERIODIC: bool>(
 }
 
 /// Neighbors the count pass keeps per atom ([`Kept`]): the fill copies and sorts a list this
-/// short in registers instead of searching again. More than any atom of graphene has (four).
+/// short in registers instead of searching again. Graphene's atoms have three, four at a grain
+/// boundary; random points at the benchmarks' density about six.
 pub const KEEP: usize = 8;
 
 /// Where the count pass keeps each atom's first [`KEEP`] neighbors, for the fill:
@@ -217,10 +218,10 @@ pub fn sort8(v: &mut [u32; KEEP]) {
     );
 }
 
-/// The CSR rows the fill writes: `indices[offsets[i]..offsets[i + 1]]` for atom `i`, where
-/// they end within `capacity` — a row past it is skipped, so the fill may run before the host
-/// knows the total (it reads the total afterwards, and fills again in a larger buffer if the
-/// total passed the capacity).
+/// The CSR rows the fill writes: `indices[offsets[i]..offsets[i + 1]]` for atom `i`. The fill
+/// may run before the host knows the total: it writes nothing when the exact total (`u64`, from
+/// the scan) passes `capacity` — the host reads the total afterwards, grows the buffer and fills
+/// again — and so never reads offsets that wrapped past `u32`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct Rows {
@@ -230,6 +231,8 @@ pub struct Rows {
     pub indices: *mut u32,
     /// What the count pass kept.
     pub kept: Kept,
+    /// The exact total of the counts, from the scan.
+    pub total: *const u64,
     /// Words in `indices`.
     pub capacity: u32,
 }
@@ -240,9 +243,9 @@ pub struct Rows {
 /// What both fill kernels do per atom.
 ///
 /// # Safety
-/// As [`search`]; `rows.offsets` holds the scan of the counts (`i + 1` is in it), `rows.kept`
-/// the count pass's slots (`stride` = `n`); row `i` is the calling thread's alone. Writes stay
-/// inside the row and the capacity whatever the offsets hold.
+/// As [`search`]; `rows.offsets` holds the scan of the counts (`i + 1` is in it) and
+/// `rows.total` their exact sum, `rows.kept` the count pass's slots (`stride` = `n`); row `i`
+/// is the calling thread's alone (the rows do not overlap once the total fits the capacity).
 #[inline(always)]
 unsafe fn fill_row<T: Coord>(
     sorted: Sorted<T>,
@@ -255,13 +258,17 @@ unsafe fn fill_row<T: Coord>(
 ) {
     // SAFETY: the caller's contract.
     unsafe {
+        if Ptr::new(rows.total.cast_mut()).load() > rows.capacity as u64 {
+            return;
+        }
         let offsets = Ptr::new(rows.offsets.cast_mut());
         let first = offsets.add(i).load() as usize;
         let last = offsets.add(i + 1).load() as usize;
-        if last > rows.capacity as usize {
+        // Below the total, the offsets are the exact scan: `first <= last <= capacity`.
+        if first > last || last > rows.capacity as usize {
             return;
         }
-        let room = last.saturating_sub(first);
+        let room = last - first;
         let list = Ptr::new(rows.indices).add(first);
         if room <= KEEP {
             // Unused slots sort to the end as `u32::MAX`; only the row's `room` are written.
@@ -409,7 +416,8 @@ macro_rules! cell_kernels {
                         let keep = |k: usize, j: u32| {
                             if k < KEEP {
                                 slot.store(j);
-                                slot = slot.add(kept.stride as usize);
+                                // Past the last slot after the eighth: never read then.
+                                slot = slot.wrapping_add(kept.stride as usize);
                             }
                         };
                         let found = specialize!(d3, rule.is_periodic(), search::<$t>(sorted, start, &grid, &rule, p, keep));

@@ -29,7 +29,8 @@
 //! list is guarded by `k < MN`; the counts keep counting past it, so the host learns each
 //! atom's true count and reports the atom and the `MN` that would fit — nothing is written
 //! out of bounds. The CSR path ([`cell_count_f32`], then a scan, then [`cell_fill_f32`]) sizes
-//! its output exactly and cannot overflow.
+//! its output exactly and cannot overflow: a fill into a buffer smaller than the total writes
+//! nothing, and the host fills again once it has grown the buffer.
 
 mod book;
 mod cells;

@@ -381,8 +381,7 @@ impl<S: LockScope> Drop for MutexGuard<'_, S> {
                 store(&raw mut (*s).word, UNLOCKED, S::SCOPE, StoreOrder::Release);
             }
         } else {
-            // A thread alone: the release and nothing else, the shortest path from its
-            // give-back to its next take (docs/perf-notes.md, "Locks").
+            // A thread alone: the release and nothing else (docs/perf-notes.md, "Locks").
             unsafe { store(&raw mut (*s).word, UNLOCKED, S::SCOPE, StoreOrder::Release) };
             return;
         }
