@@ -242,16 +242,7 @@ fn csr_with_room_reserved(target: &Target) {
     let cut = Cutoff::<f32>::new(1.9, None).unwrap();
     let device = DeviceAtoms::<f32>::upload(target, &atoms).unwrap();
     let plan = gridsync::neighbor::launch::CellPlan::new(&atoms, 1.9, None).unwrap();
-    let (x, y) = (to_f32(atoms.x()), to_f32(atoms.y()));
-    let expected = half_pairs(
-        &gridsync::neighbor::reference::Coords {
-            x: &x,
-            y: &y,
-            z: None,
-        },
-        &cut,
-    )
-    .unwrap();
+    let expected = sheet_in_f32(&atoms, &cut);
     for room in [
         1,
         expected.pairs() as u64 - 1,
@@ -293,16 +284,7 @@ fn the_mistake_never_writes_out_of_bounds_and_its_corruption_is_reported() {
     let device = DeviceAtoms::<f32>::upload(&target, &atoms).unwrap();
     let run = BookRun::new(&target, &device, rule(&cut, 2), BookKernel::Wrong, 10).unwrap();
     let padded = run.run().unwrap();
-    let (x, y) = (to_f32(atoms.x()), to_f32(atoms.y()));
-    let expected = half_pairs(
-        &gridsync::neighbor::reference::Coords {
-            x: &x,
-            y: &y,
-            z: None,
-        },
-        &cut,
-    )
-    .unwrap();
+    let expected = sheet_in_f32(&atoms, &cut);
     // The counts are right whatever the race did: every add happens.
     let counts: Vec<u32> = expected.counts().map(|c| c as u32).collect();
     assert_eq!(padded.nn, counts);
@@ -314,6 +296,20 @@ fn the_mistake_never_writes_out_of_bounds_and_its_corruption_is_reported() {
     let c = corruption(&bad, &expected);
     assert!(c.atoms >= 1 && c.unwritten >= 1 && c.lost >= 1, "{c:?}");
     assert!(c.example.unwrap().contains("never written"));
+}
+
+/// The CPU's list of a 2-D sheet's atoms rounded to `f32`, as the `f32` kernels see them.
+fn sheet_in_f32(atoms: &Atoms, cut: &Cutoff<f32>) -> NeighborList {
+    let (x, y) = (to_f32(atoms.x()), to_f32(atoms.y()));
+    half_pairs(
+        &gridsync::neighbor::reference::Coords {
+            x: &x,
+            y: &y,
+            z: None,
+        },
+        cut,
+    )
+    .unwrap()
 }
 
 fn to_f32(v: &[f64]) -> Vec<f32> {
