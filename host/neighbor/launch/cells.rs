@@ -223,7 +223,7 @@ impl<'a, T: Precision> CellList<'a, T> {
     /// [`Error::TooLarge`] if the total does not fit `u32` offsets or GPU memory; a launch or
     /// driver error.
     pub fn fill(&mut self) -> Result<u64> {
-        let capacity = self.indices.as_ref().map_or(0, Buffer::len);
+        let capacity = self.room();
         if capacity > 0 {
             self.launch_fill()?;
         }
@@ -291,11 +291,15 @@ impl<'a, T: Precision> CellList<'a, T> {
     /// # Errors
     /// As [`CellList::fill`]'s growing of the buffer.
     pub fn reserve_entries(&mut self, entries: u64) -> Result<()> {
-        let capacity = self.indices.as_ref().map_or(0, Buffer::len) as u64;
-        if entries > capacity {
+        if entries > self.room() as u64 {
             self.grow_indices(entries)?;
         }
         Ok(())
+    }
+
+    /// Entries the indices buffer holds (0 before the first fill).
+    fn room(&self) -> usize {
+        self.indices.as_ref().map_or(0, Buffer::len)
     }
 
     /// Replaces the indices buffer with one of `total` entries.

@@ -237,15 +237,28 @@ pub struct Rows {
     pub capacity: u32,
 }
 
+impl Rows {
+    /// Whether the exact total fits the capacity: once per launch, before any row is written
+    /// (the offsets are the exact scan only then).
+    ///
+    /// # Safety
+    /// `total` holds the scan's total, and nothing writes it during the launch.
+    #[inline(always)]
+    unsafe fn fit(self) -> bool {
+        // SAFETY: the caller's contract.
+        unsafe { Ptr::new(self.total.cast_mut()).load() <= self.capacity as u64 }
+    }
+}
+
 /// Writes the neighbors of the atom `i` at sorted position `p` into its CSR row, sorted: copied
 /// from what the count pass kept and sorted in registers when the row is at most [`KEEP`] long,
 /// else searched again and sorted in place.
 /// What both fill kernels do per atom.
 ///
 /// # Safety
-/// As [`search`]; `rows.offsets` holds the scan of the counts (`i + 1` is in it) and
-/// `rows.total` their exact sum, `rows.kept` the count pass's slots (`stride` = `n`); row `i`
-/// is the calling thread's alone (the rows do not overlap once the total fits the capacity).
+/// As [`search`]; `rows.offsets` holds the scan of the counts (`i + 1` is in it) and the
+/// caller has checked that their total fits ([`Rows::fit`]), `rows.kept` holds the count pass's
+/// slots (`stride` = `n`); row `i` is the calling thread's alone.
 #[inline(always)]
 unsafe fn fill_row<T: Coord>(
     sorted: Sorted<T>,
@@ -258,13 +271,11 @@ unsafe fn fill_row<T: Coord>(
 ) {
     // SAFETY: the caller's contract.
     unsafe {
-        if Ptr::new(rows.total.cast_mut()).load() > rows.capacity as u64 {
-            return;
-        }
         let offsets = Ptr::new(rows.offsets.cast_mut());
         let first = offsets.add(i).load() as usize;
         let last = offsets.add(i + 1).load() as usize;
-        // Below the total, the offsets are the exact scan: `first <= last <= capacity`.
+        // With the total fitting, the offsets are the exact scan (`first <= last <= capacity`);
+        // writes stay inside the buffer whatever they hold.
         if first > last || last > rows.capacity as usize {
             return;
         }
@@ -434,10 +445,15 @@ macro_rules! cell_kernels {
                 sorted: Sorted<$t>, n: u32, start: *const u32, grid: CellGrid<$t>,
                 rule: Rule<$t>, rows: Rows,
             ) {
+                // SAFETY: `rows.total` is the scan's, read-only here. Too small a buffer: nothing
+                // written (the host fills again in a larger one).
+                if !unsafe { rows.fit() } {
+                    return;
+                }
                 let d3 = sorted.atoms().is_3d(&rule);
                 for p in grid_stride(n as usize) {
-                    // SAFETY: `p < n`; atom `i`'s range is this thread's alone, and writes stay
-                    // inside it whatever the search finds.
+                    // SAFETY: `p < n`; the total fits, so atom `i`'s range is this thread's
+                    // alone, and writes stay inside it whatever the search finds.
                     unsafe {
                         let i = Ptr::new(sorted.index).add(p).load() as usize;
                         fill_row(sorted, start, &grid, &rule, d3, (p, i), rows);
@@ -452,11 +468,15 @@ macro_rules! cell_kernels {
                 sorted: Sorted<$t>, n: u32, start: *const u32, grid: CellGrid<$t>,
                 rule: Rule<$t>, cell: *const u32, rank: *const u32, rows: Rows,
             ) {
+                // SAFETY: as in the fill above.
+                if !unsafe { rows.fit() } {
+                    return;
+                }
                 let d3 = sorted.atoms().is_3d(&rule);
                 for i in grid_stride(n as usize) {
                     // SAFETY: `i < n`; `start[cell[i]] + rank[i]` is atom `i`'s sorted position
-                    // (below `n`); atom `i`'s range is this thread's alone, and writes stay inside
-                    // it whatever the search finds.
+                    // (below `n`); the total fits, so atom `i`'s range is this thread's alone, and
+                    // writes stay inside it whatever the search finds.
                     unsafe {
                         let p = (ldg(start.add(ldg(cell.add(i)) as usize)) + ldg(rank.add(i))) as usize;
                         if p >= n as usize {
