@@ -28,6 +28,7 @@
 #include <fstream>
 #include <string>
 
+#include "device.cuh"
 #include "twin.cuh"
 
 using namespace twin;
@@ -71,8 +72,7 @@ __host__ __device__ __forceinline__ void around(unsigned c, unsigned n, unsigned
 __global__ void cell_count_twin(const float* x, const float* y, const unsigned* index,
                                 unsigned n, const unsigned* start, Grid grid, float cutoff_sq,
                                 unsigned* counts, unsigned* kept) {
-    for (size_t p = blockIdx.x * size_t(blockDim.x) + threadIdx.x; p < n;
-         p += size_t(blockDim.x) * gridDim.x) {
+    for (size_t p = global_id_x(); p < n; p += threads_per_grid_x()) {
         float mx = __ldg(x + p), my = __ldg(y + p);
         unsigned cx = cell_of(mx, grid.origin[0], grid.inv_size[0], grid.cells[0]);
         unsigned cy = cell_of(my, grid.origin[1], grid.inv_size[1], grid.cells[1]);

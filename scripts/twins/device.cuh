@@ -9,6 +9,8 @@
 //   grid_stride_unrolled<UNROLL>         gpu/src/primitives/vector.rs
 //   atomic_add_device                    gpu/src/primitives/atomic/shorthand.rs
 //   red_add_block_shared                 gpu/src/primitives/shared_atomic.rs (red_add_block)
+//   global_id_x, threads_per_grid_x     gpu/src/primitives/index.rs
+//   globaltimer_ns                       gpu/src/primitives/time.rs (the bound of every wait)
 //
 // Atomics keep gridsync's scope and order: device scope, relaxed (libcu++'s atomic_ref, which
 // emits `atom.add.relaxed.gpu.*` as gridsync's `atom.relaxed.gpu.add.*`); the shared-memory
@@ -58,6 +60,13 @@ __device__ __forceinline__ size_t global_id_x() {
 
 __device__ __forceinline__ size_t threads_per_grid_x() {
     return size_t(blockDim.x) * gridDim.x;
+}
+
+// `%globaltimer`, nanoseconds.
+__device__ __forceinline__ uint64_t globaltimer_ns() {
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
 }
 
 // The lanes of this warp that exist: 32, except in a partial last warp.

@@ -25,6 +25,7 @@
 
 #include <cstring>
 
+#include "device.cuh"
 #include "twin.cuh"
 
 using namespace twin;
@@ -48,12 +49,6 @@ struct Retakes {
     unsigned count;
 };
 
-__device__ __forceinline__ unsigned long long globaltimer() {
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
-
 using Ref = cuda::atomic_ref<unsigned, cuda::thread_scope_device>;
 
 __device__ __forceinline__ bool try_word(Ref word) {
@@ -66,7 +61,7 @@ __device__ __forceinline__ bool try_word(Ref word) {
 __device__ __forceinline__ bool lock(State* s) {
     Ref word(s->word), timeouts(s->timeouts);
     if (try_word(word)) return true;
-    unsigned long long start = globaltimer();
+    uint64_t start = globaltimer_ns();
     unsigned backoff = BACKOFF_MIN_NS;
     unsigned polls = 0;
     for (;;) {
@@ -75,7 +70,7 @@ __device__ __forceinline__ bool lock(State* s) {
         if (word.load(cuda::memory_order_relaxed) == UNLOCKED && try_word(word)) return true;
         if (++polls % 8 == 0) {
             if (timeouts.load(cuda::memory_order_relaxed) != 0) return false;
-            if (globaltimer() - start > TIMEOUT_NS) {
+            if (globaltimer_ns() - start > TIMEOUT_NS) {
                 timeouts.fetch_add(1, cuda::memory_order_relaxed);
                 return false;
             }
