@@ -85,6 +85,80 @@ fn cli_streams_on_the_simulator() {
 // ---------------------------------------------------------------------------------------------
 // GPU
 
+/// The bound from the bus, worked by hand: 10 arrays of 40 MB, 55.5 GB/s each way alone.
+#[test]
+fn the_bus_bound_follows_each_directions_share() {
+    use gridsync_cli::bench::transfer::{Ends, concurrent_gbps};
+    let rates = |both_in: f64, both_out: f64| experiment::CopyRates {
+        h2d_gbps: 55.5,
+        d2h_gbps: 55.5,
+        both_gbps: both_in + both_out,
+        both_in_gbps: both_in,
+        both_out_gbps: both_out,
+        h2d_pageable_gbps: 13.0,
+        d2h_pageable_gbps: 19.0,
+    };
+    let bytes = 40_000_000;
+    // Equal shares, no kernels: the first array in alone (0.7207 ms), nine arrays both ways
+    // at 101 GB/s (7.1287 ms), the last out alone.
+    let even = experiment::bound_ms(&rates(50.5, 50.5), 10, bytes, 0.0);
+    assert!(
+        (even - (2.0 * 40.0 / 55.5 + 360.0 / 50.5)).abs() < 1e-9,
+        "{even}"
+    );
+    // Unknown shares are taken as equal halves of the pair's rate.
+    let unknown = experiment::CopyRates {
+        both_gbps: 101.0,
+        ..rates(f64::NAN, f64::NAN)
+    };
+    let halves = experiment::bound_ms(&unknown, 10, bytes, 0.0);
+    assert!((halves - even).abs() < 1e-9, "{halves}");
+    // In faster than out beside it (53 against 48): the copy in runs out of bytes after
+    // 360 MB / 53 GB/s, and the copy out moves the 74 MB it has left alone.
+    let split = experiment::bound_ms(&rates(53.0, 48.0), 10, bytes, 0.0);
+    let by_hand = 40.0 / 55.5 + 360.0 / 53.0 + (400.0 - 48.0 * 360.0 / 53.0) / 55.5;
+    assert!((split - by_hand).abs() < 1e-9, "{split} against {by_hand}");
+    assert!(split > even);
+    // Kernels stretch each lone part by their time, less what the other direction moves then.
+    let k = experiment::bound_ms(&rates(50.5, 50.5), 10, bytes, 0.03);
+    assert!(k > even && k < even + 0.03, "{k}");
+    // Running both at once can only help: never above one direction after the other.
+    let slow = experiment::bound_ms(&rates(10.0, 10.0), 10, bytes, 0.0);
+    assert!((slow - 800.0 / 55.5).abs() < 1e-9, "{slow}");
+    // The shares from a pair's ends: in ended first at 0.8 ms (40 MB: 50 GB/s beside out);
+    // out moved 40 MB − 55.5 GB/s · 0.1 ms alone in its last 0.1 ms, the rest beside in.
+    let ends = Ends {
+        in_ms: 0.8,
+        out_ms: 0.9,
+    };
+    let (r_in, r_out) = concurrent_gbps(bytes, ends, 55.5, 55.5).unwrap();
+    assert!((r_in - 50.0).abs() < 1e-9 && (r_out - (40.0 - 5.55) / 0.8).abs() < 1e-9);
+    let swapped = Ends {
+        in_ms: 0.9,
+        out_ms: 0.8,
+    };
+    let (r_in, r_out) = concurrent_gbps(bytes, swapped, 55.5, 55.5).unwrap();
+    assert!((r_out - 50.0).abs() < 1e-9 && (r_in - (40.0 - 5.55) / 0.8).abs() < 1e-9);
+    // Times that cannot be (the later copy would have moved more than its bytes alone).
+    let odd = Ends {
+        in_ms: 0.1,
+        out_ms: 5.0,
+    };
+    assert!(concurrent_gbps(bytes, odd, 55.5, 55.5).is_none());
+    assert!(
+        concurrent_gbps(
+            bytes,
+            Ends {
+                in_ms: 0.0,
+                out_ms: 0.0
+            },
+            55.5,
+            55.5
+        )
+        .is_none()
+    );
+}
+
 #[test]
 #[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
 fn gpu_the_tutorials_experiment_runs_on_one_and_many_streams() {
@@ -137,7 +211,39 @@ fn gpu_transfer_benchmark_measures_every_direction() {
         let rate = ways * x.bytes as f64 / (x.ms.median * 1e6);
         assert!((x.gb_per_s - rate).abs() <= 1e-9 * rate, "{x:?}");
         assert!(x.gb_per_s < 2000.0, "{x:?}");
+        // A pair's time is its later copy's end.
+        match x.ends {
+            Some(e) => {
+                assert_eq!(x.direction, Direction::Both, "{x:?}");
+                assert!(e.in_ms > 0.0 && e.out_ms > 0.0, "{x:?}");
+                assert!(e.in_ms.max(e.out_ms) <= x.ms.max + 1e-6, "{x:?}");
+            }
+            None => assert_ne!(x.direction, Direction::Both, "{x:?}"),
+        }
     }
+    // The caller's own page-locked memory: in, out, and both with each direction's end.
+    let gpu = gridsync::runtime::stats::require_gpu(&t).unwrap();
+    let mut h_in = gridsync::PinnedBuffer::new(gpu, 300_001, 1.5f32).unwrap();
+    let mut h_out = gridsync::PinnedBuffer::new(gpu, 300_001, 0f32).unwrap();
+    let own = gridsync_cli::bench::transfer::pinned_rates(&t, &mut h_in, &mut h_out, 3).unwrap();
+    assert_eq!(own.transfers.len(), 3);
+    assert!(
+        own.transfers
+            .iter()
+            .all(|x| x.pinned && x.bytes == 1_200_004)
+    );
+    assert!(own.gbps(Direction::Both, true).unwrap() > 0.0);
+    assert!(own.transfers[2].ends.is_some());
+    assert!(
+        h_out.iter().all(|&v| v == 0.0),
+        "the device's zeros came back"
+    );
+    let mut pageable = vec![0f32; 300_001];
+    let err = gridsync_cli::bench::transfer::pinned_rates(&t, &mut pageable, &mut h_out, 3);
+    assert!(matches!(err, Err(Error::InvalidInput(_))), "{err:?}");
+    let mut short = gridsync::PinnedBuffer::new(gpu, 3, 0f32).unwrap();
+    let err = gridsync_cli::bench::transfer::pinned_rates(&t, &mut h_in, &mut short, 3);
+    assert!(matches!(err, Err(Error::InvalidInput(_))), "{err:?}");
     assert!(gridsync_cli::bench::transfer::run(&t, &[], 3, |_, _| {}).is_err());
     assert!(gridsync_cli::bench::transfer::run(&t, &[0], 3, |_, _| {}).is_err());
     assert!(gridsync_cli::bench::transfer::run(&Target::Sim, &[8], 3, |_, _| {}).is_err());

@@ -7,13 +7,13 @@
 //! once, and times the pair from the earlier start event to the later end event. Reference:
 //! `scripts/reference_streams.py` does the same with PyTorch and CuPy.
 
-use crate::runtime::buffer::Buffer;
+use crate::runtime::buffer::{Buffer, Plain};
 use crate::runtime::device::Gpu;
 use crate::runtime::enqueue;
 use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
 use crate::runtime::memory::{Footprint, check_fits};
-use crate::runtime::pinned::PinnedBuffer;
+use crate::runtime::pinned::{PinnedBuffer, is_pinned};
 use crate::runtime::stats::{Stats, require_gpu};
 use crate::runtime::stream::Stream;
 use crate::runtime::timer::{Event, Timer};
@@ -58,6 +58,44 @@ pub struct Transfer {
     pub ms: Stats,
     /// Bytes moved per second at the median, in GB/s (10⁹; both directions' bytes for both).
     pub gb_per_s: f64,
+    /// For [`Direction::Both`]: when each direction's copy ended, from the pair's start.
+    pub ends: Option<Ends>,
+}
+
+/// When each copy of a pair run at once ended, in milliseconds from the pair's start (medians
+/// over the trials).
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Ends {
+    /// The copy in's end.
+    pub in_ms: f64,
+    /// The copy out's end.
+    pub out_ms: f64,
+}
+
+/// Each direction's rate while the other one runs, in GB/s, from a pair of `bytes` copies that
+/// started together and ended at `ends`, and the rates of each direction alone.
+///
+/// The copy that ends first ran beside the other all along: its rate is its bytes over its
+/// time. The later one ran beside it until then and alone after, at its lone rate; what it
+/// moved alone is taken off its bytes. `None` when the times do not fit that (a lone rate
+/// slower than the pair's share, or no time at all).
+pub fn concurrent_gbps(
+    bytes: usize,
+    ends: Ends,
+    alone_in_gbps: f64,
+    alone_out_gbps: f64,
+) -> Option<(f64, f64)> {
+    let b = bytes as f64;
+    // GB/s = bytes / (ms · 10⁶).
+    let first = ends.in_ms.min(ends.out_ms);
+    let later = |end: f64, alone: f64| (b - alone * 1e6 * (end - first)) / (first * 1e6);
+    let (r_in, r_out) = if ends.in_ms <= ends.out_ms {
+        (b / (first * 1e6), later(ends.out_ms, alone_out_gbps))
+    } else {
+        (later(ends.in_ms, alone_in_gbps), b / (first * 1e6))
+    };
+    (first > 0.0 && r_in > 0.0 && r_out > 0.0 && r_in.is_finite() && r_out.is_finite())
+        .then_some((r_in, r_out))
 }
 
 /// The transfer benchmark's result.
@@ -72,11 +110,26 @@ pub struct TransferBench {
 impl TransferBench {
     /// The median bandwidth of one kind of copy at the largest size measured.
     pub fn gbps(&self, direction: Direction, pinned: bool) -> Option<f64> {
+        self.largest(direction, pinned).map(|t| t.gb_per_s)
+    }
+
+    /// Each direction's rate while the other runs (GB/s: in, out), at the largest size
+    /// measured: [`concurrent_gbps`] of the pair and the lone copies.
+    pub fn concurrent_gbps(&self, pinned: bool) -> Option<(f64, f64)> {
+        let both = self.largest(Direction::Both, pinned)?;
+        concurrent_gbps(
+            both.bytes,
+            both.ends?,
+            self.gbps(Direction::HostToDevice, pinned)?,
+            self.gbps(Direction::DeviceToHost, pinned)?,
+        )
+    }
+
+    fn largest(&self, direction: Direction, pinned: bool) -> Option<&Transfer> {
         self.transfers
             .iter()
             .filter(|t| t.direction == direction && t.pinned == pinned)
             .max_by_key(|t| t.bytes)
-            .map(|t| t.gb_per_s)
     }
 }
 
@@ -87,28 +140,35 @@ enum Host<'g> {
 }
 
 impl Host<'_> {
-    fn ptr(&mut self) -> *mut u8 {
+    fn new<'g>(gpu: &'g Gpu, pinned: bool, bytes: usize, value: u8) -> Result<Host<'g>> {
+        Ok(if pinned {
+            Host::Pinned(PinnedBuffer::new(gpu, bytes, value)?)
+        } else {
+            Host::Pageable(vec![value; bytes])
+        })
+    }
+
+    fn bytes(&mut self) -> &mut [u8] {
         match self {
-            Host::Pinned(p) => p.as_mut_ptr(),
-            Host::Pageable(v) => v.as_mut_ptr(),
+            Host::Pinned(p) => p,
+            Host::Pageable(v) => v,
         }
     }
 }
 
-/// Queues one copy of `bytes` on `stream`.
+/// Queues one copy between all of `host` and the start of `dev` on `stream`.
 ///
 /// # Safety
-/// `host` and `dev` hold `bytes` bytes and outlive the copy (the caller synchronizes).
-unsafe fn copy(
+/// `host` stays where it is, neither read nor written by the host, until the copy is
+/// synchronized (the caller does so before the borrow ends).
+unsafe fn copy<T: Plain>(
     (gpu, stream): (&Gpu, &Stream),
     dir: Direction,
-    host: *mut u8,
-    dev: &Buffer<u8>,
-    bytes: usize,
+    host: &mut [T],
+    dev: &Buffer<T>,
 ) -> Result<()> {
     // SAFETY: forwarded to the caller.
     unsafe {
-        let host = std::slice::from_raw_parts_mut(host, bytes);
         match dir {
             Direction::DeviceToHost => enqueue::device_to_host(gpu, stream, dev, 0, host),
             _ => enqueue::host_to_device(gpu, stream, host, dev, 0),
@@ -116,30 +176,22 @@ unsafe fn copy(
     }
 }
 
-/// Median milliseconds of `trials` copies of `bytes` one way (after a warm-up).
-fn one_way(
+/// Median milliseconds of `trials` copies of `host` one way (after a warm-up).
+fn one_way<T: Plain>(
     target: &Target,
     gpu: &Gpu,
     dir: Direction,
-    pinned: bool,
-    bytes: usize,
+    (host, pinned): (&mut [T], bool),
     trials: u32,
 ) -> Result<Transfer> {
-    let target_dev = target.zeros::<u8>(bytes)?;
-    let mut host = if pinned {
-        Host::Pinned(PinnedBuffer::new(gpu, bytes, 1u8)?)
-    } else {
-        Host::Pageable(vec![1u8; bytes])
-    };
+    let bytes = std::mem::size_of_val(host);
+    let dev = target.zeros::<T>(host.len())?;
     let stream = Stream::new()?;
     let mut timer = Timer::new()?;
-    let p = host.ptr();
     let mut ms = Vec::new();
     for t in 0..=trials {
-        // SAFETY: `p` and the device buffer hold `bytes` bytes; `time` synchronizes.
-        let x = timer.time(&stream, || unsafe {
-            copy((gpu, &stream), dir, p, &target_dev, bytes)
-        })?;
+        // SAFETY: `time` synchronizes the stream before it returns.
+        let x = timer.time(&stream, || unsafe { copy((gpu, &stream), dir, host, &dev) })?;
         if t > 0 {
             ms.push(x as f64);
         }
@@ -151,49 +203,31 @@ fn one_way(
         bytes,
         ms: stats,
         gb_per_s: bytes as f64 / (stats.median * 1e6),
+        ends: None,
     })
 }
 
-/// A copy in and a copy out of `bytes` each, on two streams at once; the pair's time runs from
-/// the earlier start to the later end.
-fn both_ways(
+/// A copy in of `h_in` and a copy out into `h_out` (of the same length), on two streams at
+/// once; the pair's time runs from the earlier start to the later end.
+fn both_ways<T: Plain>(
     target: &Target,
     gpu: &Gpu,
-    pinned: bool,
-    bytes: usize,
+    (h_in, h_out, pinned): (&mut [T], &mut [T], bool),
     trials: u32,
 ) -> Result<Transfer> {
-    let dev_in = target.zeros::<u8>(bytes)?;
-    let dev_out = target.zeros::<u8>(bytes)?;
-    let (mut h_in, mut h_out) = if pinned {
-        (
-            Host::Pinned(PinnedBuffer::new(gpu, bytes, 1u8)?),
-            Host::Pinned(PinnedBuffer::new(gpu, bytes, 0u8)?),
-        )
-    } else {
-        (
-            Host::Pageable(vec![1u8; bytes]),
-            Host::Pageable(vec![0u8; bytes]),
-        )
-    };
+    let bytes = std::mem::size_of_val(h_in);
+    let dev_in = target.zeros::<T>(h_in.len())?;
+    let dev_out = target.zeros::<T>(h_out.len())?;
     let (s_in, s_out) = (Stream::new()?, Stream::new()?);
     let ev: Vec<Event> = (0..4).map(|_| Event::new()).collect::<Result<_>>()?;
-    let (p_in, p_out) = (h_in.ptr(), h_out.ptr());
-    let mut ms = Vec::new();
+    let (mut ms, mut ins, mut outs) = (Vec::new(), Vec::new(), Vec::new());
     for t in 0..=trials {
         ev[0].record(&s_in)?;
         ev[1].record(&s_out)?;
-        // SAFETY: every buffer holds `bytes` bytes and outlives the copies, which are
-        // synchronized below before the next trial or the drop.
+        // SAFETY: both streams are synchronized below, before the next trial or the return.
         unsafe {
-            copy((gpu, &s_in), Direction::HostToDevice, p_in, &dev_in, bytes)?;
-            copy(
-                (gpu, &s_out),
-                Direction::DeviceToHost,
-                p_out,
-                &dev_out,
-                bytes,
-            )?;
+            copy((gpu, &s_in), Direction::HostToDevice, h_in, &dev_in)?;
+            copy((gpu, &s_out), Direction::DeviceToHost, h_out, &dev_out)?;
         }
         ev[2].record(&s_in)?;
         ev[3].record(&s_out)?;
@@ -204,6 +238,8 @@ fn both_ways(
         let end_out = ev[3].elapsed_ms_since(&ev[1])?;
         if t > 0 {
             ms.push((end_in.max(end_out) - start) as f64);
+            ins.push((end_in - start) as f64);
+            outs.push((end_out - start) as f64);
         }
     }
     let stats = Stats::of(&ms)?;
@@ -213,6 +249,59 @@ fn both_ways(
         bytes,
         ms: stats,
         gb_per_s: 2.0 * bytes as f64 / (stats.median * 1e6),
+        ends: Some(Ends {
+            in_ms: Stats::of(&ins)?.median,
+            out_ms: Stats::of(&outs)?.median,
+        }),
+    })
+}
+
+/// The pinned copies — in, out, and both at once — measured with the caller's own page-locked
+/// host memory: `h_in` is copied in, `h_out` copied over from the device (its contents are
+/// lost). A pipeline's bound is best measured on the very host buffers it streams, since
+/// where the page-locked memory lies (which CPU socket's memory) moves the bus rate.
+///
+/// # Errors
+/// [`Error::Unsupported`] on the simulator; [`Error::InvalidInput`] for empty or unequal
+/// buffers, zero trials, or host memory that is not page-locked; a driver error.
+pub fn pinned_rates<T: Plain>(
+    target: &Target,
+    h_in: &mut [T],
+    h_out: &mut [T],
+    trials: u32,
+) -> Result<TransferBench> {
+    let gpu = require_gpu(target)?;
+    gpu.make_current()?;
+    if h_in.is_empty() || h_in.len() != h_out.len() || trials == 0 {
+        return Err(Error::InvalidInput(
+            "the copies need two host buffers of the same positive length and a trial".into(),
+        ));
+    }
+    if !is_pinned(h_in) || !is_pinned(h_out) {
+        return Err(Error::InvalidInput(
+            "the pinned rates need page-locked host memory".into(),
+        ));
+    }
+    let transfers = vec![
+        one_way(
+            target,
+            gpu,
+            Direction::HostToDevice,
+            (&mut *h_in, true),
+            trials,
+        )?,
+        one_way(
+            target,
+            gpu,
+            Direction::DeviceToHost,
+            (&mut *h_out, true),
+            trials,
+        )?,
+        both_ways(target, gpu, (h_in, h_out, true), trials)?,
+    ];
+    Ok(TransferBench {
+        device: target.describe(),
+        transfers,
     })
 }
 
@@ -244,11 +333,15 @@ pub fn run(
     let mut transfers = Vec::new();
     for &bytes in sizes {
         for pinned in [true, false] {
+            let mut h_in = Host::new(gpu, pinned, bytes, 1)?;
+            let mut h_out = Host::new(gpu, pinned, bytes, 0)?;
             for dir in [Direction::HostToDevice, Direction::DeviceToHost] {
-                transfers.push(one_way(target, gpu, dir, pinned, bytes, trials)?);
+                let host = (h_in.bytes(), pinned);
+                transfers.push(one_way(target, gpu, dir, host, trials)?);
                 progress(transfers.len() as u32, steps);
             }
-            transfers.push(both_ways(target, gpu, pinned, bytes, trials)?);
+            let pair = (h_in.bytes(), h_out.bytes(), pinned);
+            transfers.push(both_ways(target, gpu, pair, trials)?);
             progress(transfers.len() as u32, steps);
         }
     }

@@ -120,11 +120,13 @@ pub fn print_report(r: &ExperimentReport, verbose: bool) {
     if let Some(c) = &r.copies {
         println!(
             "  copies alone ({:.0} MB): H→D {:.1} GB/s, D→H {:.1} GB/s, both at once {:.1} GB/s \
-             (pinned); pageable H→D {:.1}, D→H {:.1} GB/s",
+             (in {:.1} beside out {:.1}; pinned); pageable H→D {:.1}, D→H {:.1} GB/s",
             o.len as f64 * 4e-6,
             c.h2d_gbps,
             c.d2h_gbps,
             c.both_gbps,
+            c.both_in_gbps,
+            c.both_out_gbps,
             c.h2d_pageable_gbps,
             c.d2h_pageable_gbps
         );
@@ -189,9 +191,9 @@ pub fn print_report(r: &ExperimentReport, verbose: bool) {
     if let Some(b) = r.bound_ms {
         println!();
         println!(
-            "  bound from the bus: {b:.3} ms (every byte in and back out at the rates above; the \
-             first array's copy back cannot start before it is all in, nor the last one's before \
-             its sum is known)"
+            "  bound from the bus: {b:.3} ms (every byte in and back out at the rates above, each \
+             direction at its own share while both run; the first array's copy back cannot \
+             start before it is all in and summed, nor the last one's before its sum is known)"
         );
     }
     explain(r);

@@ -8,7 +8,7 @@
 //! its sum is known.
 
 use crate::plot::{BLUE, GREEN, ORANGE, Timeline, TimelineBar, TimelinePanel, TimelineRow};
-use gridsync::normalize::transfer::{self, Direction};
+use gridsync::normalize::transfer::{self, Direction, TransferBench};
 use gridsync::normalize::{
     BatchOptions, BatchReport, Normalizer, Pipeline, Schedule, source_arrays,
 };
@@ -93,6 +93,10 @@ pub struct CopyRates {
     pub d2h_gbps: f64,
     /// Both at once (the pair's bytes over its time), GB/s.
     pub both_gbps: f64,
+    /// The copy in's rate while a copy out runs, GB/s (NaN where the pair's times do not give it).
+    pub both_in_gbps: f64,
+    /// The copy out's rate while a copy in runs, GB/s (NaN likewise).
+    pub both_out_gbps: f64,
     /// Host to device from pageable memory, GB/s.
     pub h2d_pageable_gbps: f64,
     /// Device to host into pageable memory, GB/s.
@@ -227,7 +231,7 @@ pub fn run(
                 .map(|&p| time_kernels(target, p, o.len, 20))
                 .collect::<Result<Vec<_>>>()?;
             progress(steps - 1, steps);
-            let copies = copy_rates(target, o.len * 4)?;
+            let copies = copy_rates(target, &mut arrays, o.len * 4)?;
             progress(steps, steps);
             let fastest = kernels.iter().map(|k| k.ms.median).fold(f64::MAX, f64::min);
             let bound = bound_ms(&copies, o.arrays, o.len * 4, fastest);
@@ -299,36 +303,73 @@ fn time_kernels(
     })
 }
 
-/// The copies alone, at one array's size.
-fn copy_rates(target: &Target, bytes: usize) -> Result<CopyRates> {
+/// The copies alone, at one array's size: with the experiment's own first two arrays where
+/// they are pinned (the rate depends on where the page-locked memory lies), and the pageable
+/// rates from buffers of their own.
+fn copy_rates(target: &Target, arrays: &mut Arrays<'_>, bytes: usize) -> Result<CopyRates> {
     let b = transfer::run(target, &[bytes], 5, |_, _| {})?;
-    let rate = |d, pinned| b.gbps(d, pinned).unwrap_or(f64::NAN);
+    let own = match arrays {
+        Arrays::Pinned(v) if v.len() >= 2 => {
+            let (first, rest) = v.split_at_mut(1);
+            Some(transfer::pinned_rates(
+                target,
+                &mut first[0],
+                &mut rest[0],
+                7,
+            )?)
+        }
+        _ => None,
+    };
+    let pinned = own.as_ref().unwrap_or(&b);
+    let rate = |b: &TransferBench, d, pinned| b.gbps(d, pinned).unwrap_or(f64::NAN);
+    let (both_in_gbps, both_out_gbps) =
+        pinned.concurrent_gbps(true).unwrap_or((f64::NAN, f64::NAN));
     Ok(CopyRates {
-        h2d_gbps: rate(Direction::HostToDevice, true),
-        d2h_gbps: rate(Direction::DeviceToHost, true),
-        both_gbps: rate(Direction::Both, true),
-        h2d_pageable_gbps: rate(Direction::HostToDevice, false),
-        d2h_pageable_gbps: rate(Direction::DeviceToHost, false),
+        h2d_gbps: rate(pinned, Direction::HostToDevice, true),
+        d2h_gbps: rate(pinned, Direction::DeviceToHost, true),
+        both_gbps: rate(pinned, Direction::Both, true),
+        both_in_gbps,
+        both_out_gbps,
+        h2d_pageable_gbps: rate(&b, Direction::HostToDevice, false),
+        d2h_pageable_gbps: rate(&b, Direction::DeviceToHost, false),
     })
 }
 
 /// The least time any schedule can take for `n` arrays of `bytes`, from the copy rates
-/// measured alone: the first array must be all in before anything goes back (only the copy in
-/// runs), the last array's copy back starts after its sum is known (only the copy out runs), and
-/// in between the other `n − 1` arrays cross the bus both ways, no faster than each direction's
-/// rate nor than the rate of both directions at once.
+/// measured alone and at once, and one array's kernels.
+///
+/// Each direction moves `n · bytes`. Time splits into stretches where only the copy in runs,
+/// only the copy out runs, or both run (each at its rate beside the other, which need not be
+/// half the pair's: a link often favours one direction). Before the first copy out can start,
+/// the first array must be all in and its kernels done; after the last copy in, the last
+/// array's kernels and copy out remain — so each lone stretch is at least one array's copy
+/// plus the kernels. Both at once moves more bytes a second than either alone, so the least
+/// total keeps the stretch of both as long as those two floors allow; its length is set by the
+/// direction that would run out of bytes first. With equal shares this is the first array in
+/// alone, the other `n − 1` both ways at the pair's rate, the kernels, and the last array out
+/// alone. Where the shares are not known (NaN), they are taken as equal halves of
+/// [`CopyRates::both_gbps`].
 pub fn bound_ms(c: &CopyRates, n: usize, bytes: usize, kernel_ms: f64) -> f64 {
-    let ms = |b: f64, gbps: f64| b / (gbps * 1e6);
-    let (one, rest) = (bytes as f64, (n.saturating_sub(1) * bytes) as f64);
     let kernel_ms = if kernel_ms.is_finite() {
-        kernel_ms
+        kernel_ms.max(0.0)
     } else {
         0.0
     };
-    let middle = ms(rest, c.h2d_gbps)
-        .max(ms(rest, c.d2h_gbps))
-        .max(ms(2.0 * rest, c.both_gbps));
-    ms(one, c.h2d_gbps) + kernel_ms + middle + ms(one, c.d2h_gbps)
+    let (one, all) = (bytes as f64, (n * bytes) as f64);
+    let (a_in, a_out) = (c.h2d_gbps * 1e6, c.d2h_gbps * 1e6); // bytes per ms
+    let (b_in, b_out) = if c.both_in_gbps.is_finite() && c.both_out_gbps.is_finite() {
+        (c.both_in_gbps * 1e6, c.both_out_gbps * 1e6)
+    } else {
+        (c.both_gbps * 0.5e6, c.both_gbps * 0.5e6)
+    };
+    // Each lone stretch moves at least one array plus what fits beside the kernels.
+    let (floor_in, floor_out) = (one + kernel_ms * a_in, one + kernel_ms * a_out);
+    let both_ms = ((all - floor_in) / b_in)
+        .min((all - floor_out) / b_out)
+        .max(0.0);
+    let total = |both: f64| both + (all - b_in * both) / a_in + (all - b_out * both) / a_out;
+    // Running both at once only pays where it beats the two directions one after the other.
+    total(both_ms).min(total(0.0))
 }
 
 /// The timeline of `pipeline`'s runs — the many-stream runs, then the one-stream run — on one
