@@ -15,6 +15,14 @@ fn timeout_ns() -> u64 {
     wait_bound(2_000_000_000)
 }
 
+/// `grid` blocks of `block` threads in clusters of `cluster` along x, with the 16 bytes of
+/// shared memory the cluster checks ask for.
+fn cluster_cfg(grid: u32, block: u32, cluster: u32) -> LaunchConfig {
+    LaunchConfig::linear(grid, block)
+        .with_shared_bytes(16)
+        .with_cluster(cluster.into())
+}
+
 fn mbarrier_phases(target: &Target, blocks: u32, block: u32, rounds: u32, warp_arrivals: bool) {
     let n = (blocks * block) as usize;
     let out = target.zeros::<u32>(n).unwrap();
@@ -214,13 +222,18 @@ fn bulk_store_sim() {
     bulk_store(&Target::Sim, 3, 64, 100);
 }
 
-fn cluster_check(target: &Target, grid: u32, cluster: u32, block: u32) {
+/// Launches [`gpu::checks::hopper::cluster_check`] and returns its rows, or the launch's error
+/// for the shapes that must be refused.
+fn launch_cluster_check(
+    target: &Target,
+    grid: u32,
+    cluster: u32,
+    block: u32,
+) -> gridsync::Result<Vec<u32>> {
     let out = target
         .zeros::<u32>(grid as usize * CLUSTER_CHECK_FIELDS)
         .unwrap();
-    let cfg = LaunchConfig::linear(grid, block)
-        .with_shared_bytes(16)
-        .with_cluster(cluster.into());
+    let cfg = cluster_cfg(grid, block, cluster);
     // SAFETY: a row per block; 16 bytes of shared memory.
     unsafe {
         launch!(
@@ -228,10 +241,13 @@ fn cluster_check(target: &Target, grid: u32, cluster: u32, block: u32) {
             gpu::checks::hopper::cluster_check,
             cfg,
             (out.ptr(),)
-        )
-        .unwrap()
+        )?
     };
-    let got = target.download(&out).unwrap();
+    target.download(&out)
+}
+
+fn cluster_check(target: &Target, grid: u32, cluster: u32, block: u32) {
+    let got = launch_cluster_check(target, grid, cluster, block).unwrap();
     for b in 0..grid {
         let row = &got[b as usize * CLUSTER_CHECK_FIELDS..][..CLUSTER_CHECK_FIELDS];
         let (rank, first) = (b % cluster, b - b % cluster);
@@ -273,9 +289,7 @@ fn clusters_see_their_shape_and_each_others_shared_memory_sim() {
 fn mbarrier_remote(target: &Target, grid: u32, cluster: u32, block: u32) {
     let out = target.zeros::<u32>((grid / cluster) as usize).unwrap();
     let err = target.zeros::<u32>(1).unwrap();
-    let cfg = LaunchConfig::linear(grid, block)
-        .with_shared_bytes(16)
-        .with_cluster(cluster.into());
+    let cfg = cluster_cfg(grid, block, cluster);
     // SAFETY: a word per cluster; 16 bytes of shared memory.
     unsafe {
         launch!(
@@ -313,8 +327,8 @@ fn wrong_parity(target: &Target) -> u32 {
 }
 
 /// `rounds` rounds of [`gpu::checks::hopper::cluster_grid_barrier_phases`] over `grid` blocks
-/// in clusters of `cluster`: the blocks that read a slot before its block arrived.
-fn cluster_grid_phases(target: &Target, grid: u32, cluster: u32, block: u32, rounds: u32) -> u32 {
+/// in clusters of `cluster`: no block reads a slot before its block arrived.
+fn cluster_grid_phases(target: &Target, grid: u32, cluster: u32, block: u32, rounds: u32) {
     use gridsync::primitives::barrier::DeviceGridBarrier;
     use gridsync::runtime::launch::LaunchMode;
     let barrier = DeviceGridBarrier::new(target).unwrap();
@@ -337,7 +351,11 @@ fn cluster_grid_phases(target: &Target, grid: u32, cluster: u32, block: u32, rou
     barrier.check(target).unwrap();
     let last = target.download(&slots).unwrap();
     assert!(last.iter().all(|&p| p == rounds), "{last:?}");
-    target.download(&errs).unwrap()[0]
+    assert_eq!(
+        target.download(&errs).unwrap()[0],
+        0,
+        "{grid} blocks in clusters of {cluster}"
+    );
 }
 
 /// The cluster of block `absent` never arrives: the others give up at the timeout, and the host
@@ -378,11 +396,7 @@ fn the_cluster_aware_grid_barrier_lets_no_block_through_early_sim() {
         (4, 1, 32, 5),
         (16, 16, 8, 3),
     ] {
-        assert_eq!(
-            cluster_grid_phases(&Target::Sim, grid, cluster, block, rounds),
-            0,
-            "{grid} blocks in clusters of {cluster}"
-        );
+        cluster_grid_phases(&Target::Sim, grid, cluster, block, rounds);
     }
     cluster_grid_absent(&Target::Sim, 6, 2, 3);
 }
@@ -465,13 +479,7 @@ fn hopper_primitives_gpu() {
     let Target::Gpu(g) = &gpu else { unreachable!() };
     if g.info().compute_capability.0 < 9 {
         // Refused with the compute capability named, never a launch failure.
-        let out = gpu.zeros::<u32>(2 * CLUSTER_CHECK_FIELDS).unwrap();
-        let cfg = LaunchConfig::linear(2, 32)
-            .with_shared_bytes(16)
-            .with_cluster(2.into());
-        // SAFETY: as in `cluster_check`.
-        let e = unsafe { launch!(gpu, gpu::checks::hopper::cluster_check, cfg, (out.ptr(),)) }
-            .unwrap_err();
+        let e = launch_cluster_check(&gpu, 2, 2, 32).unwrap_err();
         assert!(
             matches!(e, Error::Unsupported(ref why) if why.contains("9.0")),
             "{e}"
@@ -510,9 +518,7 @@ fn hopper_primitives_gpu() {
     ] {
         cluster_check(&gpu, grid, cluster, block);
     }
-    let cfg = LaunchConfig::linear(8, 256)
-        .with_shared_bytes(16)
-        .with_cluster(8.into());
+    let cfg = cluster_cfg(8, 256, 8);
     let clusters = g.max_active_clusters("cluster_check", &cfg).unwrap();
     let sms = g.info().sm_count;
     assert!(
@@ -530,18 +536,14 @@ fn hopper_primitives_gpu() {
         (128, 16, 64),
         (132, 1, 256),
     ] {
-        assert_eq!(
-            cluster_grid_phases(&gpu, grid, cluster, block, 200),
-            0,
-            "{grid} blocks in clusters of {cluster}"
-        );
+        cluster_grid_phases(&gpu, grid, cluster, block, 200);
     }
     // The largest co-resident clustered grid, and one cluster more refused before launching.
     let probe = LaunchConfig::linear(8, 128).with_cluster(8.into());
     let most = g
         .max_active_clusters("cluster_grid_barrier_phases", &probe)
         .unwrap();
-    assert_eq!(cluster_grid_phases(&gpu, 8 * most, 8, 128, 100), 0);
+    cluster_grid_phases(&gpu, 8 * most, 8, 128, 100);
     cluster_grid_absent(&gpu, 64, 4, 13);
     {
         use gridsync::primitives::barrier::DeviceGridBarrier;
@@ -565,13 +567,7 @@ fn hopper_primitives_gpu() {
         );
     }
     // A cluster that does not tile the grid is refused before the driver sees it.
-    let out = gpu.zeros::<u32>(5 * CLUSTER_CHECK_FIELDS).unwrap();
-    let cfg = LaunchConfig::linear(5, 32)
-        .with_shared_bytes(16)
-        .with_cluster(2.into());
-    // SAFETY: as in `cluster_check`.
-    let e =
-        unsafe { launch!(gpu, gpu::checks::hopper::cluster_check, cfg, (out.ptr(),)) }.unwrap_err();
+    let e = launch_cluster_check(&gpu, 5, 2, 32).unwrap_err();
     assert!(
         matches!(e, Error::InvalidInput(ref why) if why.contains("divide")),
         "{e}"
