@@ -7,9 +7,75 @@ use gridsync::gpu::grid::GENERATION_BIT;
 use gridsync::primitives::barrier::DeviceGridBarrier;
 use gridsync::runtime::graph::Graph;
 use gridsync::runtime::grid::{check_coresident, max_coresident_blocks};
-use gridsync::runtime::launch::{LaunchMode, launch_on_stream};
-use gridsync::{Error, LaunchConfig, Target, launch_cooperative, launch_grid_synced};
+use gridsync::runtime::launch::{KernelArgs, LaunchMode, launch_on_stream};
+use gridsync::{Error, Gpu, LaunchConfig, Target, launch_cooperative, launch_grid_synced};
 use std::time::Duration;
+
+/// `rounds` grid barriers of [`gridsync::gpu::bench::barrier::grid_barrier_bare`] through
+/// `barrier`, launched in `mode`; the launch's error if it is refused.
+fn grid_barrier_bare(
+    t: &Target,
+    barrier: &DeviceGridBarrier,
+    cfg: LaunchConfig,
+    mode: LaunchMode,
+    rounds: u32,
+) -> gridsync::Result<()> {
+    // SAFETY: the kernel's only pointer is the barrier's state, alive until `check` has waited
+    // for the launch (on the simulator, until the grid has finished).
+    unsafe {
+        launch_grid_synced!(
+            t,
+            barrier,
+            gridsync::gpu::bench::barrier::grid_barrier_bare,
+            cfg,
+            mode,
+            (barrier.ptr(), rounds)
+        )
+    }
+}
+
+/// [`gridsync::gpu::lessons::race::add_one_atomic`] over `blocks` × `block` threads, launched
+/// cooperatively on a zeroed counter: the count.
+fn cooperative_add_one(t: &Target, blocks: u32, block: u32) -> u32 {
+    let x = t.zeros::<u32>(1).unwrap();
+    // SAFETY: `x` is one `u32`, touched only atomically by the kernel.
+    unsafe {
+        launch_cooperative!(
+            t,
+            gridsync::gpu::lessons::race::add_one_atomic,
+            LaunchConfig::linear(blocks, block),
+            (x.ptr(),)
+        )
+    }
+    .unwrap();
+    t.download(&x).unwrap()[0]
+}
+
+/// A graph of ten plain launches of the kernel `name` over `blocks` blocks of 32, each with
+/// `args`.
+///
+/// # Safety
+///
+/// As [`launch_on_stream`]: `args` must stay valid for every replay of the graph.
+unsafe fn ten_launches(gpu: &Gpu, name: &'static str, blocks: u32, args: impl KernelArgs) -> Graph {
+    Graph::capture(gpu, |stream| {
+        for _ in 0..10 {
+            // SAFETY: forwarded to the caller.
+            unsafe {
+                launch_on_stream(
+                    gpu,
+                    stream,
+                    name,
+                    LaunchConfig::linear(blocks, 32),
+                    args,
+                    LaunchMode::Plain,
+                )?
+            };
+        }
+        Ok(())
+    })
+    .unwrap()
+}
 
 #[test]
 fn launch_modes_serialize_in_snake_case() {
@@ -60,19 +126,7 @@ fn the_simulator_runs_a_grid_synced_launch_in_both_modes() {
     let t = Target::Sim;
     let barrier = DeviceGridBarrier::new(&t).unwrap();
     for mode in [LaunchMode::Plain, LaunchMode::Cooperative] {
-        // SAFETY: the kernel's only pointer is the barrier's state, alive for the launch (the
-        // simulator returns when the grid has finished).
-        unsafe {
-            launch_grid_synced!(
-                &t,
-                barrier,
-                gridsync::gpu::bench::barrier::grid_barrier_bare,
-                LaunchConfig::linear(3, 45),
-                mode,
-                (barrier.ptr(), 20u32)
-            )
-        }
-        .unwrap();
+        grid_barrier_bare(&t, &barrier, LaunchConfig::linear(3, 45), mode, 20).unwrap();
         barrier.check(&t).unwrap();
         // 20 barriers of 2³¹ each: the low bits are back at 0, the generation bit at 0.
         assert_eq!(barrier.read(&t).unwrap().arrived, 0);
@@ -83,36 +137,14 @@ fn the_simulator_runs_a_grid_synced_launch_in_both_modes() {
 fn the_simulator_refuses_an_oversized_grid_synced_launch() {
     let t = Target::Sim;
     let barrier = DeviceGridBarrier::new(&t).unwrap();
-    // SAFETY: as above; the launch is refused before it runs.
-    let e = unsafe {
-        launch_grid_synced!(
-            &t,
-            barrier,
-            gridsync::gpu::bench::barrier::grid_barrier_bare,
-            LaunchConfig::linear(5, 1024),
-            LaunchMode::Plain,
-            (barrier.ptr(), 1u32)
-        )
-    }
-    .unwrap_err();
+    let cfg = LaunchConfig::linear(5, 1024);
+    let e = grid_barrier_bare(&t, &barrier, cfg, LaunchMode::Plain, 1).unwrap_err();
     assert!(matches!(e, Error::InvalidInput(_)), "{e}");
 }
 
 #[test]
 fn launch_cooperative_runs_on_the_simulator() {
-    let t = Target::Sim;
-    let x = t.zeros::<u32>(1).unwrap();
-    // SAFETY: `x` is one `u32`, touched only atomically by the kernel.
-    unsafe {
-        launch_cooperative!(
-            t,
-            gridsync::gpu::lessons::race::add_one_atomic,
-            LaunchConfig::linear(3, 7),
-            (x.ptr(),)
-        )
-    }
-    .unwrap();
-    assert_eq!(t.download(&x).unwrap(), [21]);
+    assert_eq!(cooperative_add_one(&Target::Sim, 3, 7), 21);
 }
 
 #[test]
@@ -123,19 +155,7 @@ fn a_cooperative_grid_of_one_block_per_sm_passes_1000_barriers() {
     let sms = gpu.info().sm_count;
     let barrier = DeviceGridBarrier::new(&t).unwrap();
     for mode in [LaunchMode::Cooperative, LaunchMode::Plain] {
-        // SAFETY: the kernel's only pointer is the barrier's state, alive until `check` has
-        // waited for the launch.
-        unsafe {
-            launch_grid_synced!(
-                &t,
-                barrier,
-                gridsync::gpu::bench::barrier::grid_barrier_bare,
-                LaunchConfig::linear(sms, 128),
-                mode,
-                (barrier.ptr(), 1000u32)
-            )
-        }
-        .unwrap();
+        grid_barrier_bare(&t, &barrier, LaunchConfig::linear(sms, 128), mode, 1000).unwrap();
         barrier.check(&t).unwrap();
     }
 }
@@ -157,33 +177,14 @@ fn a_grid_one_block_past_the_limit_is_refused_before_launch() {
     );
     let barrier = DeviceGridBarrier::new(&t).unwrap();
     // One barrier leaves the generation bit set; a refused launch must not even reset it.
-    // SAFETY: as above.
-    unsafe {
-        launch_grid_synced!(
-            &t,
-            barrier,
-            gridsync::gpu::bench::barrier::grid_barrier_bare,
-            LaunchConfig::linear(limit, 128),
-            LaunchMode::Cooperative,
-            (barrier.ptr(), 1u32)
-        )
-    }
-    .unwrap();
+    let cfg = LaunchConfig::linear(limit, 128);
+    grid_barrier_bare(&t, &barrier, cfg, LaunchMode::Cooperative, 1).unwrap();
     barrier.check(&t).unwrap();
     assert_eq!(barrier.read(&t).unwrap().arrived, GENERATION_BIT);
     for mode in [LaunchMode::Plain, LaunchMode::Cooperative] {
-        // SAFETY: as above; the launch is refused before it is queued.
-        let e = unsafe {
-            launch_grid_synced!(
-                &t,
-                barrier,
-                gridsync::gpu::bench::barrier::grid_barrier_bare,
-                LaunchConfig::linear(limit + 1, 128),
-                mode,
-                (barrier.ptr(), 1u32)
-            )
-        }
-        .unwrap_err();
+        // Refused before it is queued.
+        let cfg = LaunchConfig::linear(limit + 1, 128);
+        let e = grid_barrier_bare(&t, &barrier, cfg, mode, 1).unwrap_err();
         let Error::InvalidInput(msg) = &e else {
             panic!("{mode:?}: expected InvalidInput, got {e:?}");
         };
@@ -203,23 +204,8 @@ fn a_graph_of_ten_empty_launches_runs_three_times() {
     let t = common::gpu();
     let Target::Gpu(gpu) = &t else { unreachable!() };
     let empty = gridsync::gpu::Kernel::Empty.name();
-    let graph = Graph::capture(gpu, |stream| {
-        for _ in 0..10 {
-            // SAFETY: `empty` takes no arguments and touches no memory.
-            unsafe {
-                launch_on_stream(
-                    gpu,
-                    stream,
-                    empty,
-                    LaunchConfig::linear(1, 32),
-                    (),
-                    LaunchMode::Plain,
-                )?
-            };
-        }
-        Ok(())
-    })
-    .unwrap();
+    // SAFETY: `empty` takes no arguments and touches no memory.
+    let graph = unsafe { ten_launches(gpu, empty, 1, ()) };
     assert_eq!(graph.nodes(), 10);
     for _ in 0..3 {
         graph.launch(gpu.stream()).unwrap();
@@ -234,24 +220,9 @@ fn a_graph_replays_its_kernels_and_keeps_their_arguments() {
     let Target::Gpu(gpu) = &t else { unreachable!() };
     let x = t.zeros::<u32>(1).unwrap();
     let add = gridsync::gpu::Kernel::AddOneAtomic.name();
-    let graph = Graph::capture(gpu, |stream| {
-        for _ in 0..10 {
-            // SAFETY: `x` is one `u32`, touched only atomically, and outlives the graph's
-            // launches (they are synchronized below).
-            unsafe {
-                launch_on_stream(
-                    gpu,
-                    stream,
-                    add,
-                    LaunchConfig::linear(2, 32),
-                    (x.ptr(),),
-                    LaunchMode::Plain,
-                )?
-            };
-        }
-        Ok(())
-    })
-    .unwrap();
+    // SAFETY: `x` is one `u32`, touched only atomically, and outlives the graph's launches
+    // (they are synchronized below).
+    let graph = unsafe { ten_launches(gpu, add, 2, (x.ptr(),)) };
     for _ in 0..3 {
         graph.launch(gpu.stream()).unwrap();
     }
@@ -266,16 +237,5 @@ fn a_failed_recording_ends_the_capture_and_returns_its_error() {
     let e = Graph::capture(gpu, |_| Err(Error::Mismatch("on purpose".into()))).unwrap_err();
     assert!(matches!(e, Error::Mismatch(_)), "{e}");
     // The library stream was never captured: it still works.
-    let x = t.zeros::<u32>(1).unwrap();
-    // SAFETY: as above.
-    unsafe {
-        launch_cooperative!(
-            t,
-            gridsync::gpu::lessons::race::add_one_atomic,
-            LaunchConfig::linear(2, 32),
-            (x.ptr(),)
-        )
-    }
-    .unwrap();
-    assert_eq!(t.download(&x).unwrap(), [64]);
+    assert_eq!(cooperative_add_one(&t, 2, 32), 64);
 }
