@@ -38,6 +38,16 @@ fn gridsync(args: &[&str], limit: Duration) -> Output {
     within(gridsync_cmd(args), limit)
 }
 
+/// `gridsync launch OPTIONS -- sh -c SCRIPT`, without a secret of its own, as a command.
+fn launch_sh_cmd(options: &[&str], script: &str) -> Command {
+    gridsync_cmd(&[&["launch"], options, &["--", "sh", "-c", script]].concat())
+}
+
+/// `gridsync launch OPTIONS -- sh -c SCRIPT`'s output, under [`within`] 20 s.
+fn launch_sh(options: &[&str], script: &str) -> Output {
+    within(launch_sh_cmd(options, script), Duration::from_secs(20))
+}
+
 /// A directory of this test's own, empty.
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("gridsync-launch-{}-{name}", std::process::id()));
@@ -63,21 +73,9 @@ fn text(bytes: &[u8]) -> String {
 fn stopping_sends_sigterm_then_sigkill_after_the_grace() {
     // Ranks that end on SIGTERM (saying so) end the launch long before the grace is over.
     let start = Instant::now();
-    let out = gridsync(
-        &[
-            "launch",
-            "-n",
-            "2",
-            "--timeout",
-            "1",
-            "--grace",
-            "10",
-            "--",
-            "sh",
-            "-c",
-            "trap 'echo got TERM; exit 0' TERM; sleep 1000 & wait",
-        ],
-        Duration::from_secs(20),
+    let out = launch_sh(
+        &["-n", "2", "--timeout", "1", "--grace", "10"],
+        "trap 'echo got TERM; exit 0' TERM; sleep 1000 & wait",
     );
     let took = start.elapsed();
     let (so, se) = (text(&out.stdout), text(&out.stderr));
@@ -96,21 +94,9 @@ fn stopping_sends_sigterm_then_sigkill_after_the_grace() {
     // Ranks that ignore SIGTERM (and so does their `sleep`) get SIGKILL when the grace is over:
     // the launch ends after timeout + grace, not long after.
     let start = Instant::now();
-    let out = gridsync(
-        &[
-            "launch",
-            "-n",
-            "2",
-            "--timeout",
-            "1",
-            "--grace",
-            "1",
-            "--",
-            "sh",
-            "-c",
-            "trap '' TERM; sleep 1000",
-        ],
-        Duration::from_secs(20),
+    let out = launch_sh(
+        &["-n", "2", "--timeout", "1", "--grace", "1"],
+        "trap '' TERM; sleep 1000",
     );
     let took = start.elapsed();
     let se = text(&out.stderr);
@@ -125,19 +111,9 @@ fn stopping_sends_sigterm_then_sigkill_after_the_grace() {
 
 #[test]
 fn a_rank_that_ended_is_not_among_those_stopped() {
-    let out = gridsync(
-        &[
-            "launch",
-            "-n",
-            "3",
-            "--timeout",
-            "1",
-            "--",
-            "sh",
-            "-c",
-            "if [ $RANK = 1 ]; then exit 0; fi; exec sleep 1000",
-        ],
-        Duration::from_secs(20),
+    let out = launch_sh(
+        &["-n", "3", "--timeout", "1"],
+        "if [ $RANK = 1 ]; then exit 0; fi; exec sleep 1000",
     );
     let se = text(&out.stderr);
     assert_eq!(out.status.code(), Some(EXIT_TIMED_OUT), "{se}");
@@ -154,12 +130,7 @@ fn the_exit_status_tells_how_the_job_ended() {
     // A rank's failure: 1 whatever its own status, which the message names.
     for status in ["3", "124", "130"] {
         let script = format!("[ $RANK = 1 ] && exit {status}; exec sleep 1000");
-        let out = gridsync(
-            &[
-                "launch", "-n", "2", "--grace", "1", "--", "sh", "-c", &script,
-            ],
-            Duration::from_secs(20),
-        );
+        let out = launch_sh(&["-n", "2", "--grace", "1"], &script);
         let se = text(&out.stderr);
         assert_eq!(out.status.code(), Some(EXIT_RANK_FAILED), "{se}");
         assert!(
@@ -167,10 +138,7 @@ fn the_exit_status_tells_how_the_job_ended() {
             "{se}"
         );
     }
-    let killed = gridsync(
-        &["launch", "-n", "1", "--", "sh", "-c", "kill -9 $$"],
-        Duration::from_secs(20),
-    );
+    let killed = launch_sh(&["-n", "1"], "kill -9 $$");
     assert_eq!(killed.status.code(), Some(EXIT_RANK_FAILED));
     assert!(text(&killed.stderr).contains("rank 0 was killed by signal 9"));
     // The bound.
@@ -204,7 +172,7 @@ fn the_exit_status_tells_how_the_job_ended() {
         let script = format!("touch {}/$RANK; exec sleep 1000", dir.display());
         let start = Instant::now();
         let out = within_meanwhile(
-            gridsync_cmd(&["launch", "-n", "2", "--", "sh", "-c", &script]),
+            launch_sh_cmd(&["-n", "2"], &script),
             Duration::from_secs(20),
             |pid| {
                 wait_for_files(&dir, &["0", "1"]);
@@ -232,8 +200,8 @@ fn the_exit_status_tells_how_the_job_ended() {
 fn a_long_line_passes_in_pieces_of_64_kib() {
     let len: usize = 10_000_000;
     let script = format!("head -c {len} /dev/zero | tr '\\0' x; echo; echo end");
-    let out = gridsync(
-        &["launch", "-n", "1", "--", "sh", "-c", &script],
+    let out = within(
+        launch_sh_cmd(&["-n", "1"], &script),
         Duration::from_secs(30),
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -294,7 +262,7 @@ fn a_launcher_killed_outright_takes_every_rank_with_it() {
         d = dir.display()
     );
     let mut launcher = KilledOnDrop(
-        gridsync_cmd(&["launch", "-n", "2", "--", "sh", "-c", &script])
+        launch_sh_cmd(&["-n", "2"], &script)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -348,36 +316,13 @@ fn a_launcher_killed_outright_takes_every_rank_with_it() {
 #[test]
 fn every_rank_gets_the_jobs_secret_and_never_sees_it_printed() {
     assert!(
-        gridsync(
-            &[
-                "launch",
-                "-n",
-                "2",
-                "--",
-                "sh",
-                "-c",
-                "test -n \"$GRIDSYNC_TOKEN\""
-            ],
-            Duration::from_secs(20),
-        )
-        .status
-        .success()
+        launch_sh(&["-n", "2"], "test -n \"$GRIDSYNC_TOKEN\"")
+            .status
+            .success()
     );
     // One secret per launch, the same on every rank: 32 random bytes in hex.
     let tokens = || {
-        let out = gridsync(
-            &[
-                "launch",
-                "-n",
-                "2",
-                "--no-prefix",
-                "--",
-                "sh",
-                "-c",
-                "echo $GRIDSYNC_TOKEN",
-            ],
-            Duration::from_secs(20),
-        );
+        let out = launch_sh(&["-n", "2", "--no-prefix"], "echo $GRIDSYNC_TOKEN");
         assert!(out.status.success());
         let so = text(&out.stdout);
         let lines: Vec<String> = so.lines().map(String::from).collect();
@@ -390,15 +335,10 @@ fn every_rank_gets_the_jobs_secret_and_never_sees_it_printed() {
     assert_ne!(tokens(), tokens());
     // The launcher's own is passed on, and not printed when the job fails.
     let secret = "a-secret-of-this-test-0123456789";
-    let mut c = gridsync_cmd(&[
-        "launch",
-        "-n",
-        "2",
-        "--",
-        "sh",
-        "-c",
+    let mut c = launch_sh_cmd(
+        &["-n", "2"],
         "[ \"$GRIDSYNC_TOKEN\" = a-secret-of-this-test-0123456789 ] && exit 3",
-    ]);
+    );
     c.env(TOKEN_VAR, secret);
     let out = within(c, Duration::from_secs(20));
     let (so, se) = (text(&out.stdout), text(&out.stderr));
