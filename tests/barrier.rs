@@ -28,6 +28,18 @@ fn phases_in_groups(
 ) -> u32 {
     let mut barrier = DeviceGridBarrier::new(target).unwrap();
     barrier.set_arrival(arrival);
+    phases_through(target, &barrier, blocks, threads, rounds, mode)
+}
+
+/// [`phases`] through `barrier`, set up as the caller chose.
+fn phases_through(
+    target: &Target,
+    barrier: &DeviceGridBarrier,
+    blocks: u32,
+    threads: u32,
+    rounds: u32,
+    mode: LaunchMode,
+) -> u32 {
     let slots = target.zeros::<u32>(blocks as usize).unwrap();
     let errors = target.zeros::<u32>(1).unwrap();
     let cfg = LaunchConfig::linear(blocks, threads);
@@ -35,7 +47,7 @@ fn phases_in_groups(
     unsafe {
         gridsync::launch_grid_synced!(
             target,
-            &barrier,
+            barrier,
             gpu::checks::barrier::grid_barrier_phases,
             cfg,
             mode,
@@ -56,22 +68,10 @@ fn sleeping_between_polls_still_lets_no_block_through_early_on_the_simulator() {
     let mut barrier = DeviceGridBarrier::new(&target).unwrap();
     barrier.set_poll_sleep(PollSleep::Ns(50));
     barrier.set_arrival(Arrival::Groups(2));
-    let slots = target.zeros::<u32>(5).unwrap();
-    let errors = target.zeros::<u32>(1).unwrap();
-    // SAFETY: one phase slot per block, one error word, the barrier's live state.
-    unsafe {
-        gridsync::launch_grid_synced!(
-            &target,
-            &barrier,
-            gpu::checks::barrier::grid_barrier_phases,
-            LaunchConfig::linear(5, 19),
-            LaunchMode::Plain,
-            (barrier.ptr(), slots.ptr(), 10u32, errors.ptr())
-        )
-        .unwrap()
-    };
-    barrier.check(&target).unwrap();
-    assert_eq!(target.download(&errors).unwrap()[0], 0);
+    assert_eq!(
+        phases_through(&target, &barrier, 5, 19, 10, LaunchMode::Plain),
+        0
+    );
 }
 
 #[test]
@@ -235,10 +235,7 @@ fn bad_experiments_are_errors() {
 #[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
 fn gpu_no_block_passes_early_at_every_grid() {
     let target = common::gpu();
-    let Target::Gpu(gpu) = &target else {
-        unreachable!()
-    };
-    let sms = gpu.info().sm_count;
+    let sms = common::sm_count(&target);
     let limit = check_coresident(
         &target,
         "grid_barrier_phases",
@@ -268,19 +265,9 @@ fn gpu_oversubscribed_grids_are_refused_before_launch() {
         check_coresident(&target, "grid_barrier_bare", &LaunchConfig::linear(1, 128)).unwrap();
     let barrier = DeviceGridBarrier::new(&target).unwrap();
     for mode in [LaunchMode::Plain, LaunchMode::Cooperative] {
+        // Refused before it happens.
         let cfg = LaunchConfig::linear(limit + 1, 128);
-        // SAFETY: the barrier's live state (the launch is refused before it happens).
-        let e = unsafe {
-            gridsync::launch_grid_synced!(
-                &target,
-                &barrier,
-                gpu::bench::barrier::grid_barrier_bare,
-                cfg,
-                mode,
-                (barrier.ptr(), 1u32)
-            )
-        }
-        .unwrap_err();
+        let e = common::grid_barrier_bare(&target, &barrier, cfg, mode, 1).unwrap_err();
         assert!(e.to_string().contains("never all arrive"), "{e}");
     }
 }
@@ -295,10 +282,7 @@ fn gpu_a_block_that_never_arrives_is_a_timeout() {
 #[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
 fn gpu_xpx_correct_variants_are_bit_identical_to_the_cpu() {
     let target = common::gpu();
-    let Target::Gpu(gpu) = &target else {
-        unreachable!()
-    };
-    let sms = gpu.info().sm_count;
+    let sms = common::sm_count(&target);
     for (blocks, threads, len) in [(2, 64, 128), (sms, 128, 128), (7, 33, 1000)] {
         let o = BarrierOptions {
             blocks,
@@ -361,18 +345,7 @@ fn a_launch_that_finds_the_generation_flipped_still_waits_on_the_simulator() {
     let target = Target::Sim;
     let barrier = DeviceGridBarrier::new(&target).unwrap();
     let cfg = LaunchConfig::linear(4, 16);
-    // SAFETY: the barrier's live state.
-    unsafe {
-        gridsync::launch_grid_synced!(
-            &target,
-            &barrier,
-            gpu::bench::barrier::grid_barrier_bare,
-            cfg,
-            LaunchMode::Plain,
-            (barrier.ptr(), 3u32)
-        )
-        .unwrap()
-    };
+    common::grid_barrier_bare(&target, &barrier, cfg, LaunchMode::Plain, 3).unwrap();
     assert_eq!(barrier.read(&target).unwrap().arrived, 1 << 31);
     let slots = target.zeros::<u32>(4).unwrap();
     let errors = target.zeros::<u32>(1).unwrap();

@@ -8,31 +8,8 @@ use gridsync::primitives::barrier::DeviceGridBarrier;
 use gridsync::runtime::graph::Graph;
 use gridsync::runtime::grid::{check_coresident, max_coresident_blocks};
 use gridsync::runtime::launch::{KernelArgs, LaunchMode, launch_on_stream};
-use gridsync::{Error, Gpu, LaunchConfig, Target, launch_cooperative, launch_grid_synced};
+use gridsync::{Error, Gpu, LaunchConfig, Target, launch_cooperative};
 use std::time::Duration;
-
-/// `rounds` grid barriers of [`gridsync::gpu::bench::barrier::grid_barrier_bare`] through
-/// `barrier`, launched in `mode`; the launch's error if it is refused.
-fn grid_barrier_bare(
-    t: &Target,
-    barrier: &DeviceGridBarrier,
-    cfg: LaunchConfig,
-    mode: LaunchMode,
-    rounds: u32,
-) -> gridsync::Result<()> {
-    // SAFETY: the kernel's only pointer is the barrier's state, alive until `check` has waited
-    // for the launch (on the simulator, until the grid has finished).
-    unsafe {
-        launch_grid_synced!(
-            t,
-            barrier,
-            gridsync::gpu::bench::barrier::grid_barrier_bare,
-            cfg,
-            mode,
-            (barrier.ptr(), rounds)
-        )
-    }
-}
 
 /// [`gridsync::gpu::lessons::race::add_one_atomic`] over `blocks` × `block` threads, launched
 /// cooperatively on a zeroed counter: the count.
@@ -126,7 +103,7 @@ fn the_simulator_runs_a_grid_synced_launch_in_both_modes() {
     let t = Target::Sim;
     let barrier = DeviceGridBarrier::new(&t).unwrap();
     for mode in [LaunchMode::Plain, LaunchMode::Cooperative] {
-        grid_barrier_bare(&t, &barrier, LaunchConfig::linear(3, 45), mode, 20).unwrap();
+        common::grid_barrier_bare(&t, &barrier, LaunchConfig::linear(3, 45), mode, 20).unwrap();
         barrier.check(&t).unwrap();
         // 20 barriers of 2³¹ each: the low bits are back at 0, the generation bit at 0.
         assert_eq!(barrier.read(&t).unwrap().arrived, 0);
@@ -138,7 +115,7 @@ fn the_simulator_refuses_an_oversized_grid_synced_launch() {
     let t = Target::Sim;
     let barrier = DeviceGridBarrier::new(&t).unwrap();
     let cfg = LaunchConfig::linear(5, 1024);
-    let e = grid_barrier_bare(&t, &barrier, cfg, LaunchMode::Plain, 1).unwrap_err();
+    let e = common::grid_barrier_bare(&t, &barrier, cfg, LaunchMode::Plain, 1).unwrap_err();
     assert!(matches!(e, Error::InvalidInput(_)), "{e}");
 }
 
@@ -151,11 +128,11 @@ fn launch_cooperative_runs_on_the_simulator() {
 #[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
 fn a_cooperative_grid_of_one_block_per_sm_passes_1000_barriers() {
     let t = common::gpu();
-    let Target::Gpu(gpu) = &t else { unreachable!() };
-    let sms = gpu.info().sm_count;
+    let sms = common::sm_count(&t);
     let barrier = DeviceGridBarrier::new(&t).unwrap();
     for mode in [LaunchMode::Cooperative, LaunchMode::Plain] {
-        grid_barrier_bare(&t, &barrier, LaunchConfig::linear(sms, 128), mode, 1000).unwrap();
+        common::grid_barrier_bare(&t, &barrier, LaunchConfig::linear(sms, 128), mode, 1000)
+            .unwrap();
         barrier.check(&t).unwrap();
     }
 }
@@ -178,13 +155,13 @@ fn a_grid_one_block_past_the_limit_is_refused_before_launch() {
     let barrier = DeviceGridBarrier::new(&t).unwrap();
     // One barrier leaves the generation bit set; a refused launch must not even reset it.
     let cfg = LaunchConfig::linear(limit, 128);
-    grid_barrier_bare(&t, &barrier, cfg, LaunchMode::Cooperative, 1).unwrap();
+    common::grid_barrier_bare(&t, &barrier, cfg, LaunchMode::Cooperative, 1).unwrap();
     barrier.check(&t).unwrap();
     assert_eq!(barrier.read(&t).unwrap().arrived, GENERATION_BIT);
     for mode in [LaunchMode::Plain, LaunchMode::Cooperative] {
         // Refused before it is queued.
         let cfg = LaunchConfig::linear(limit + 1, 128);
-        let e = grid_barrier_bare(&t, &barrier, cfg, mode, 1).unwrap_err();
+        let e = common::grid_barrier_bare(&t, &barrier, cfg, mode, 1).unwrap_err();
         let Error::InvalidInput(msg) = &e else {
             panic!("{mode:?}: expected InvalidInput, got {e:?}");
         };

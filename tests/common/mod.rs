@@ -35,6 +35,37 @@ pub fn gpu() -> Target {
     Target::open(0, false).expect("a GPU test ran, so a GPU must be present")
 }
 
+/// The SM count of `target`, which must be the GPU.
+pub fn sm_count(target: &Target) -> u32 {
+    let Target::Gpu(gpu) = target else {
+        panic!("{} is not a GPU", target.describe())
+    };
+    gpu.info().sm_count
+}
+
+/// `rounds` grid barriers of [`gridsync::gpu::bench::barrier::grid_barrier_bare`] through
+/// `barrier`, launched in `mode`; the launch's error if it is refused.
+pub fn grid_barrier_bare(
+    t: &Target,
+    barrier: &gridsync::DeviceGridBarrier,
+    cfg: gridsync::LaunchConfig,
+    mode: gridsync::runtime::launch::LaunchMode,
+    rounds: u32,
+) -> gridsync::Result<()> {
+    // SAFETY: the kernel's only pointer is the barrier's state, alive until `check` has waited
+    // for the launch (on the simulator, until the grid has finished).
+    unsafe {
+        gridsync::launch_grid_synced!(
+            t,
+            barrier,
+            gridsync::gpu::bench::barrier::grid_barrier_bare,
+            cfg,
+            mode,
+            (barrier.ptr(), rounds)
+        )
+    }
+}
+
 /// Runs every supported atomic case at `shape` on `target`, each with its own seed derived from
 /// the base seed, and fails with the list of the cases that did not pass.
 pub fn every_atomic_case_passes(target: &Target, shape: gridsync::atomics::CheckShape) {
