@@ -6,8 +6,8 @@
 //! table of what each kernel does: `gpu/src/lessons/mbarrier.rs`.
 
 use crate::runtime::error::{Error, Result};
+use crate::runtime::grid::one_block_per_sm;
 use crate::runtime::launch::Target;
-use crate::runtime::stats::Stats;
 use crate::runtime::timer::Timer;
 use crate::runtime::wait::wait_bound;
 use gpu::LaunchConfig;
@@ -217,17 +217,11 @@ pub fn run_kernels(
     opts: &MbarrierOptions,
     kernels: &[RelayKernel],
 ) -> Result<MbarrierReport> {
-    if !target.has_kernel(gpu::Kernel::RelaySplit) {
-        return Err(Error::Unsupported(format!(
-            "the mbarrier lesson needs compute capability 9.0 (sm_90); {} has less",
-            target.describe()
-        )));
-    }
-    let blocks = match (opts.blocks, target) {
-        (Some(b), _) => b,
-        (None, Target::Sim) => 2,
-        (None, Target::Gpu(g)) => g.info().sm_count,
-    };
+    target.require_kernel(
+        gpu::Kernel::RelaySplit,
+        "the mbarrier lesson needs compute capability 9.0 (sm_90)",
+    )?;
+    let blocks = opts.blocks.unwrap_or_else(|| one_block_per_sm(target));
     if opts.rounds == 0 || blocks == 0 {
         return Err(Error::InvalidInput(
             "rounds and blocks must be positive".into(),
@@ -260,21 +254,12 @@ pub fn run_kernels(
                 "relay_wait_before_arrive did not time out: its wait cannot complete".into(),
             ));
         }
-        let ms = match (&mut timer, kernel.correct()) {
-            (Some(timer), true) => {
-                let mut ms = Vec::new();
-                for _ in 0..TRIALS {
-                    let Target::Gpu(gpu) = target else {
-                        unreachable!()
-                    };
-                    ms.push(
-                        timer.time(gpu.stream(), || launch(target, kernel, cfg, opts, &words))?
-                            as f64,
-                    );
-                }
-                Some(Stats::of(&ms)?.median)
-            }
-            _ => None,
+        let ms = if kernel.correct() {
+            Timer::median_ms_if(target, timer.as_mut(), TRIALS, || {
+                launch(target, kernel, cfg, opts, &words)
+            })?
+        } else {
+            None
         };
         runs.push(RelayRun {
             kernel,

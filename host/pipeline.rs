@@ -9,8 +9,8 @@
 
 use crate::runtime::buffer::Buffer;
 use crate::runtime::error::{Error, Result};
+use crate::runtime::grid::one_block_per_sm;
 use crate::runtime::launch::Target;
-use crate::runtime::stats::Stats;
 use crate::runtime::timer::Timer;
 use crate::runtime::wait::wait_bound;
 use gpu::LaunchConfig;
@@ -223,18 +223,11 @@ pub fn run_kernels(
     opts: &PipelineOptions,
     kernels: &[PipelineKernel],
 ) -> Result<PipelineReport> {
-    if !target.has_kernel(gpu::Kernel::PipelineTransform) {
-        return Err(Error::Unsupported(format!(
-            "the pipeline lesson needs compute capability 9.0 (bulk copies completing on an \
-             mbarrier); {} has less",
-            target.describe()
-        )));
-    }
-    let blocks = match (opts.blocks, target) {
-        (Some(b), _) => b,
-        (None, Target::Sim) => 2,
-        (None, Target::Gpu(g)) => g.info().sm_count,
-    };
+    target.require_kernel(
+        gpu::Kernel::PipelineTransform,
+        "the pipeline lesson needs compute capability 9.0 (bulk copies completing on an mbarrier)",
+    )?;
+    let blocks = opts.blocks.unwrap_or_else(|| one_block_per_sm(target));
     if opts.tiles == 0 || blocks == 0 {
         return Err(Error::InvalidInput(
             "tiles and blocks must be positive".into(),
@@ -280,20 +273,12 @@ pub fn run_kernels(
                 kernel.name()
             )));
         }
-        let ms = match (&mut timer, kernel.correct()) {
-            (Some(timer), true) => {
-                let Target::Gpu(gpu) = target else {
-                    unreachable!()
-                };
-                let mut ms = Vec::new();
-                for _ in 0..TRIALS {
-                    ms.push(timer.time(gpu.stream(), || {
-                        launch(target, kernel, cfg, (&x, &out, &err), opts.work)
-                    })? as f64);
-                }
-                Some(Stats::of(&ms)?.median)
-            }
-            _ => None,
+        let ms = if kernel.correct() {
+            Timer::median_ms_if(target, timer.as_mut(), TRIALS, || {
+                launch(target, kernel, cfg, (&x, &out, &err), opts.work)
+            })?
+        } else {
+            None
         };
         runs.push(PipelineRun {
             kernel,

@@ -75,14 +75,13 @@ impl<'a, R: DeviceReduction> SinglePass<'a, R> {
                         std::any::type_name::<R>()
                     ))
                 })?;
-                if !target.has_kernel(kernel) {
-                    return Err(Error::Unsupported(format!(
-                        "{} needs compute capability 9.0 (bulk copies completing on an mbarrier); \
-                         {} has less",
-                        kernel.name(),
-                        target.describe()
-                    )));
-                }
+                target.require_kernel(
+                    kernel,
+                    &format!(
+                        "{} needs compute capability 9.0 (bulk copies completing on an mbarrier)",
+                        kernel.name()
+                    ),
+                )?;
                 // A block per stage's worth of bytes at most.
                 let stage = REDUCE_PIPELINE_STAGE_BYTES as usize;
                 let tiles = (len * size_of::<R::Item>()).div_ceil(stage);

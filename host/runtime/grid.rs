@@ -21,6 +21,16 @@ use gpu::LaunchConfig;
 /// atomic, a lock) is exercised, and few, since each simulated thread is an OS thread.
 pub const SIM_BLOCKS: u32 = 4;
 
+/// One block per SM on a GPU, two on the simulator: the default grid of the Hopper lessons
+/// (`mbarrier`, `pipeline`), whose blocks each run the lesson on their own — on the simulator
+/// two, so that blocks still run beside each other.
+pub fn one_block_per_sm(target: &Target) -> u32 {
+    match target {
+        Target::Sim => 2,
+        Target::Gpu(g) => g.info().sm_count,
+    }
+}
+
 /// How many blocks of `threads_per_block` threads with `shared_bytes` of dynamic shared memory
 /// of the kernel `name` one SM holds at once (`cuOccupancyMaxActiveBlocksPerMultiprocessor`),
 /// at least 1: a sizing hint for grid-stride grids, where a block that does not fit fails at

@@ -106,6 +106,21 @@ impl Target {
         }
     }
 
+    /// Refuses a GPU without `kernel` ([`Target::has_kernel`]): [`Error::Unsupported`] saying
+    /// `needs` (what needs which compute capability) and that this target has less.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] where `kernel` does not run here.
+    pub fn require_kernel(&self, kernel: gpu::Kernel, needs: &str) -> Result<()> {
+        if self.has_kernel(kernel) {
+            return Ok(());
+        }
+        Err(Error::Unsupported(format!(
+            "{needs}; {} has less",
+            self.describe()
+        )))
+    }
+
     /// Launches `kernel` over `cfg` with `args` and, on the GPU, returns once it is queued on the
     /// library's stream (call [`Target::synchronize`] to wait); the simulator returns when the
     /// grid has finished. Use the [`launch!`](crate::launch!) macro, which fills in `name`.

@@ -161,6 +161,28 @@ impl Timer {
         }
     }
 
+    /// The median milliseconds of `trials` runs of `work`, each event-timed by `timer` where
+    /// `target` is a GPU and a timer is given; `None`, running nothing, otherwise (the
+    /// simulator, or no timer).
+    ///
+    /// # Errors
+    /// What `work` returns; a driver error; [`Error::InvalidInput`] for zero trials.
+    pub fn median_ms_if(
+        target: &Target,
+        timer: Option<&mut Timer>,
+        trials: u32,
+        mut work: impl FnMut() -> Result<()>,
+    ) -> Result<Option<f64>> {
+        let (Target::Gpu(gpu), Some(timer)) = (target, timer) else {
+            return Ok(None);
+        };
+        let mut ms = Vec::new();
+        for _ in 0..trials {
+            ms.push(f64::from(timer.time(gpu.stream(), &mut work)?));
+        }
+        Ok(Some(crate::runtime::stats::Stats::of(&ms)?.median))
+    }
+
     /// Records the start on `stream`.
     ///
     /// # Errors
