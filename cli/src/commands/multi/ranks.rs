@@ -16,6 +16,7 @@ use gridsync::multi::{
     CountPlan, HistogramPlan, Op, ReducePlan, Scattered, WideHistogramPlan, split, sum_bound,
 };
 use gridsync::reduce::{DeviceReduction, max_cpu, min_cpu, sum_abs_cpu, sum_cpu};
+use gridsync::runtime::buffer::Plain;
 use gridsync::{Error, Result};
 use serde::Serialize;
 use std::io::{Read, Seek, SeekFrom};
@@ -280,8 +281,7 @@ fn wide_histogram(world: &World, mut slice: Slice, report: &mut RankReport) -> R
     let want = world
         .links()
         .all_reduce(&histogram_u16_cpu(&data), Op::Sum)?;
-    let x = Scattered::<u16>::zeros(world.set(), data.len())?;
-    x.copy_from(world.set(), &data)?;
+    let x = on_devices(world, &data)?;
     drop(data);
     let plan = WideHistogramPlan::new(world.set(), &x)?;
     let (row, got) = histogram_row(world, "values", &slice, &want, || {
@@ -306,14 +306,20 @@ fn byte_histogram(
     let want = world
         .links()
         .all_reduce(&histogram_cpu(&data, bins), Op::Sum)?;
-    let x = Scattered::<u8>::zeros(world.set(), data.len())?;
-    x.copy_from(world.set(), &data)?;
+    let x = on_devices(world, &data)?;
     drop(data);
     let plan = HistogramPlan::new(world.set(), &x, bins)?;
     let (row, got) = histogram_row(world, "bytes", &slice, &want, || plan.run(world.combiner()))?;
     report.rows.push(row);
     report.bins = Some(got);
     Ok(())
+}
+
+/// `data` on this rank's devices, a slice each, copied from `data` as it is.
+fn on_devices<T: Plain>(world: &World, data: &[T]) -> Result<Scattered<T>> {
+    let x = Scattered::zeros(world.set(), data.len())?;
+    x.copy_from(world.set(), data)?;
+    Ok(x)
 }
 
 /// This rank's floats: read from the file, or generated in `[lo, hi)`.
@@ -327,8 +333,7 @@ fn floats(slice: &mut Slice, lo: f32, hi: f32) -> Result<Vec<f32>> {
 /// The floats above `threshold`.
 fn count(world: &World, mut slice: Slice, threshold: f32, report: &mut RankReport) -> Result<()> {
     let data = floats(&mut slice, 0.0, 1.0)?;
-    let x = Scattered::<f32>::zeros(world.set(), data.len())?;
-    x.copy_from(world.set(), &data)?;
+    let x = on_devices(world, &data)?;
     let local = count_above_cpu(&data, threshold);
     drop(data);
     let want = world.links().all_reduce(&[local], Op::Sum)?[0];
@@ -355,8 +360,7 @@ fn count(world: &World, mut slice: Slice, threshold: f32, report: &mut RankRepor
 /// Σ (within [`sum_bound`]), min and max (exactly).
 fn reduce(world: &World, mut slice: Slice, report: &mut RankReport) -> Result<()> {
     let data = floats(&mut slice, -1.0, 1.0)?;
-    let x = Scattered::<f32>::zeros(world.set(), data.len())?;
-    x.copy_from(world.set(), &data)?;
+    let x = on_devices(world, &data)?;
     let local = [sum_cpu(&data), sum_abs_cpu(&data)];
     let lo = min_cpu(&data).unwrap_or(f32::NAN);
     let hi = max_cpu(&data).unwrap_or(f32::NAN);
