@@ -4,6 +4,15 @@
 
 use super::*;
 
+/// The JSON array `v`'s whole numbers.
+fn u64s(v: &serde_json::Value) -> Vec<u64> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect()
+}
+
 #[test]
 fn ranks_as_processes_give_the_one_process_results() {
     use gridsync::inputs::MULTI_SEED as SEED;
@@ -13,13 +22,7 @@ fn ranks_as_processes_give_the_one_process_results() {
     for n in [1u32, 2, 3, 8] {
         let r = launched(n, true, "reduce", &["--len", "1003", "--repeats", "1"]);
         assert_eq!(r["world"], n);
-        let slices: Vec<u64> = r["slices"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| v.as_u64().unwrap())
-            .collect();
-        assert_eq!(slices.iter().sum::<u64>(), len as u64);
+        assert_eq!(u64s(&r["slices"]).iter().sum::<u64>(), len as u64);
         let (sum, lo, hi) = one_process_reduce(n as usize, &x);
         let got = r["sum"].as_f64().unwrap();
         assert!(
@@ -31,29 +34,19 @@ fn ranks_as_processes_give_the_one_process_results() {
         assert!(r["combine"].as_str().unwrap().contains("host combine"));
     }
     // Integers: exactly the CPU's (which the one-process plans give too: tests/multi.rs).
+    // `n` ranks' histogram of `len` values, with `bins` (no option: the default).
+    let histogram = |n: u32, len: &str, bins: &[&str]| {
+        let args = [&["--len", len, "--repeats", "1"], bins].concat();
+        bins_of(&launched(n, true, "histogram", &args))
+    };
     let bytes = gridsync::histogram::uniform_bytes(5001, SEED);
-    let r = launched(3, true, "histogram", &["--len", "5001", "--repeats", "1"]);
     let want = gridsync::histogram::histogram_cpu(&bytes, gridsync::histogram::Bins::Byte);
-    assert_eq!(bins_of(&r), want);
-    let r = launched(
-        2,
-        true,
-        "histogram",
-        &["--len", "5001", "--repeats", "1", "--bins", "128"],
-    );
+    assert_eq!(histogram(3, "5001", &[]), want);
     let want = gridsync::histogram::histogram_cpu(&bytes, gridsync::histogram::Bins::Ascii);
-    assert_eq!(bins_of(&r), want);
-    let r = launched(
-        2,
-        true,
-        "histogram",
-        &["--len", "3001", "--repeats", "1", "--bins", "65536"],
-    );
+    assert_eq!(histogram(2, "5001", &["--bins", "128"]), want);
     let words = gridsync::inputs::uniform_u16(3001, SEED);
-    assert_eq!(
-        bins_of(&r),
-        gridsync::histogram::wide::histogram_u16_cpu(&words)
-    );
+    let want = gridsync::histogram::wide::histogram_u16_cpu(&words);
+    assert_eq!(histogram(2, "3001", &["--bins", "65536"]), want);
     let y = gridsync::inputs::uniform_f32(4099, SEED, 0.0, 1.0);
     let r = launched(3, true, "count-above", &["--len", "4099", "--repeats", "1"]);
     assert_eq!(
@@ -129,18 +122,8 @@ fn ranks_read_their_byte_range_of_a_file() {
             .count() as u64
     );
     // Each rank read its slice's bytes, no more: together the file once.
-    let read: Vec<u64> = r["bytes_read"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_u64().unwrap())
-        .collect();
-    let slices: Vec<u64> = r["slices"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| 4 * v.as_u64().unwrap())
-        .collect();
+    let read = u64s(&r["bytes_read"]);
+    let slices: Vec<u64> = u64s(&r["slices"]).iter().map(|s| 4 * s).collect();
     assert_eq!(read, slices);
     assert_eq!(read.iter().sum::<u64>(), 4 * n as u64);
     let r = launched(3, true, "reduce", &["--input", f, "--repeats", "1"]);
