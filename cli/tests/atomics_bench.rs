@@ -19,37 +19,26 @@ fn each_configuration_names_its_instruction() {
         scope,
         layout,
     };
-    use {BenchOp::*, Memory::*};
+    use {BenchOp::*, Layout::*, Memory::*};
     let (block, device, system) = (Scope::Block, Scope::Device, Scope::System);
-    assert_eq!(
-        ptx_of(&c(AddU32, Global, device, Layout::Grid)),
-        "atom.relaxed.gpu.add.u32"
-    );
-    assert_eq!(
-        ptx_of(&c(RedAddU32, Global, system, Layout::Warp)),
-        "red.relaxed.sys.add.u32"
-    );
-    assert_eq!(
-        ptx_of(&c(AddF32, Shared, block, Layout::Thread)),
-        "atom.relaxed.cta.add.f32"
-    );
-    assert_eq!(
-        ptx_of(&c(CasU32, Global, block, Layout::Block)),
-        "atom.relaxed.cta.cas.b32"
-    );
+    for (op, memory, scope, layout, ptx) in [
+        (AddU32, Global, device, Grid, "atom.relaxed.gpu.add.u32"),
+        (RedAddU32, Global, system, Warp, "red.relaxed.sys.add.u32"),
+        (AddF32, Shared, block, Thread, "atom.relaxed.cta.add.f32"),
+        (CasU32, Global, block, Block, "atom.relaxed.cta.cas.b32"),
+    ] {
+        let config = c(op, memory, scope, layout);
+        assert_eq!(ptx_of(&config), ptx, "{config:?}");
+    }
     let shape = ThroughputShape::new(4, 64, 1);
-    assert_eq!(
-        c(AddU32, Global, device, Layout::Grid).threads_per_address(&shape),
-        256
-    );
-    assert_eq!(
-        c(AddU32, Global, device, Layout::Block).threads_per_address(&shape),
-        64
-    );
-    assert_eq!(
-        c(AddU32, Shared, block, Layout::Warp).threads_per_address(&shape),
-        32
-    );
+    for (op, memory, scope, layout, threads) in [
+        (AddU32, Global, device, Grid, 256),
+        (AddU32, Global, device, Block, 64),
+        (AddU32, Shared, block, Warp, 32),
+    ] {
+        let config = c(op, memory, scope, layout);
+        assert_eq!(config.threads_per_address(&shape), threads, "{config:?}");
+    }
 }
 
 #[test]
