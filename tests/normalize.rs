@@ -11,8 +11,8 @@ mod common;
 
 use checks::*;
 use gridsync::normalize::{
-    BatchOptions, Normalizer, Pipeline, Schedule, normalize, normalize_batch, normalize_cpu,
-    normalize_with, source_arrays,
+    BatchOptions, BatchReport, Normalizer, Pipeline, Schedule, normalize, normalize_batch,
+    normalize_cpu, normalize_with, source_arrays,
 };
 use gridsync::{Error, Target};
 use rand::Rng;
@@ -124,27 +124,35 @@ fn an_f32_sum_that_overflows_is_refused_by_the_source_and_fine_in_f64() {
 
 #[test]
 fn a_batch_on_the_simulator_normalizes_every_array() {
-    let t = Target::Sim;
     for p in Pipeline::ALL {
-        let data: Vec<Vec<f32>> = [1usize, 100, 1001]
-            .iter()
-            .map(|&n| random_f32(n, 0.1, 1.0))
-            .collect();
-        let mut arrays = data.clone();
-        let mut slices: Vec<&mut [f32]> = arrays.iter_mut().map(|a| &mut a[..]).collect();
         let options = BatchOptions {
             streams: 2,
             pipeline: p,
             schedule: Schedule::Staged,
         };
-        let report = normalize_batch(&t, &mut slices, &options).unwrap();
+        let report = vec_batch(&Target::Sim, &[1, 100, 1001], (0.1, 1.0), &options);
         assert!(report.timing.is_none(), "the simulator has no events");
-        assert_eq!(report.arrays.len(), 3);
-        for ((d, a), r) in data.iter().zip(&arrays).zip(&report.arrays) {
-            assert_eq!(r.len, d.len());
-            check_normalized(p, d, a, r.sum);
-        }
     }
+}
+
+/// Random arrays of `lens` in `[lo, hi)`, in ordinary `Vec`s, normalized as one batch with
+/// `options`, each checked against the CPU; the report, for the caller's own checks.
+fn vec_batch(
+    t: &Target,
+    lens: &[usize],
+    (lo, hi): (f32, f32),
+    options: &BatchOptions,
+) -> BatchReport {
+    let data: Vec<Vec<f32>> = lens.iter().map(|&n| random_f32(n, lo, hi)).collect();
+    let mut arrays = data.clone();
+    let mut slices: Vec<&mut [f32]> = arrays.iter_mut().map(|a| &mut a[..]).collect();
+    let report = normalize_batch(t, &mut slices, options).unwrap();
+    assert_eq!(report.arrays.len(), lens.len());
+    for ((d, a), r) in data.iter().zip(&arrays).zip(&report.arrays) {
+        assert_eq!(r.len, d.len());
+        check_normalized(options.pipeline, d, a, r.sum);
+    }
+    report
 }
 
 #[test]
@@ -240,21 +248,14 @@ fn gpu_batches_on_many_streams_from_pinned_memory() {
 fn gpu_batches_from_pageable_memory_are_correct_and_marked() {
     let t = common::gpu();
     for p in Pipeline::ALL {
-        let data: Vec<Vec<f32>> = [5usize, 100_001, 2_000_003]
-            .iter()
-            .map(|&n| random_f32(n, -0.5, 1.5))
-            .collect();
-        let mut arrays = data.clone();
-        let mut slices: Vec<&mut [f32]> = arrays.iter_mut().map(|a| &mut a[..]).collect();
         let options = BatchOptions {
             streams: 3,
             pipeline: p,
             schedule: Schedule::PerStream,
         };
-        let report = normalize_batch(&t, &mut slices, &options).unwrap();
-        for ((d, a), r) in data.iter().zip(&arrays).zip(&report.arrays) {
+        let report = vec_batch(&t, &[5, 100_001, 2_000_003], (-0.5, 1.5), &options);
+        for r in &report.arrays {
             assert!(!r.pinned, "a Vec is pageable");
-            check_normalized(p, d, a, r.sum);
         }
         check_events(&report, 3);
     }
