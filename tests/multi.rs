@@ -102,6 +102,19 @@ fn system_scope_counter_lock_and_barrier_span_simulated_devices() {
     ));
 }
 
+/// What the plans must give, computed here in `f64` and `u64`: Σ `x`, Σ |`x`| (the sum's error
+/// scale), the histogram of `bytes`, and the count of `x` above `threshold`.
+fn on_the_cpu(x: &[f32], bytes: &[u8], threshold: f32) -> (f64, f64, Vec<u64>, u64) {
+    let sum = x.iter().map(|&v| v as f64).sum();
+    let abs = x.iter().map(|&v| v.abs() as f64).sum();
+    let mut hist = vec![0u64; 256];
+    for &b in bytes {
+        hist[b as usize] += 1;
+    }
+    let count = x.iter().filter(|&&v| v > threshold).count() as u64;
+    (sum, abs, hist, count)
+}
+
 #[test]
 fn scattered_plans_combine_to_the_single_device_result() {
     use gpu::lessons::reduce::SumF32InF64 as Sum;
@@ -111,13 +124,7 @@ fn scattered_plans_combine_to_the_single_device_result() {
     for len in [0usize, 1, 1000 + 3] {
         let x: Vec<f32> = (0..len).map(|_| rng.random_range(-1.0f32..1.0)).collect();
         let bytes: Vec<u8> = (0..len).map(|_| rng.random()).collect();
-        let want_sum: f64 = x.iter().map(|&v| v as f64).sum();
-        let abs: f64 = x.iter().map(|&v| v.abs() as f64).sum();
-        let mut want_hist = vec![0u64; 256];
-        for &b in &bytes {
-            want_hist[b as usize] += 1;
-        }
-        let want_count = x.iter().filter(|&&v| v > 0.25).count() as u64;
+        let (want_sum, abs, want_hist, want_count) = on_the_cpu(&x, &bytes, 0.25);
         // One device, three, and eight (some with empty slices).
         for n in [1, 3, 8] {
             let set = DeviceSet::simulated(n).unwrap();
@@ -308,13 +315,7 @@ fn gpu_plans_combine_on_the_gpus_with_nccl_and_with_peer_copies() {
     let bytes: Vec<u8> = (0..2 * stage * set.len() + 1_000_003)
         .map(|_| rng.random())
         .collect();
-    let want_sum: f64 = x.iter().map(|&v| v as f64).sum();
-    let abs: f64 = x.iter().map(|&v| v.abs() as f64).sum();
-    let mut want_hist = vec![0u64; 256];
-    for &b in &bytes {
-        want_hist[b as usize] += 1;
-    }
-    let want_count = x.iter().filter(|&&v| v > 0.5).count() as u64;
+    let (want_sum, abs, want_hist, want_count) = on_the_cpu(&x, &bytes, 0.5);
     let xs = set.scatter(&x).unwrap();
     let bs = set.scatter(&bytes).unwrap();
     let nccl = Combiner::open(&set).unwrap();
