@@ -52,6 +52,12 @@ fn found(report: &Report) -> Vec<(FindingKind, u32, u32, &'static str, Space)> {
         .collect()
 }
 
+/// [`found`] without the file: (kind, the lower line, the higher line, the space).
+fn found_in_space(report: &Report) -> Vec<(FindingKind, u32, u32, Space)> {
+    let found = found(report).into_iter();
+    found.map(|(k, a, b, _, space)| (k, a, b, space)).collect()
+}
+
 /// Checking a volatile access as a plain one: `add_one`'s load and store then race (as PTX
 /// counts them, volatile accesses are relaxed at system scope and do not).
 const STRICT: Options = Options {
@@ -226,11 +232,8 @@ fn shared_handoff(barrier: bool) -> (Report, u32, u32) {
 #[test]
 fn a_shared_word_read_before_the_barrier_is_a_data_race_in_shared_memory() {
     let (report, store, load) = shared_handoff(false);
-    let got = found(&report);
     assert_eq!(
-        got.iter()
-            .map(|&(k, a, b, _, space)| (k, a, b, space))
-            .collect::<Vec<_>>(),
+        found_in_space(&report),
         [(FindingKind::DataRace, store, load, Space::Shared)],
         "{report}"
     );
@@ -321,12 +324,9 @@ fn a_word_read_after_the_cluster_barrier_is_clean() {
 #[test]
 fn a_relaxed_arrival_at_the_cluster_barrier_releases_nothing() {
     let (report, store, load) = cluster_handoff(false);
-    let got = found(&report);
     assert_eq!(
-        got.iter()
-            .map(|&(k, a, b, ..)| (k, a, b))
-            .collect::<Vec<_>>(),
-        [(FindingKind::DataRace, store, load)],
+        found_in_space(&report),
+        [(FindingKind::DataRace, store, load, Space::Global)],
         "{report}"
     );
 }
@@ -449,11 +449,8 @@ fn a_word_read_after_the_mbarrier_wait_is_clean() {
 fn a_word_read_without_the_mbarrier_wait_is_a_data_race() {
     for bulk in [false, true] {
         let (report, write, load) = mbarrier_handoff(bulk, false);
-        let got = found(&report);
         assert_eq!(
-            got.iter()
-                .map(|&(k, a, b, _, space)| (k, a, b, space))
-                .collect::<Vec<_>>(),
+            found_in_space(&report),
             [(
                 FindingKind::DataRace,
                 write.min(load),
