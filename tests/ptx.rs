@@ -23,6 +23,14 @@ fn entries(ptx: &str) -> BTreeSet<&str> {
         .collect()
 }
 
+/// Asserts that `body`, the kernel `k`'s PTX in the `arch` build, holds every one of `insns`.
+fn assert_emits(arch: &str, k: &str, body: &str, insns: &[impl AsRef<str>]) {
+    for insn in insns {
+        let insn = insn.as_ref();
+        assert!(body.contains(insn), "{arch}: {k} lacks `{insn}`");
+    }
+}
+
 #[test]
 fn builds_cover_sm70_sm80_sm90() {
     let arches: Vec<&str> = BUILDS.iter().map(|(a, _)| *a).collect();
@@ -255,39 +263,48 @@ fn f64_add_from_cas_is_a_cas_b64_loop_and_the_native_one_is_not() {
 fn fences_and_warp_primitives_emit_their_instructions() {
     for (arch, ptx) in BUILDS {
         let fences = kernel_body(ptx, "fence_check");
-        for insn in [
-            "membar.cta;",
-            "membar.gl;",
-            "membar.sys;",
-            "fence.acq_rel.cta;",
-            "fence.acq_rel.gpu;",
-            "fence.acq_rel.sys;",
-            "fence.sc.cta;",
-            "fence.sc.gpu;",
-            "fence.sc.sys;",
-            "st.release.gpu.b32",
-        ] {
-            assert!(fences.contains(insn), "{arch}: fence_check lacks `{insn}`");
-        }
+        assert_emits(
+            arch,
+            "fence_check",
+            fences,
+            &[
+                "membar.cta;",
+                "membar.gl;",
+                "membar.sys;",
+                "fence.acq_rel.cta;",
+                "fence.acq_rel.gpu;",
+                "fence.acq_rel.sys;",
+                "fence.sc.cta;",
+                "fence.sc.gpu;",
+                "fence.sc.sys;",
+                "st.release.gpu.b32",
+            ],
+        );
         let warp = kernel_body(ptx, "warp_check");
-        for insn in [
-            "activemask.b32",
-            "shfl.sync.idx.b32",
-            "shfl.sync.up.b32",
-            "shfl.sync.down.b32",
-            "shfl.sync.bfly.b32",
-            "vote.sync.ballot.b32",
-            "bar.warp.sync",
-            "bar.sync",
-            "%dynamic_smem_size",
-            "%laneid",
-        ] {
-            assert!(warp.contains(insn), "{arch}: warp_check lacks `{insn}`");
-        }
+        assert_emits(
+            arch,
+            "warp_check",
+            warp,
+            &[
+                "activemask.b32",
+                "shfl.sync.idx.b32",
+                "shfl.sync.up.b32",
+                "shfl.sync.down.b32",
+                "shfl.sync.bfly.b32",
+                "vote.sync.ballot.b32",
+                "bar.warp.sync",
+                "bar.sync",
+                "%dynamic_smem_size",
+                "%laneid",
+            ],
+        );
         let timers = kernel_body(ptx, "timer_check");
-        for insn in ["%globaltimer", "%clock64", "nanosleep.u32"] {
-            assert!(timers.contains(insn), "{arch}: timer_check lacks `{insn}`");
-        }
+        assert_emits(
+            arch,
+            "timer_check",
+            timers,
+            &["%globaltimer", "%clock64", "nanosleep.u32"],
+        );
     }
 }
 
@@ -297,16 +314,16 @@ fn count_above_and_dot_kernels_emit_what_their_docs_say() {
         let atoms = |k: &str| kernel_body(ptx, k).matches("atom.").count();
         // Warp aggregation: a ballot and a popcount feed one device-scope atomic per warp.
         let warp = kernel_body(ptx, "gt_thr_cnt_warp");
-        for insn in [
-            "vote.sync.ballot.b32",
-            "popc.b32",
-            "atom.relaxed.gpu.add.u64",
-        ] {
-            assert!(
-                warp.contains(insn),
-                "{arch}: gt_thr_cnt_warp lacks `{insn}`"
-            );
-        }
+        assert_emits(
+            arch,
+            "gt_thr_cnt_warp",
+            warp,
+            &[
+                "vote.sync.ballot.b32",
+                "popc.b32",
+                "atom.relaxed.gpu.add.u64",
+            ],
+        );
         // The fast kernels: 16-byte loads, a shuffle reduction, one barrier, and a single atomic
         // instruction (per block, after the loop).
         for (k, atom) in [
@@ -314,9 +331,12 @@ fn count_above_and_dot_kernels_emit_what_their_docs_say() {
             ("dot_vec4", "atom.relaxed.gpu.add.f32"),
         ] {
             let body = kernel_body(ptx, k);
-            for insn in ["ld.global.v4.", "shfl.sync.down.b32", "bar.sync", atom] {
-                assert!(body.contains(insn), "{arch}: {k} lacks `{insn}`");
-            }
+            assert_emits(
+                arch,
+                k,
+                body,
+                &["ld.global.v4.", "shfl.sync.down.b32", "bar.sync", atom],
+            );
             assert_eq!(atoms(k), 1, "{arch}: {k} has atomics in its loop");
         }
         assert_eq!(atoms("gt_thr_cnt_block"), 1, "{arch}: gt_thr_cnt_block");
@@ -380,9 +400,12 @@ fn locks_emit_their_orderings_at_device_scope() {
         // The production mutex: acquire CAS, release store, both at .gpu; no full fence.
         for k in ["lock_mutex", "lock_warp_leader", "mutex_held_forever"] {
             let body = kernel_body(ptx, k);
-            for insn in ["atom.acquire.gpu.cas.b32", "nanosleep.u32"] {
-                assert!(body.contains(insn), "{arch}: {k} lacks `{insn}`");
-            }
+            assert_emits(
+                arch,
+                k,
+                body,
+                &["atom.acquire.gpu.cas.b32", "nanosleep.u32"],
+            );
             // `mutex_held_forever` never drops its guard, so it never releases.
             if k != "mutex_held_forever" {
                 assert!(
@@ -394,17 +417,23 @@ fn locks_emit_their_orderings_at_device_scope() {
         }
         // The warp cohort hands the lock lane to lane at block scope.
         let cohort = kernel_body(ptx, "lock_mutex");
-        for insn in ["activemask.b32", "st.release.cta.b32", "ld.acquire.cta.b32"] {
-            assert!(cohort.contains(insn), "{arch}: lock_mutex lacks `{insn}`");
-        }
+        assert_emits(
+            arch,
+            "lock_mutex",
+            cohort,
+            &["activemask.b32", "st.release.cta.b32", "ld.acquire.cta.b32"],
+        );
         let ticket = kernel_body(ptx, "lock_ticket");
-        for insn in [
-            "atom.relaxed.gpu.add.u32",
-            "ld.acquire.gpu.b32",
-            "st.release.gpu.b32",
-        ] {
-            assert!(ticket.contains(insn), "{arch}: lock_ticket lacks `{insn}`");
-        }
+        assert_emits(
+            arch,
+            "lock_ticket",
+            ticket,
+            &[
+                "atom.relaxed.gpu.add.u32",
+                "ld.acquire.gpu.b32",
+                "st.release.gpu.b32",
+            ],
+        );
         // The sources' locks: relaxed CAS/exch; fences only where the source has them.
         let unfenced = kernel_body(ptx, "lock_unfenced");
         assert!(unfenced.contains("atom.relaxed.gpu.cas.b32"), "{arch}");
@@ -445,14 +474,17 @@ fn ordering_cost_kernels_hold_their_scope_only() {
             ("ordering_cost_system", "sys"),
         ] {
             let body = kernel_body(ptx, kernel);
-            for insn in [
-                format!("st.relaxed.{scope}."),
-                format!("st.release.{scope}."),
-                format!("atom.acq_rel.{scope}.add.u32"),
-                format!("fence.sc.{scope};"),
-            ] {
-                assert!(body.contains(&insn), "{arch}: {kernel} lacks `{insn}`");
-            }
+            assert_emits(
+                arch,
+                kernel,
+                body,
+                &[
+                    format!("st.relaxed.{scope}."),
+                    format!("st.release.{scope}."),
+                    format!("atom.acq_rel.{scope}.add.u32"),
+                    format!("fence.sc.{scope};"),
+                ],
+            );
             for other in ["cta", "gpu", "sys"].iter().filter(|s| **s != scope) {
                 assert!(
                     !body.contains(&format!(".{other}.")) && !body.contains(&format!(".{other};")),
@@ -634,14 +666,17 @@ fn grid_barriers_emit_their_arrivals_and_spins() {
             "grid_barrier_phases",
         ] {
             let body = kernel_body(ptx, k);
-            for insn in [
-                "red.release.gpu.add.u32",
-                "ld.acquire.gpu.b32",
-                "bar.sync",
-                "bar.red.or.pred",
-            ] {
-                assert!(body.contains(insn), "{arch}: {k} lacks `{insn}`");
-            }
+            assert_emits(
+                arch,
+                k,
+                body,
+                &[
+                    "red.release.gpu.add.u32",
+                    "ld.acquire.gpu.b32",
+                    "bar.sync",
+                    "bar.red.or.pred",
+                ],
+            );
             assert!(!body.contains("membar"), "{arch}: {k} has a full fence");
             assert!(!body.contains(".sys"), "{arch}: {k} uses .sys");
             // `bar.red` is `.aligned`: every thread must execute the same instance. The
@@ -659,13 +694,16 @@ fn grid_barriers_emit_their_arrivals_and_spins() {
         }
         // The article's barrier: atomicInc, threadfence, a spin on a volatile load.
         let article = kernel_body(ptx, "xpx_article");
-        for insn in [
-            "atom.relaxed.gpu.inc.u32",
-            "membar.gl",
-            "ld.volatile.global.b32",
-        ] {
-            assert!(article.contains(insn), "{arch}: xpx_article lacks `{insn}`");
-        }
+        assert_emits(
+            arch,
+            "xpx_article",
+            article,
+            &[
+                "atom.relaxed.gpu.inc.u32",
+                "membar.gl",
+                "ld.volatile.global.b32",
+            ],
+        );
         assert!(
             !spins(&loops(article), "ld.volatile.global.b32").is_empty(),
             "{arch}: xpx_article has no volatile spin"
@@ -716,9 +754,7 @@ fn peer_kernels_reach_system_scope_where_their_argument_asks() {
     for (arch, ptx) in BUILDS {
         for (k, insns) in want {
             let body = kernel_body(ptx, k);
-            for insn in insns {
-                assert!(body.contains(insn), "{arch}: {k} lacks `{insn}`");
-            }
+            assert_emits(arch, k, body, insns);
             // The scoped release and acquire do the ordering; no full fence stands in.
             assert!(!body.contains("membar"), "{arch}: {k} has a full fence");
         }
