@@ -15,6 +15,16 @@ use gridsync::gpu::atomic::{Order, Scope};
 use gridsync::gpu::checks::atomics::AtomicOp;
 use gridsync::{Error, Target};
 
+/// The case of `op` on `ty` at `scope` with `order`.
+fn case_of(ty: ValueType, op: AtomicOp, scope: Scope, order: Order) -> Case {
+    Case {
+        ty,
+        op,
+        scope,
+        order,
+    }
+}
+
 /// Runs every supported case at `shape`, each with its own seed from the base seed, and fails
 /// with the list of the cases that did not pass.
 fn every_case_passes(shape: CheckShape) {
@@ -56,12 +66,7 @@ fn every_case_with_no_operations() {
 
 #[test]
 fn no_operations_write_nothing() {
-    let case = Case {
-        ty: ValueType::U32,
-        op: AtomicOp::Add,
-        scope: Scope::Device,
-        order: Order::Relaxed,
-    };
+    let case = case_of(ValueType::U32, AtomicOp::Add, Scope::Device, Order::Relaxed);
     let run: CaseRun<u32> =
         launch_case(&Target::Sim, &case, &CheckShape::new(2, 32, 3).with_n(0), 1)
             .expect("an empty run launches");
@@ -88,19 +93,14 @@ fn all_cases_lists_every_supported_combination_once() {
 
 #[test]
 fn cases_display_type_op_scope_order() {
-    let case = Case {
-        ty: ValueType::U32,
-        op: AtomicOp::Add,
-        scope: Scope::Device,
-        order: Order::AcqRel,
-    };
+    let case = case_of(ValueType::U32, AtomicOp::Add, Scope::Device, Order::AcqRel);
     assert_eq!(case.to_string(), "u32 add device acq_rel");
-    let case = Case {
-        ty: ValueType::F64,
-        op: AtomicOp::CasLoopAdd,
-        scope: Scope::Block,
-        order: Order::Relaxed,
-    };
+    let case = case_of(
+        ValueType::F64,
+        AtomicOp::CasLoopAdd,
+        Scope::Block,
+        Order::Relaxed,
+    );
     assert_eq!(case.to_string(), "f64 cas_loop_add block relaxed");
 }
 
@@ -110,12 +110,7 @@ fn unsupported_combinations_are_refused_before_launch() {
     for ty in ValueType::ALL {
         for op in AtomicOp::ALL.into_iter().filter(|op| !ty.supports(*op)) {
             for scope in Scope::ALL {
-                let case = Case {
-                    ty,
-                    op,
-                    scope,
-                    order: Order::Relaxed,
-                };
+                let case = case_of(ty, op, scope, Order::Relaxed);
                 // A launch would come back as a sentinel `Mismatch`; the refusal comes first.
                 let result = check(&Target::Sim, &case, &CheckShape::new(1, 32, 1), 7);
                 assert!(
@@ -142,12 +137,12 @@ fn bad_shapes_and_types_are_refused() {
     fn invalid<T>(r: gridsync::Result<T>) -> bool {
         matches!(r, Err(Error::InvalidInput(_)))
     }
-    let case = Case {
-        ty: ValueType::U32,
-        op: AtomicOp::Exch,
-        scope: Scope::Device,
-        order: Order::Relaxed,
-    };
+    let case = case_of(
+        ValueType::U32,
+        AtomicOp::Exch,
+        Scope::Device,
+        Order::Relaxed,
+    );
     let sim = Target::Sim;
     assert!(invalid(check(&sim, &case, &CheckShape::new(1, 32, 0), 1)));
     assert!(invalid(check(
@@ -185,12 +180,7 @@ fn bad_shapes_and_types_are_refused() {
 
 #[test]
 fn the_same_seed_draws_the_same_inputs() {
-    let case = Case {
-        ty: ValueType::I64,
-        op: AtomicOp::Min,
-        scope: Scope::System,
-        order: Order::AcqRel,
-    };
+    let case = case_of(ValueType::I64, AtomicOp::Min, Scope::System, Order::AcqRel);
     let shape = CheckShape::new(1, 64, 2);
     let a: CaseRun<i64> = launch_case(&Target::Sim, &case, &shape, 42).unwrap();
     let b: CaseRun<i64> = launch_case(&Target::Sim, &case, &shape, 42).unwrap();
@@ -206,12 +196,7 @@ fn the_same_seed_draws_the_same_inputs() {
 /// A hand-made run of `u32 add` on one address: the threads saw 5, 6 and 8.
 fn add_run(olds: [u32; 3], last: u32) -> CaseRun<u32> {
     CaseRun {
-        case: Case {
-            ty: ValueType::U32,
-            op: AtomicOp::Add,
-            scope: Scope::Device,
-            order: Order::Relaxed,
-        },
+        case: case_of(ValueType::U32, AtomicOp::Add, Scope::Device, Order::Relaxed),
         limit: 0,
         initial: vec![5],
         operands: vec![1, 2, 3],
@@ -278,12 +263,7 @@ const ANY: [Corruption; 3] = [
 /// Runs `op` on `T` on the simulator (fixed seed, so that the test is deterministic), checks
 /// that the good run passes, then that each corruption of it is rejected.
 fn rejects<T: Value>(op: AtomicOp, corruptions: &[Corruption]) {
-    let case = Case {
-        ty: T::TYPE,
-        op,
-        scope: Scope::Device,
-        order: Order::AcqRel,
-    };
+    let case = case_of(T::TYPE, op, Scope::Device, Order::AcqRel);
     let good = launch_case::<T>(&Target::Sim, &case, &CheckShape::new(2, 32, 2), 0x5EED)
         .unwrap_or_else(|e| panic!("{case}: {e}"));
     validate(&good).unwrap_or_else(|e| panic!("{case}, uncorrupted: {e}"));
@@ -325,12 +305,7 @@ fn the_model_rejects_corrupted_runs() {
 
 #[test]
 fn a_mismatch_names_the_case_and_the_thread() {
-    let case = Case {
-        ty: ValueType::U32,
-        op: AtomicOp::Add,
-        scope: Scope::Block,
-        order: Order::Relaxed,
-    };
+    let case = case_of(ValueType::U32, AtomicOp::Add, Scope::Block, Order::Relaxed);
     let mut run: CaseRun<u32> =
         launch_case(&Target::Sim, &case, &CheckShape::new(1, 32, 1), 9).unwrap();
     run.olds[7] = u32::SENTINEL;
