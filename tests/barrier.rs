@@ -192,6 +192,17 @@ fn xpx_variants_are_right(target: &Target, o: &BarrierOptions) {
     }
 }
 
+/// The experiment at `blocks × threads` over `len` elements for `iterations`, the rest default.
+fn shaped(blocks: u32, threads: u32, len: usize, iterations: u32) -> BarrierOptions {
+    BarrierOptions {
+        blocks,
+        threads,
+        len,
+        iterations,
+        ..BarrierOptions::default()
+    }
+}
+
 #[test]
 fn xpx_correct_variants_match_the_cpu_on_the_simulator() {
     for (blocks, threads, len, iterations) in [
@@ -200,13 +211,7 @@ fn xpx_correct_variants_match_the_cpu_on_the_simulator() {
         (2, 33, 257, 3),  // W above it: grid-stride
         (1, 1, 1, 2),
     ] {
-        let o = BarrierOptions {
-            blocks,
-            threads,
-            len,
-            iterations,
-            ..BarrierOptions::default()
-        };
+        let o = shaped(blocks, threads, len, iterations);
         xpx_variants_are_right(&Target::Sim, &o);
     }
 }
@@ -219,13 +224,7 @@ fn bad_experiments_are_errors() {
         (2, 64, 0, 1),
         (2, 64, 128, 0),
     ] {
-        let o = BarrierOptions {
-            blocks,
-            threads,
-            len,
-            iterations,
-            ..BarrierOptions::default()
-        };
+        let o = shaped(blocks, threads, len, iterations);
         let e = run(&Target::Sim, &o, |_, _| {}).unwrap_err();
         assert!(matches!(e, Error::InvalidInput(_)), "{e}");
     }
