@@ -34,6 +34,15 @@ struct LaunchAttribute {
     value: [u32; 16],
 }
 
+impl LaunchAttribute {
+    /// Attribute `id`, its value's first words `words` and the rest zero.
+    fn new(id: u32, words: &[u32]) -> LaunchAttribute {
+        let mut value = [0; 16];
+        value[..words.len()].copy_from_slice(words);
+        LaunchAttribute { id, pad: 0, value }
+    }
+}
+
 /// `CUlaunchConfig` (56 bytes): the launch shape, the stream, and the attributes.
 #[repr(C)]
 struct RawLaunchConfig {
@@ -105,7 +114,18 @@ pub fn check_cluster(gpu: &Gpu, name: &str, cfg: &LaunchConfig) -> Result<()> {
     Ok(())
 }
 
-/// The driver's launch configuration for `cfg` on `stream`, with the cluster attribute, and
+/// The attributes a clustered launch of `cfg` may pass: the cluster's shape, then
+/// "cooperative" (which [`raw_config`] passes only for a cooperative launch).
+fn launch_attributes(cfg: &LaunchConfig) -> [LaunchAttribute; 2] {
+    let c = cfg.cluster;
+    [
+        LaunchAttribute::new(ATTRIBUTE_CLUSTER_DIMENSION, &[c.x, c.y, c.z]),
+        LaunchAttribute::new(ATTRIBUTE_COOPERATIVE, &[1]),
+    ]
+}
+
+/// The driver's launch configuration for `cfg` on `stream`, pointing at `attrs`
+/// ([`launch_attributes`] of `cfg`, which must outlive its use): the cluster attribute, and
 /// the cooperative one when `cooperative`.
 fn raw_config(
     cfg: &LaunchConfig,
@@ -113,19 +133,6 @@ fn raw_config(
     attrs: &mut [LaunchAttribute; 2],
     cooperative: bool,
 ) -> RawLaunchConfig {
-    let c = cfg.cluster;
-    attrs[0] = LaunchAttribute {
-        id: ATTRIBUTE_CLUSTER_DIMENSION,
-        pad: 0,
-        value: [0; 16],
-    };
-    attrs[0].value[..3].copy_from_slice(&[c.x, c.y, c.z]);
-    attrs[1] = LaunchAttribute {
-        id: ATTRIBUTE_COOPERATIVE,
-        pad: 0,
-        value: [0; 16],
-    };
-    attrs[1].value[0] = 1;
     RawLaunchConfig {
         grid: [cfg.grid.x, cfg.grid.y, cfg.grid.z],
         block: [cfg.block.x, cfg.block.y, cfg.block.z],
@@ -167,11 +174,7 @@ pub(crate) unsafe fn launch_clustered(
     cooperative: bool,
 ) -> Result<()> {
     allow_cluster_size(f, name, cfg)?;
-    let mut attrs = [LaunchAttribute {
-        id: 0,
-        pad: 0,
-        value: [0; 16],
-    }; 2];
+    let mut attrs = launch_attributes(cfg);
     let config = raw_config(cfg, stream, &mut attrs, cooperative);
     // SAFETY: `config` and its attributes live across the call; the rest is the caller's.
     let code = unsafe { cuLaunchKernelEx(&config, f, params, std::ptr::null_mut()) };
@@ -212,11 +215,7 @@ impl Gpu {
 /// `f` is a live function of the current context.
 unsafe fn max_active_clusters(f: cu::CUfunction, name: &str, cfg: &LaunchConfig) -> Result<u32> {
     allow_cluster_size(f, name, cfg)?;
-    let mut attrs = [LaunchAttribute {
-        id: 0,
-        pad: 0,
-        value: [0; 16],
-    }; 2];
+    let mut attrs = launch_attributes(cfg);
     let config = raw_config(cfg, std::ptr::null_mut(), &mut attrs, false);
     let mut clusters = 0i32;
     // SAFETY: valid out-pointer and configuration; `f` is the caller's.
@@ -249,11 +248,7 @@ mod tests {
         let cfg = LaunchConfig::linear(12, 64)
             .with_shared_bytes(1024)
             .with_cluster((3, 1, 1).into());
-        let mut attrs = [LaunchAttribute {
-            id: 0,
-            pad: 0,
-            value: [0; 16],
-        }; 2];
+        let mut attrs = launch_attributes(&cfg);
         let raw = raw_config(&cfg, std::ptr::null_mut(), &mut attrs, false);
         assert_eq!(raw.num_attrs, 1);
         assert_eq!(
