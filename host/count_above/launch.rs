@@ -39,12 +39,7 @@ impl<'a> CountLaunch<'a> {
         cfg: LaunchConfig,
         lock: MutexBounds,
     ) -> Result<CountLaunch<'a>> {
-        if len > src.len() {
-            return Err(Error::InvalidInput(format!(
-                "counting {len} elements of a buffer of {}",
-                src.len()
-            )));
-        }
+        src.check_prefix(len, || format!("counting {len} elements"))?;
         let mutex = match kernel {
             CountKernel::Mutex => Some(DeviceMutex::with_bounds(target, lock)?),
             _ => None,

@@ -53,12 +53,7 @@ impl<'a> HistogramLaunch<'a> {
         bins: Bins,
         cfg: LaunchConfig,
     ) -> Result<HistogramLaunch<'a>> {
-        if len > src.len() {
-            return Err(Error::InvalidInput(format!(
-                "a histogram of {len} bytes of a buffer of {}",
-                src.len()
-            )));
-        }
+        src.check_prefix(len, || format!("a histogram of {len} bytes"))?;
         let threads = cfg.block.count();
         let want = kernel.shared_bytes(bins, cfg.block.x);
         let name = kernel.name();

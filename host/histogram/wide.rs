@@ -186,12 +186,7 @@ impl<'a> WideLaunch<'a> {
         len: usize,
         cfg: LaunchConfig,
     ) -> Result<WideLaunch<'a>> {
-        if len > src.len() {
-            return Err(Error::InvalidInput(format!(
-                "{len} values asked of a buffer of {}",
-                src.len()
-            )));
-        }
+        src.check_prefix(len, || format!("{len} values asked"))?;
         if kernel.needs_clusters() && !has_clusters(target) {
             return Err(Error::Unsupported(format!(
                 "{}: thread block clusters need compute capability 9.0 (sm_90)",

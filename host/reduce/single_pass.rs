@@ -132,12 +132,7 @@ impl<'a, R: DeviceReduction> SinglePass<'a, R> {
     /// # Errors
     /// [`Error::InvalidInput`] if `len` exceeds `x`; a launch error.
     pub fn launch(&self, x: &Buffer<R::Item>, len: usize) -> Result<()> {
-        if len > x.len() {
-            return Err(Error::InvalidInput(format!(
-                "reducing {len} elements of a buffer of {}",
-                x.len()
-            )));
-        }
+        x.check_prefix(len, || format!("reducing {len} elements"))?;
         let args = (
             x.ptr().cast_const(),
             len as u64,

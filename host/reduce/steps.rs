@@ -135,12 +135,7 @@ impl<'a> StepLaunch<'a> {
     /// # Errors
     /// [`Error::InvalidInput`] if `len` exceeds `x`; a launch error.
     pub fn launch(&self, x: &Buffer<f32>, len: usize) -> Result<()> {
-        if len > x.len() {
-            return Err(Error::InvalidInput(format!(
-                "reducing {len} elements of a buffer of {}",
-                x.len()
-            )));
-        }
+        x.check_prefix(len, || format!("reducing {len} elements"))?;
         let (t, cfg, src, n) = (self.target, self.cfg, x.ptr().cast_const(), len as u64);
         match (&self.engine, self.step) {
             // SAFETY: `src` holds `n` floats; `partials` one float per block of `cfg`; the shared

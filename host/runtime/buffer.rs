@@ -1,6 +1,7 @@
 //! Typed buffers that live where the kernels run: device memory on a GPU, host memory on the
 //! simulator.
 
+use crate::runtime::enqueue;
 use crate::runtime::error::{Error, Result, check};
 use crate::runtime::launch::Target;
 use cust::context::Context;
@@ -79,6 +80,22 @@ impl<T: Plain> Buffer<T> {
 
     fn bytes(&self) -> usize {
         self.len * size_of::<T>()
+    }
+
+    /// Refuses to use the first `len` elements of a buffer that holds fewer.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`]: `what` (the use, naming `len`), then "of a buffer of" the
+    /// buffer's length.
+    pub(crate) fn check_prefix(&self, len: usize, what: impl FnOnce() -> String) -> Result<()> {
+        if len > self.len {
+            return Err(Error::InvalidInput(format!(
+                "{} of a buffer of {}",
+                what(),
+                self.len
+            )));
+        }
+        Ok(())
     }
 }
 
@@ -243,22 +260,12 @@ impl Target {
                 }
                 Ok(())
             }
-            (Memory::Device { ptr, .. }, Target::Gpu(gpu)) => {
+            (Memory::Device { .. }, Target::Gpu(gpu)) => {
                 if buf.bytes() == 0 {
                     return Ok(());
                 }
-                gpu.make_current()?;
-                // SAFETY: `ptr` owns `bytes` bytes; `data` is that many readable bytes and
-                // outlives the copy, which completes before `synchronize` returns.
-                let code = unsafe {
-                    cu::cuMemcpyHtoDAsync_v2(
-                        *ptr,
-                        data.as_ptr().cast(),
-                        buf.bytes(),
-                        gpu.stream().as_raw(),
-                    )
-                };
-                check(code, || format!("cuMemcpyHtoDAsync({} bytes)", buf.bytes()))?;
+                // SAFETY: `data` outlives the copy, which completes before `synchronize` returns.
+                unsafe { enqueue::host_to_device(gpu, gpu.stream(), data, buf, 0) }?;
                 gpu.synchronize()
             }
             (Memory::Device { .. }, Target::Sim) => Err(Error::InvalidInput(

@@ -33,6 +33,23 @@ fn device_range<T: Plain>(buf: &Buffer<T>, range: &Range<usize>, what: &str) -> 
     Ok(base + (range.start * size_of::<T>()) as u64)
 }
 
+/// The device address and the bytes of a copy of `len` elements at `buf[at..]`, its range
+/// checked by [`device_range`] (`what` names the copy), and `gpu` made current; `None` for an
+/// empty copy, which queues nothing.
+fn copy_range<T: Plain>(
+    gpu: &Gpu,
+    buf: &Buffer<T>,
+    (at, len): (usize, usize),
+    what: &str,
+) -> Result<Option<(u64, usize)>> {
+    let address = device_range(buf, &(at..at.saturating_add(len)), what)?;
+    if len == 0 {
+        return Ok(None);
+    }
+    gpu.make_current()?;
+    Ok(Some((address, len * size_of::<T>())))
+}
+
 /// Queues a copy of `src` into `dst[at..at + src.len()]` on `stream` (`cuMemcpyHtoDAsync`),
 /// on `gpu`, which owns `dst`. From page-locked memory ([`PinnedBuffer`]) the copy overlaps
 /// other streams' work; from pageable memory the driver stages it.
@@ -52,16 +69,9 @@ pub unsafe fn host_to_device<T: Plain>(
     dst: &Buffer<T>,
     at: usize,
 ) -> Result<()> {
-    let to = device_range(
-        dst,
-        &(at..at.saturating_add(src.len())),
-        "a copy to the device",
-    )?;
-    if src.is_empty() {
+    let Some((to, bytes)) = copy_range(gpu, dst, (at, src.len()), "a copy to the device")? else {
         return Ok(());
-    }
-    let bytes = size_of_val(src);
-    gpu.make_current()?;
+    };
     // SAFETY: the destination range is inside `dst` (checked); `src` is `bytes` readable bytes
     // that outlive the copy (the caller's contract).
     let code = unsafe { cu::cuMemcpyHtoDAsync_v2(to, src.as_ptr().cast(), bytes, stream.as_raw()) };
@@ -84,16 +94,9 @@ pub unsafe fn device_to_host<T: Plain>(
     at: usize,
     dst: &mut [T],
 ) -> Result<()> {
-    let from = device_range(
-        src,
-        &(at..at.saturating_add(dst.len())),
-        "a copy to the host",
-    )?;
-    if dst.is_empty() {
+    let Some((from, bytes)) = copy_range(gpu, src, (at, dst.len()), "a copy to the host")? else {
         return Ok(());
-    }
-    let bytes = size_of_val(dst);
-    gpu.make_current()?;
+    };
     // SAFETY: the source range is inside `src` (checked); `dst` is `bytes` writable bytes that
     // outlive the copy (the caller's contract). Every bit pattern is a valid `T` (`Plain`).
     let code =
