@@ -118,11 +118,7 @@ impl DeviceGridBarrier {
     /// # Errors
     /// A driver error, including a fault of a kernel that used the barrier.
     pub fn read(&self, target: &Target) -> Result<GridBarrierState> {
-        target
-            .download(&self.state)?
-            .first()
-            .copied()
-            .ok_or_else(|| Error::InvalidInput("a grid barrier's state buffer is empty".into()))
+        super::read_state(target, &self.state, "a grid barrier")
     }
 
     /// Puts the barrier back in its state before any launch: no block arrived, none gave up,

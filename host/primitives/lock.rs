@@ -155,11 +155,7 @@ impl<S: LockState> DeviceLock<S> {
     /// # Errors
     /// A driver error, including a fault of a kernel that used the lock.
     pub fn read(&self, target: &Target) -> Result<S> {
-        target
-            .download(&self.state)?
-            .first()
-            .copied()
-            .ok_or_else(|| Error::InvalidInput("a lock's state buffer is empty".into()))
+        super::read_state(target, &self.state, "a lock")
     }
 
     /// Waits for the kernels using the lock and checks what they left: no thread gave up, and
