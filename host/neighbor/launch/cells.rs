@@ -9,9 +9,10 @@ use super::scan::Scan;
 use crate::neighbor::cells::CellPlan;
 use crate::neighbor::list::NeighborList;
 use crate::neighbor::reference::check_entry_count;
+use crate::runtime::args::KernelRef;
 use crate::runtime::buffer::Buffer;
 use crate::runtime::error::{Error, Result};
-use crate::runtime::launch::Target;
+use crate::runtime::launch::{KernelArgs, Target};
 use crate::runtime::memory::{Footprint, check_fits};
 use gpu::lessons::neighbor::{CellGrid, KEEP, Kept, Layout, Rows, Rule, Sorted};
 
@@ -108,6 +109,17 @@ impl<'a, T: Precision> CellList<'a, T> {
         }
     }
 
+    /// Launches `kernel` with `args` over one thread per atom ([`per_item`]), as every phase
+    /// does.
+    ///
+    /// # Safety
+    /// As [`Target::launch_ref`] for `args`.
+    unsafe fn per_atom<A: KernelArgs>(&self, kernel: KernelRef<A>, args: A) -> Result<()> {
+        let shape = per_item(self.target, self.atoms.len());
+        // SAFETY: forwarded to the caller.
+        unsafe { self.target.launch_ref(kernel, shape, args) }
+    }
+
     fn kept(&self) -> Kept {
         Kept {
             slots: self.kept.ptr(),
@@ -120,14 +132,12 @@ impl<'a, T: Precision> CellList<'a, T> {
     /// # Errors
     /// A launch error.
     pub fn bin(&self) -> Result<()> {
-        let t = self.target;
-        t.clear(&self.cell_counts)?;
+        self.target.clear(&self.cell_counts)?;
         // SAFETY: `atoms` holds `n` atoms; `cell` and `rank` `n` values; `cell_counts` one per
         // cell of `grid`, zeroed above — all owned or borrowed by `self`.
         unsafe {
-            t.launch_ref(
+            self.per_atom(
                 T::BIN,
-                per_item(t, self.atoms.len()),
                 (
                     self.atoms.view(),
                     self.n(),
@@ -161,13 +171,11 @@ impl<'a, T: Precision> CellList<'a, T> {
     /// # Errors
     /// A launch error.
     pub fn scatter(&self) -> Result<()> {
-        let t = self.target;
         // SAFETY: `cell`/`rank` from `bin`, `cell_start` from `scan_cells`, so every sorted
         // position is distinct and below `n`; the sorted arrays hold `n` values (z only in 3-D).
         unsafe {
-            t.launch_ref(
+            self.per_atom(
                 T::SCATTER,
-                per_item(t, self.atoms.len()),
                 (
                     self.atoms.view(),
                     self.n(),
@@ -186,13 +194,11 @@ impl<'a, T: Precision> CellList<'a, T> {
     /// # Errors
     /// A launch error.
     pub fn count(&self) -> Result<()> {
-        let t = self.target;
         // SAFETY: the sorted atoms and starts from the phases before; `counts` holds `n`,
         // `kept` `KEEP * n`, `offsets` `n + 1`.
         unsafe {
-            t.launch_ref(
+            self.per_atom(
                 T::COUNT,
-                per_item(t, self.atoms.len()),
                 (
                     self.sorted(),
                     self.n(),
@@ -204,7 +210,7 @@ impl<'a, T: Precision> CellList<'a, T> {
                 ),
             )?;
             self.scan.run(
-                t,
+                self.target,
                 self.counts.ptr().cast_const(),
                 self.atoms.len(),
                 self.offsets.ptr(),
@@ -237,7 +243,6 @@ impl<'a, T: Precision> CellList<'a, T> {
 
     /// Queues the fill kernel of the chosen order into the indices buffer it has.
     fn launch_fill(&self) -> Result<()> {
-        let t = self.target;
         let (indices, capacity) = self
             .indices
             .as_ref()
@@ -252,16 +257,14 @@ impl<'a, T: Precision> CellList<'a, T> {
             capacity,
         };
         let (sorted, n, start) = (self.sorted(), self.n(), self.cell_start.ptr().cast_const());
-        let shape = per_item(t, self.atoms.len());
         // SAFETY: `offsets`, the scan's total and `kept` from `count`; the kernel writes nothing
         // unless the total fits `capacity`, the indices' length, and then each atom's row (the
         // exact scan, rows apart) by one thread; `cell` and `rank` from `bin`, `cell_start` from
         // `scan_cells`.
         unsafe {
             if self.fill_in_atom_order {
-                t.launch_ref(
+                self.per_atom(
                     T::FILL_ATOMS,
-                    shape,
                     (
                         sorted,
                         n,
@@ -274,11 +277,7 @@ impl<'a, T: Precision> CellList<'a, T> {
                     ),
                 )
             } else {
-                t.launch_ref(
-                    T::FILL,
-                    shape,
-                    (sorted, n, start, self.grid, self.rule, rows),
-                )
+                self.per_atom(T::FILL, (sorted, n, start, self.grid, self.rule, rows))
             }
         }
     }
@@ -380,12 +379,10 @@ impl<'a, T: Precision> CellList<'a, T> {
                 "padded lists for {n} atoms × {mn} slots: buffers too small"
             )));
         }
-        let t = self.target;
         // SAFETY: sizes checked above; the sorted atoms and starts from the phases before.
         unsafe {
-            t.launch_ref(
+            self.per_atom(
                 T::PADDED,
-                per_item(t, n),
                 (
                     self.sorted(),
                     self.n(),
