@@ -104,15 +104,7 @@ fn reduce_staged<R: DeviceReduction<Item = f32>>(
 /// # Errors
 /// A device's error.
 pub fn histogram(set: &DeviceSet, data: &[u8]) -> Result<[u64; 256]> {
-    let copiers = set.copiers();
-    let mut out = [0u64; 256];
-    add_counts(
-        &mut out,
-        set.map_slices(data.len(), |_, t, r| {
-            count_bytes(t, &data[r], Bins::Byte, copiers)
-        })?,
-    );
-    Ok(out)
+    counts_in(set, data, Bins::Byte)
 }
 
 /// The number of each ASCII code in `data` (bytes ≥ 128 not counted), over every device.
@@ -120,12 +112,18 @@ pub fn histogram(set: &DeviceSet, data: &[u8]) -> Result<[u64; 256]> {
 /// # Errors
 /// As [`histogram`].
 pub fn histogram_ascii(set: &DeviceSet, data: &[u8]) -> Result<[u64; 128]> {
+    counts_in(set, data, Bins::Ascii)
+}
+
+/// The `N` counts of `bins` (`N` is `bins.count()`) over `data`, each device counting its
+/// slice, the counts added.
+fn counts_in<const N: usize>(set: &DeviceSet, data: &[u8], bins: Bins) -> Result<[u64; N]> {
     let copiers = set.copiers();
-    let mut out = [0u64; 128];
+    let mut out = [0u64; N];
     add_counts(
         &mut out,
         set.map_slices(data.len(), |_, t, r| {
-            count_bytes(t, &data[r], Bins::Ascii, copiers)
+            count_bytes(t, &data[r], bins, copiers)
         })?,
     );
     Ok(out)

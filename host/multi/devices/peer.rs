@@ -101,6 +101,18 @@ struct Measured {
     operations: f64,
 }
 
+impl Measured {
+    /// A counter that should read `expected`, one operation per count (the counter, the lock).
+    fn count(expected: u64, counted: u64, ms: f64) -> Measured {
+        Measured {
+            expected,
+            counted,
+            ms,
+            operations: expected as f64,
+        }
+    }
+}
+
 fn run_report(
     object: PeerObject,
     scope: &'static str,
@@ -167,12 +179,7 @@ pub fn count(set: &DeviceSet, scope: Scope, cfg: LaunchConfig, per_thread: u32) 
         }
     })?;
     let counted = set.targets()[0].download(&counter)?[0] as u64;
-    let m = Measured {
-        expected,
-        counted,
-        ms,
-        operations: expected as f64,
-    };
+    let m = Measured::count(expected, counted, ms);
     Ok(run_report(
         PeerObject::Counter,
         name,
@@ -228,12 +235,7 @@ pub fn lock(
     })?;
     mutex.check(t0)?;
     let counted = home_of_data.download(&data)?[0] as u64;
-    let m = Measured {
-        expected,
-        counted,
-        ms,
-        operations: expected as f64,
-    };
+    let m = Measured::count(expected, counted, ms);
     Ok(run_report(
         PeerObject::Lock,
         name,
