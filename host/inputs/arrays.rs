@@ -71,16 +71,26 @@ pub fn read_u16_file(path: &Path) -> Result<Vec<u16>> {
 /// # Errors
 /// A message if the length is odd.
 pub fn parse_raw_u16(bytes: &[u8]) -> std::result::Result<Vec<u16>, String> {
-    if !bytes.len().is_multiple_of(2) {
+    parse_raw(bytes, "u16", u16::from_le_bytes)
+}
+
+/// `N`-byte little-endian values of the type `name` from raw bytes, each read by
+/// `from_le_bytes`.
+///
+/// # Errors
+/// A message if the length is not a multiple of `N`.
+fn parse_raw<T, const N: usize>(
+    bytes: &[u8],
+    name: &str,
+    from_le_bytes: fn([u8; N]) -> T,
+) -> std::result::Result<Vec<T>, String> {
+    let (values, []) = bytes.as_chunks::<N>() else {
         return Err(format!(
-            "{} bytes is not a whole number of 2-byte little-endian u16 values",
+            "{} bytes is not a whole number of {N}-byte little-endian {name} values",
             bytes.len()
         ));
-    }
-    Ok(bytes
-        .chunks_exact(2)
-        .map(|c| u16::from_le_bytes([c[0], c[1]]))
-        .collect())
+    };
+    Ok(values.iter().map(|&v| from_le_bytes(v)).collect())
 }
 
 /// `len` uniform random 16-bit values, value `i` a hash of `seed` and `i`.
@@ -129,16 +139,7 @@ pub fn zipf_u16(len: usize, seed: u64, vocab: u32) -> Vec<u16> {
 /// # Errors
 /// A message if the length is not a multiple of 4.
 pub fn parse_raw_f32(bytes: &[u8]) -> std::result::Result<Vec<f32>, String> {
-    if !bytes.len().is_multiple_of(4) {
-        return Err(format!(
-            "{} bytes is not a whole number of 4-byte little-endian f32 values",
-            bytes.len()
-        ));
-    }
-    Ok(bytes
-        .chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect())
+    parse_raw(bytes, "f32", f32::from_le_bytes)
 }
 
 /// `f32`s from text: numbers separated by any whitespace.
