@@ -5,6 +5,7 @@
 //! Beyond the sources: Hopper's `mbarrier` (CUDA's `cuda::barrier`). Device code and the
 //! table of what each kernel does: `gpu/src/lessons/mbarrier.rs`.
 
+use crate::runtime::args::KernelRef;
 use crate::runtime::error::{Error, Result};
 use crate::runtime::grid::one_block_per_sm;
 use crate::runtime::launch::Target;
@@ -158,44 +159,16 @@ fn launch(
     );
     let (rounds, work) = (opts.rounds, opts.work);
     use gpu::lessons::mbarrier as k;
+    let relay: KernelRef<(u32, u32, u64, *mut u32, *mut u32, *mut u32)> = match kernel {
+        RelayKernel::SyncThreads => crate::kernel_ref!(k::relay_sync_threads),
+        RelayKernel::Split => crate::kernel_ref!(k::relay_split),
+        RelayKernel::NoWait => crate::kernel_ref!(k::relay_no_wait),
+        RelayKernel::StuckParity => crate::kernel_ref!(k::relay_stuck_parity),
+        RelayKernel::WaitBeforeArrive => crate::kernel_ref!(k::relay_wait_before_arrive),
+    };
     // SAFETY: `words` holds the three words the kernels touch (atomically, but for the sink);
     // the shared memory is in `cfg`.
-    unsafe {
-        match kernel {
-            RelayKernel::SyncThreads => crate::launch!(
-                target,
-                k::relay_sync_threads,
-                cfg,
-                (rounds, work, timeout, stale, err, sink)
-            ),
-            RelayKernel::Split => crate::launch!(
-                target,
-                k::relay_split,
-                cfg,
-                (rounds, work, timeout, stale, err, sink)
-            ),
-            RelayKernel::NoWait => crate::launch!(
-                target,
-                k::relay_no_wait,
-                cfg,
-                (rounds, work, timeout, stale, err, sink)
-            ),
-            RelayKernel::StuckParity => crate::launch!(
-                target,
-                k::relay_stuck_parity,
-                cfg,
-                (rounds, work, timeout, stale, err, sink)
-            ),
-            RelayKernel::WaitBeforeArrive => {
-                crate::launch!(
-                    target,
-                    k::relay_wait_before_arrive,
-                    cfg,
-                    (rounds, work, timeout, stale, err, sink)
-                )
-            }
-        }
-    }
+    unsafe { target.launch_ref(relay, cfg, (rounds, work, timeout, stale, err, sink)) }
 }
 
 /// Runs every relay kernel once, checked, and times the correct ones on a GPU.

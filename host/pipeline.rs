@@ -7,6 +7,7 @@
 //! `cuda::memcpy_async` with `cuda::barrier`, or `cuda::pipeline`). Device code and the table of
 //! what each kernel does: `gpu/src/lessons/pipeline.rs`.
 
+use crate::runtime::args::KernelRef;
 use crate::runtime::buffer::Buffer;
 use crate::runtime::error::{Error, Result};
 use crate::runtime::grid::one_block_per_sm;
@@ -177,30 +178,14 @@ fn launch(
     });
     let (xp, op, ep, n) = (x.ptr().cast_const(), out.ptr(), err.ptr(), x.len() as u64);
     use gpu::lessons::pipeline as k;
+    let transform: KernelRef<(*const u32, *mut u32, u64, u32, u64, *mut u32)> = match kernel {
+        PipelineKernel::Transform => crate::kernel_ref!(k::pipeline_transform),
+        PipelineKernel::NoFullWait => crate::kernel_ref!(k::pipeline_no_full_wait),
+        PipelineKernel::NoEmptyWait => crate::kernel_ref!(k::pipeline_no_empty_wait),
+    };
     // SAFETY: `x` and `out` hold `n` words each (device allocations: 16-byte aligned), `err` one
     // word touched atomically; the shared memory is in `cfg`.
-    unsafe {
-        match kernel {
-            PipelineKernel::Transform => crate::launch!(
-                target,
-                k::pipeline_transform,
-                cfg,
-                (xp, op, n, work, timeout, ep)
-            ),
-            PipelineKernel::NoFullWait => crate::launch!(
-                target,
-                k::pipeline_no_full_wait,
-                cfg,
-                (xp, op, n, work, timeout, ep)
-            ),
-            PipelineKernel::NoEmptyWait => crate::launch!(
-                target,
-                k::pipeline_no_empty_wait,
-                cfg,
-                (xp, op, n, work, timeout, ep)
-            ),
-        }
-    }
+    unsafe { target.launch_ref(transform, cfg, (xp, op, n, work, timeout, ep)) }
 }
 
 /// Runs every kernel once, checked against the CPU, and times the correct one on a GPU.
