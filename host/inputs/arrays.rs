@@ -231,6 +231,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn raw_values_are_little_endian_and_a_partial_value_is_refused() {
+        assert_eq!(parse_raw_u16(&[1, 0, 0, 1]), Ok(vec![1, 256]));
+        assert_eq!(parse_raw_f32(&1.5f32.to_le_bytes()), Ok(vec![1.5]));
+        assert_eq!(
+            parse_raw_u16(&[1, 2, 3]).unwrap_err(),
+            "3 bytes is not a whole number of 2-byte little-endian u16 values"
+        );
+        assert_eq!(
+            parse_raw_f32(&[0; 6]).unwrap_err(),
+            "6 bytes is not a whole number of 4-byte little-endian f32 values"
+        );
+    }
+
+    #[test]
     fn ranges_of_the_generated_inputs_are_the_whole_cut() {
         for len in [0, 1, 7, 8, 9, 1003, 100_003] {
             let whole = uniform_f32(len, 5, -1.0, 1.0);
