@@ -92,6 +92,29 @@ fn a_held_mutex_times_out_with_the_error_word_set() {
 }
 
 #[test]
+fn with_runs_the_section_holding_the_lock_and_not_when_it_cannot_take_it() {
+    let mut state = Box::new(MutexState::new(20_000_000, 32, 1024));
+    let addr = &mut *state as *mut MutexState as usize;
+    in_one_thread(|| {
+        // SAFETY: as above.
+        let m = unsafe { Mutex::from_ptr(addr as *mut MutexState) };
+        // The section runs holding the lock, its value comes back, and the lock is free after.
+        assert_eq!(m.with(|| m.is_locked()), Ok(true));
+        assert!(!m.is_locked());
+        assert_eq!(m.with(|| 41 + 1), Ok(42));
+        // Held elsewhere: the bounded wait gives up and the section does not run.
+        let held = m.lock().expect("free");
+        let mut ran = false;
+        assert_eq!(m.with(|| ran = true), Err(LockError::TimedOut));
+        assert!(!ran && m.is_locked());
+        assert_eq!(m.with(|| ran = true), Err(LockError::Abandoned));
+        assert!(!ran);
+        drop(held);
+    });
+    assert_eq!(state.timeouts, 2);
+}
+
+#[test]
 fn ticket_lock_serves_in_order_and_times_out() {
     let mut state = Box::new(TicketState::new(20_000_000, 16));
     let addr = &mut *state as *mut TicketState as usize;
@@ -200,7 +223,12 @@ fn every_lock_is_exclusive_on_the_gpu() {
     every_variant_counts_exactly(&gpu, shape(3, 45), 9);
     // Every thread of the GPU on one lock (the source locks at one round, within their cap).
     every_variant_counts_exactly(&gpu, locks::full_gpu_shape(&gpu), 1);
-    for v in [Variant::WarpLeader, Variant::Mutex, Variant::Ticket] {
+    for v in [
+        Variant::WarpLeader,
+        Variant::Mutex,
+        Variant::MutexWith,
+        Variant::Ticket,
+    ] {
         let s = locks::full_gpu_shape(&gpu);
         let r = run_variant(&gpu, v, shape(s.blocks * 4, 256), 4, MutexBounds::default())
             .unwrap_or_else(|e| panic!("{v:?}: {e}"));

@@ -398,7 +398,12 @@ fn ptxas_accepts_every_build_without_spills() {
 fn locks_emit_their_orderings_at_device_scope() {
     for (arch, ptx) in BUILDS {
         // The production mutex: acquire CAS, release store, both at .gpu; no full fence.
-        for k in ["lock_mutex", "lock_warp_leader", "mutex_held_forever"] {
+        for k in [
+            "lock_mutex",
+            "lock_mutex_with",
+            "lock_warp_leader",
+            "mutex_held_forever",
+        ] {
             let body = kernel_body(ptx, k);
             assert_emits(
                 arch,
@@ -422,6 +427,13 @@ fn locks_emit_their_orderings_at_device_scope() {
             "lock_mutex",
             cohort,
             &["activemask.b32", "st.release.cta.b32", "ld.acquire.cta.b32"],
+        );
+        // `with` hands it lane to lane at a warp barrier: no hand-off word.
+        let with = kernel_body(ptx, "lock_mutex_with");
+        assert_emits(arch, "lock_mutex_with", with, &["bar.warp.sync"]);
+        assert!(
+            !with.contains("st.release.cta") && !with.contains("ld.acquire.cta"),
+            "{arch}: lock_mutex_with passes the lock through memory"
         );
         let ticket = kernel_body(ptx, "lock_ticket");
         assert_emits(

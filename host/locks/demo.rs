@@ -106,5 +106,7 @@ pub const EXPLANATION: &str = "\
 - warp leader: one acquisition per warp; the lanes pass the critical section with __syncwarp.
 - mutex: acquire CAS / release store at device scope, test-and-test-and-set with exponential
   nanosleep back-off, and a bounded wait that reports a timeout instead of hanging.
+- mutex_with: the same mutex with the critical section as a closure (Mutex::with): the lanes of a
+  warp pass the lock at a __syncwarp of two lanes instead of through a hand-off word in memory.
 - ticket: one atomic add per acquisition and first-come-first-served order; hand-offs wait for
   the next ticket's holder to wake up, so it trades speed for fairness.";

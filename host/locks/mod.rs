@@ -91,18 +91,22 @@ pub enum Variant {
     WarpLeader,
     /// `lock_mutex`: the production [`Mutex`](gpu::lock::Mutex).
     Mutex,
+    /// `lock_mutex_with`: the same mutex through [`Mutex::with`](gpu::lock::Mutex::with), the
+    /// critical section as a closure.
+    MutexWith,
     /// `lock_ticket`: the [`TicketLock`](gpu::lock::TicketLock).
     Ticket,
 }
 
 impl Variant {
     /// Every variant, in the order of the progression.
-    pub const ALL: [Variant; 6] = [
+    pub const ALL: [Variant; 7] = [
         Variant::Unfenced,
         Variant::Fenced,
         Variant::Loop,
         Variant::WarpLeader,
         Variant::Mutex,
+        Variant::MutexWith,
         Variant::Ticket,
     ];
 
@@ -114,6 +118,7 @@ impl Variant {
             Variant::Loop => "lock_loop",
             Variant::WarpLeader => "lock_warp_leader",
             Variant::Mutex => "lock_mutex",
+            Variant::MutexWith => "lock_mutex_with",
             Variant::Ticket => "lock_ticket",
         }
     }
@@ -126,13 +131,17 @@ impl Variant {
             Variant::Loop => "lock inside one loop body (blog's true thread lock)",
             Variant::WarpLeader => "one leader lane per warp takes the Mutex",
             Variant::Mutex => "Mutex: acquire/release, back-off, bounded",
+            Variant::MutexWith => "Mutex::with: lanes pass it at a warp barrier",
             Variant::Ticket => "ticket lock: fair, bounded",
         }
     }
 
     /// Whether the wait is bounded (the kernel cannot hang).
     pub fn bounded(self) -> bool {
-        matches!(self, Variant::WarpLeader | Variant::Mutex | Variant::Ticket)
+        matches!(
+            self,
+            Variant::WarpLeader | Variant::Mutex | Variant::MutexWith | Variant::Ticket
+        )
     }
 
     /// Whether a lost update is the expected lesson rather than a bug.
@@ -213,7 +222,9 @@ pub fn run_variant_with(
     };
     let ms = match variant {
         Variant::Unfenced | Variant::Fenced | Variant::Loop => launch.spinlock(variant)?,
-        Variant::WarpLeader | Variant::Mutex => launch.mutex(variant, bounds)?,
+        Variant::WarpLeader | Variant::Mutex | Variant::MutexWith => {
+            launch.mutex(variant, bounds)?
+        }
         Variant::Ticket => launch.ticket(bounds, ticket_backoff_ns)?,
     };
     let counter = target.download(&counter)?[0] as u64;
@@ -308,7 +319,8 @@ impl CounterLaunch<'_> {
         Ok(ms)
     }
 
-    /// The bounded mutex, taken by every thread or by one leader per warp, timed; it must end
+    /// The bounded mutex, taken by every thread (with a guard or through `with`) or by one
+    /// leader per warp, timed; it must end
     /// unlocked and without a timeout.
     fn mutex(&mut self, variant: Variant, bounds: MutexBounds) -> Result<Option<f64>> {
         let (target, cfg, c, iters) = (self.target, self.cfg, self.counter, self.iters);
@@ -318,15 +330,22 @@ impl CounterLaunch<'_> {
             // SAFETY: `counter` holds one u32 and `mutex` one live state; both outlive the
             // launch (`check` synchronizes first).
             unsafe {
-                if variant == Variant::Mutex {
-                    crate::launch!(target, gpu::lessons::locks::lock_mutex, cfg, (c, s, iters))
-                } else {
-                    crate::launch!(
+                match variant {
+                    Variant::Mutex => {
+                        crate::launch!(target, gpu::lessons::locks::lock_mutex, cfg, (c, s, iters))
+                    }
+                    Variant::MutexWith => crate::launch!(
+                        target,
+                        gpu::lessons::locks::lock_mutex_with,
+                        cfg,
+                        (c, s, iters)
+                    ),
+                    _ => crate::launch!(
                         target,
                         gpu::lessons::locks::lock_warp_leader,
                         cfg,
                         (c, s, iters)
-                    )
+                    ),
                 }
             }
         })?;

@@ -102,6 +102,7 @@ kernel_list! {
     LockLoop => lock_loop,
     LockWarpLeader => lock_warp_leader,
     LockMutex => lock_mutex,
+    LockMutexWith => lock_mutex_with,
     LockTicket => lock_ticket,
     MutexHeldForever => mutex_held_forever,
     PartialReduce => partial_reduce,

@@ -17,6 +17,7 @@
 //! | [`lock_loop`] | lock and unlock inside one loop body | never waits across a call |
 //! | [`lock_warp_leader`] | one lane per warp takes the lock for its warp | 32× fewer acquisitions |
 //! | [`lock_mutex`] | [`Mutex`]: the warp cohort made automatic, acquire/release, back-off, bounded | the one to use |
+//! | [`lock_mutex_with`] | [`Mutex::with`]: the critical section as a closure, lanes pass the lock at a warp barrier | the fastest |
 //! | [`lock_ticket`] | [`TicketLock`]: first come, first served | fairness, at a cost |
 
 use crate::access::{load_plain, store_plain};
@@ -187,6 +188,27 @@ kernel! {
     }
 }
 // ANCHOR_END: lock_mutex
+
+// ANCHOR: lock_mutex_with
+kernel! {
+    /// Every thread runs its increment inside [`Mutex::with`].
+    ///
+    /// What changed: the critical section is a closure, so the lock knows where it ends — the
+    /// lanes of a cohort pass the lock at a warp barrier of two lanes (`bar.warp.sync`) instead of
+    /// through a hand-off word in memory. The same lock word, back-off and bound as
+    /// [`lock_mutex`].
+    pub unsafe fn lock_mutex_with(counter: *mut u32, state: *mut MutexState, iters: u32) {
+        // SAFETY: `state` is a live `MutexState` used only through `Mutex` handles.
+        let mutex = unsafe { Mutex::from_ptr(state) };
+        for _ in 0..iters {
+            // SAFETY: inside `with` this thread is the only one in here.
+            if mutex.with(|| unsafe { add_one(counter) }).is_err() {
+                return;
+            }
+        }
+    }
+}
+// ANCHOR_END: lock_mutex_with
 
 kernel! {
     /// Every thread takes a ticket of the [`TicketLock`] and waits for its turn.

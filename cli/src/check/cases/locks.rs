@@ -56,6 +56,14 @@ pub(super) fn cases() -> Vec<Case> {
         ),
         case!(
             "locks",
+            K::LockMutexWith.name(),
+            Clean,
+            "3 × 40, 2 each",
+            "Mutex::with: the critical section as a closure",
+            |t| lock(t, LockVariant::MutexWith)
+        ),
+        case!(
+            "locks",
             K::LockTicket.name(),
             Clean,
             "3 × 40, 2 each",

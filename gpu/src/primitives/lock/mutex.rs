@@ -237,6 +237,73 @@ impl<S: LockScope> Mutex<S> {
             return self.lock_thread();
         }
         let leader = cohort.trailing_zeros();
+        let verdict = self.elect(lane, cohort);
+        // Orders the leader's acquire before the followers' first read of the hand-off word.
+        sync_warp(cohort);
+        match verdict {
+            HELD if lane == leader => Ok(self.guard(cohort, lane)),
+            HELD => self.wait_turn(lane).map(|()| self.guard(cohort, lane)),
+            TIMED_OUT => Err(LockError::TimedOut),
+            _ => Err(LockError::Abandoned),
+        }
+    }
+
+    /// Runs `f` holding the lock and returns what it returned; the lanes of the warp that call
+    /// `with` together run their `f` one after another, in lane order (see [`Mutex`]).
+    ///
+    /// The fast way through the lock. [`Mutex::lock`]'s guard passes the lock from lane to lane
+    /// through a hand-off word in memory (a block-scope release store, the next lane's acquire
+    /// load); `with` knows where each lane's critical section ends, so two lanes pass it at a
+    /// warp barrier of the two of them (`bar.warp.sync`, which also orders their memory
+    /// accesses), with no trip to memory: about a fifth more critical sections per second where
+    /// a warp's lanes lock together (docs/perf-notes.md, "Locks"). A guard cannot do this: one
+    /// forgotten (`mem::forget`) by a thread that then exits would leave the next lane at a
+    /// barrier with an exited thread, which CUDA leaves undefined; `f` always returns.
+    ///
+    /// `f` must not wait for a warp-mate (a `sync_warp`, a shuffle, a vote): the mates of its
+    /// cohort are waiting for it. A thread alone takes and releases the lock word as
+    /// [`Mutex::lock_thread`] does.
+    ///
+    /// # Errors
+    /// As [`Mutex::lock`]; `f` does not run.
+    #[inline(always)]
+    pub fn with<R>(&self, f: impl FnOnce() -> R) -> Result<R, LockError> {
+        let lane = lane_id();
+        let cohort = cohort_mask(lane);
+        if cohort == 1 << lane {
+            self.acquire_word(1)?;
+            let r = f();
+            self.release_word();
+            return Ok(r);
+        }
+        match self.elect(lane, cohort) {
+            HELD => {}
+            TIMED_OUT => return Err(LockError::TimedOut),
+            _ => return Err(LockError::Abandoned),
+        }
+        let before = cohort & ((1 << lane) - 1);
+        if before != 0 {
+            // The lane before this one hands the lock on at this barrier, after its `f`.
+            sync_warp(1 << (31 - before.leading_zeros()) | 1 << lane);
+        }
+        let r = f();
+        // Lanes above this one: clear bits 0..=lane.
+        let later = cohort & !(u32::MAX >> (31 - lane));
+        if later != 0 {
+            sync_warp(1 << lane | 1 << later.trailing_zeros());
+        } else {
+            self.release_word();
+        }
+        // The cohort leaves together, as a guard's drop makes it (see there).
+        sync_warp(cohort);
+        Ok(r)
+    }
+
+    /// The cohort's leader takes the lock word for all of `cohort`; every lane of it gets the
+    /// verdict: [`HELD`], [`TIMED_OUT`] or [`ABANDONED`].
+    #[inline(always)]
+    fn elect(&self, lane: u32, cohort: u32) -> u32 {
+        let leader = cohort.trailing_zeros();
         let verdict = if lane == leader {
             match self.acquire_word(cohort.count_ones()) {
                 Ok(()) => HELD,
@@ -246,15 +313,13 @@ impl<S: LockScope> Mutex<S> {
         } else {
             HELD
         };
-        let verdict = shfl_sync(cohort, verdict, leader);
-        // Orders the leader's acquire before the followers' first read of the hand-off word.
-        sync_warp(cohort);
-        match verdict {
-            HELD if lane == leader => Ok(self.guard(cohort, lane)),
-            HELD => self.wait_turn(lane).map(|()| self.guard(cohort, lane)),
-            TIMED_OUT => Err(LockError::TimedOut),
-            _ => Err(LockError::Abandoned),
-        }
+        shfl_sync(cohort, verdict, leader)
+    }
+
+    #[inline(always)]
+    fn release_word(&self) {
+        // SAFETY: `from_ptr`'s contract; called by the holder only, once per acquisition.
+        unsafe { store(self.word(), UNLOCKED, S::SCOPE, StoreOrder::Release) };
     }
 
     /// Takes the lock for this thread alone, with no warp cohort: for callers whose lanes are
