@@ -54,13 +54,21 @@ fn in_one_thread(body: impl Fn() + Sync) {
     gpu::sim::launch(&gridsync::LaunchConfig::linear(1, 1), body).unwrap();
 }
 
-#[test]
-fn the_guard_releases_on_drop_and_a_failed_try_does_not() {
-    let mut state = Box::new(MutexState::default());
+/// Runs `body` with a `Mutex` on `state` as the one thread of a simulated launch; returns the
+/// state as the launch left it.
+fn with_one_mutex(state: MutexState, body: impl Fn(&Mutex) + Sync) -> MutexState {
+    let mut state = Box::new(state);
     let addr = &mut *state as *mut MutexState as usize;
     in_one_thread(|| {
         // SAFETY: the state outlives the launch and is only used through this handle.
-        let m = unsafe { Mutex::from_ptr(addr as *mut MutexState) };
+        body(&unsafe { Mutex::from_ptr(addr as *mut MutexState) })
+    });
+    *state
+}
+
+#[test]
+fn the_guard_releases_on_drop_and_a_failed_try_does_not() {
+    with_one_mutex(MutexState::default(), |m| {
         let guard = m.try_lock().expect("a free mutex");
         assert!(m.is_locked());
         // A failed attempt must not release the holder's lock.
@@ -75,11 +83,7 @@ fn the_guard_releases_on_drop_and_a_failed_try_does_not() {
 
 #[test]
 fn a_held_mutex_times_out_with_the_error_word_set() {
-    let mut state = Box::new(MutexState::new(20_000_000, 32, 1024));
-    let addr = &mut *state as *mut MutexState as usize;
-    in_one_thread(|| {
-        // SAFETY: as above.
-        let m = unsafe { Mutex::from_ptr(addr as *mut MutexState) };
+    let state = with_one_mutex(MutexState::new(20_000_000, 32, 1024), |m| {
         let held = m.lock().expect("free");
         let started = std::time::Instant::now();
         assert_eq!(m.lock().err(), Some(LockError::TimedOut));
@@ -93,11 +97,7 @@ fn a_held_mutex_times_out_with_the_error_word_set() {
 
 #[test]
 fn with_runs_the_section_holding_the_lock_and_not_when_it_cannot_take_it() {
-    let mut state = Box::new(MutexState::new(20_000_000, 32, 1024));
-    let addr = &mut *state as *mut MutexState as usize;
-    in_one_thread(|| {
-        // SAFETY: as above.
-        let m = unsafe { Mutex::from_ptr(addr as *mut MutexState) };
+    let state = with_one_mutex(MutexState::new(20_000_000, 32, 1024), |m| {
         // The section runs holding the lock, its value comes back, and the lock is free after.
         assert_eq!(m.with(|| m.is_locked()), Ok(true));
         assert!(!m.is_locked());

@@ -1,7 +1,7 @@
-// The nvcc twin of `gridsync bench locks`'s `lock_mutex` (gpu/src/lessons/locks.rs) where every
-// warp has one thread — the 128×1 shape, where `Mutex::lock` takes the word for the calling
-// thread alone (`lock_thread`, gpu/src/primitives/lock/mutex.rs) — beside libcu++'s
-// `binary_semaphore<thread_scope_device>` doing the same work.
+// The nvcc twins of `gridsync bench locks`'s `lock_mutex` where every warp has one thread (the
+// 128×1 shape, where `Mutex::lock` takes the word for the calling thread alone: `lock_thread`,
+// gpu/src/primitives/lock/mutex.rs) and of `lock_mutex_with` (`Mutex::with`) at any shape,
+// beside libcu++'s `binary_semaphore<thread_scope_device>` doing the same work.
 //
 // The twin, as `Mutex`: a lock word, apart from an error word (128-byte lines); take =
 // compare-and-swap 0 → 1 with acquire at device scope; if that fails, wait: sleep (`__nanosleep`,
@@ -10,16 +10,22 @@
 // back = store 0 with release at device scope. The critical section is `*counter += 1`, a plain
 // load and store, as gridsync's.
 //
-// Work and shape as `gridsync bench locks`: BLOCKS blocks of one thread, each taking the lock
-// ITERS = 32768 / BLOCKS times in one launch; 10 timed launches after one warm-up, the median;
-// the counter checked after every launch.
+// `with`, as `Mutex::with`: the lanes that call it together (`__activemask`) are a cohort; the
+// lowest takes the word for all of them and shuffles the verdict; each lane after the first
+// waits at a `__syncwarp` of two lanes — itself and the lane before — which that lane calls
+// after its critical section; the last lane gives the word back; the cohort leaves together
+// (`__syncwarp(cohort)`). A lane alone takes and gives back the word as `mutex` does.
+//
+// Work and shape as `gridsync bench locks`: BLOCKS × THREADS threads, each taking the lock
+// ITERS = max(1, 32768 / threads) times in one launch; 10 timed launches after one warm-up, the
+// median; the counter checked after every launch.
 //
 // With `retakes`, each critical section also notes which block held the lock last: the share of
 // sections whose holder held it just before ("re-takes") tells how often the thread that gave
 // the lock back took it again before any waiter — one trip to L2 instead of a hand-off.
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90 -o mutex mutex.cu
-//   ./mutex mutex|semaphore [BLOCKS] [retakes]
+//   ./mutex mutex|with|semaphore [BLOCKS [THREADS]] [retakes]     (mutex: THREADS = 1)
 #include <cuda/atomic>
 #include <cuda/semaphore>
 
@@ -57,8 +63,9 @@ __device__ __forceinline__ bool try_word(Ref word) {
                                         cuda::memory_order_relaxed);
 }
 
-// Mutex::lock_thread: false if the wait passed its bound or another thread gave up.
-__device__ __forceinline__ bool lock(State* s) {
+// Mutex::acquire_word: false if the wait passed its bound (then `waiters` are counted as given
+// up) or another thread gave up.
+__device__ __forceinline__ bool lock(State* s, unsigned waiters = 1) {
     Ref word(s->word), timeouts(s->timeouts);
     if (try_word(word)) return true;
     uint64_t start = globaltimer_ns();
@@ -71,7 +78,7 @@ __device__ __forceinline__ bool lock(State* s) {
         if (++polls % 8 == 0) {
             if (timeouts.load(cuda::memory_order_relaxed) != 0) return false;
             if (globaltimer_ns() - start > TIMEOUT_NS) {
-                timeouts.fetch_add(1, cuda::memory_order_relaxed);
+                timeouts.fetch_add(waiters, cuda::memory_order_relaxed);
                 return false;
             }
         }
@@ -98,6 +105,40 @@ __global__ void twin_mutex(unsigned* counter, State* s, unsigned iters, Retakes*
     }
 }
 
+// Mutex::with: `f` runs holding the lock, the cohort's lanes one after another.
+template <class F>
+__device__ __forceinline__ bool with_lock(State* s, F f) {
+    unsigned lane = lane_id();
+    unsigned cohort = __activemask();
+    if (cohort == 1u << lane) {
+        if (!lock(s)) return false;
+        f();
+        unlock(s);
+        return true;
+    }
+    unsigned leader = __ffs(cohort) - 1;
+    unsigned lost = 0;
+    if (lane == leader) lost = lock(s, __popc(cohort)) ? 0 : 1;
+    if (__shfl_sync(cohort, lost, leader) != 0) return false;
+    unsigned before = cohort & ((1u << lane) - 1);
+    if (before != 0) __syncwarp(1u << (31 - __clz(before)) | 1u << lane);
+    f();
+    unsigned later = cohort & ~(0xffffffffu >> (31 - lane));
+    if (later != 0) {
+        __syncwarp(1u << lane | 1u << (__ffs(later) - 1));
+    } else {
+        unlock(s);
+    }
+    __syncwarp(cohort);
+    return true;
+}
+
+__global__ void twin_with(unsigned* counter, State* s, unsigned iters, Retakes* r) {
+    for (unsigned i = 0; i < iters; ++i) {
+        if (!with_lock(s, [&] { section(counter, r); })) return;
+    }
+}
+
 using Sem = cuda::binary_semaphore<cuda::thread_scope_device>;
 
 __global__ void twin_semaphore(unsigned* counter, Sem* sem, unsigned iters, Retakes* r) {
@@ -109,18 +150,31 @@ __global__ void twin_semaphore(unsigned* counter, Sem* sem, unsigned iters, Reta
 }
 
 int main(int argc, char** argv) {
-    if (argc < 2 || (std::strcmp(argv[1], "mutex") != 0 && std::strcmp(argv[1], "semaphore") != 0)) {
-        std::fprintf(stderr, "usage: %s mutex|semaphore [BLOCKS] [retakes]\n", argv[0]);
+    const char* mode = argc > 1 ? argv[1] : "";
+    bool is_mutex = std::strcmp(mode, "mutex") == 0, is_with = std::strcmp(mode, "with") == 0;
+    if (!is_mutex && !is_with && std::strcmp(mode, "semaphore") != 0) {
+        std::fprintf(stderr, "usage: %s mutex|with|semaphore [BLOCKS [THREADS]] [retakes]\n",
+                     argv[0]);
         return 2;
     }
-    bool is_mutex = std::strcmp(argv[1], "mutex") == 0;
-    int blocks = argc > 2 ? std::atoi(argv[2]) : 128;
-    bool count_retakes = argc > 3 && std::strcmp(argv[3], "retakes") == 0;
-    if (blocks < 1 || blocks > 65535) {
-        std::fprintf(stderr, "BLOCKS must be 1..65535, not %d\n", blocks);
+    int blocks = 128, threads = 1, numbers = 0;
+    bool count_retakes = false;
+    for (int a = 2; a < argc; ++a) {
+        if (std::strcmp(argv[a], "retakes") == 0) {
+            count_retakes = true;
+        } else if (numbers++ == 0) {
+            blocks = std::atoi(argv[a]);
+        } else {
+            threads = std::atoi(argv[a]);
+        }
+    }
+    if (blocks < 1 || blocks > 65535 || threads < 1 || threads > 1024 ||
+        (is_mutex && threads != 1)) {
+        std::fprintf(stderr, "BLOCKS must be 1..65535 and THREADS 1..1024 (1 for mutex)\n");
         return 2;
     }
-    unsigned iters = std::max(1u, 32768u / unsigned(blocks));
+    unsigned long long all = (unsigned long long)blocks * threads;
+    unsigned iters = unsigned(std::max(1ull, 32768ull / all));
     unsigned* counter;
     State* state;
     Sem* sem;
@@ -134,14 +188,16 @@ int main(int argc, char** argv) {
     if (count_retakes) TWIN_CHECK(cudaMalloc(&retakes, sizeof(Retakes)));
     auto launch = [&] {
         if (is_mutex) {
-            twin_mutex<<<blocks, 1>>>(counter, state, iters, retakes);
+            twin_mutex<<<blocks, threads>>>(counter, state, iters, retakes);
+        } else if (is_with) {
+            twin_with<<<blocks, threads>>>(counter, state, iters, retakes);
         } else {
-            twin_semaphore<<<blocks, 1>>>(counter, sem, iters, retakes);
+            twin_semaphore<<<blocks, threads>>>(counter, sem, iters, retakes);
         }
     };
     std::vector<double> ms;
     double share = 0;
-    unsigned long long sections = (unsigned long long)blocks * iters;
+    unsigned long long sections = all * iters;
     for (int trial = 0; trial < 11; ++trial) {
         TWIN_CHECK(cudaMemset(counter, 0, 4));
         if (retakes) TWIN_CHECK(cudaMemset(retakes, 0xff, 4));
@@ -152,7 +208,7 @@ int main(int argc, char** argv) {
         TWIN_CHECK(cudaMemcpy(&got, counter, 4, cudaMemcpyDeviceToHost));
         TWIN_CHECK(cudaMemcpy(&errors, &state->timeouts, 4, cudaMemcpyDeviceToHost));
         if (got != sections || errors != 0) {
-            std::fprintf(stderr, "%s: counter %u of %llu, %u timed out\n", argv[1], got, sections,
+            std::fprintf(stderr, "%s: counter %u of %llu, %u timed out\n", mode, got, sections,
                          errors);
             return 1;
         }
@@ -164,10 +220,12 @@ int main(int argc, char** argv) {
         if (trial > 0) ms.push_back(t);
     }
     double med = median(ms);
-    std::printf("{\"twin\":\"%s\",\"device\":\"%s\",\"shape\":\"%dx1\",\"iters\":%u,"
+    std::printf("{\"twin\":\"%s\",\"device\":\"%s\",\"shape\":\"%dx%d\",\"iters\":%u,"
                 "\"median_ms\":%.4f,\"mega_per_s\":%.4f",
-                is_mutex ? "lock_mutex (lock_thread)" : "libcu++ binary_semaphore<device>",
-                device_name(), blocks, iters, med, double(sections) / (med * 1e-3) / 1e6);
+                is_mutex  ? "lock_mutex (lock_thread)"
+                : is_with ? "lock_mutex_with (Mutex::with)"
+                          : "libcu++ binary_semaphore<device>",
+                device_name(), blocks, threads, iters, med, double(sections) / (med * 1e-3) / 1e6);
     if (count_retakes) std::printf(",\"retakes\":%.4f", share);
     std::printf("}\n");
     return 0;
