@@ -10,6 +10,13 @@
 // back = store 0 with release at device scope. The critical section is `*counter += 1`, a plain
 // load and store, as gridsync's.
 //
+// `ticket`, as `TicketLock` (`lock_ticket`): take a ticket with a relaxed fetch-add of `next`;
+// wait until `serving` (acquire) reaches it, sleeping 64 ns per ticket ahead (at most 50 µs),
+// reading the error word and the clock on every poll; give back = store ticket + 1 to
+// `serving` with release. `leader`, as `lock_warp_leader`: the lowest active lane takes the
+// mutex alone (`lock_thread`), shuffles the verdict, the lanes run their sections in lane
+// order with a `__syncwarp(mask)` after each turn, and the leader gives the word back.
+//
 // `with`, as `Mutex::with`: the lanes that call it together (`__activemask`) are a cohort; the
 // lowest takes the word for all of them and shuffles the verdict; each lane after the first
 // waits at a `__syncwarp` of two lanes — itself and the lane before — which that lane calls
@@ -25,7 +32,7 @@
 // the lock back took it again before any waiter — one trip to L2 instead of a hand-off.
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90 -o mutex mutex.cu
-//   ./mutex mutex|with|semaphore [BLOCKS [THREADS]] [retakes]     (mutex: THREADS = 1)
+//   ./mutex mutex|with|leader|ticket|semaphore [BLOCKS [THREADS]] [retakes]   (mutex: THREADS 1)
 #include <cuda/atomic>
 #include <cuda/semaphore>
 
@@ -139,6 +146,53 @@ __global__ void twin_with(unsigned* counter, State* s, unsigned iters, Retakes* 
     }
 }
 
+__global__ void twin_leader(unsigned* counter, State* s, unsigned iters, Retakes* r) {
+    for (unsigned i = 0; i < iters; ++i) {
+        unsigned mask = __activemask();
+        unsigned leader = __ffs(mask) - 1, lane = lane_id();
+        bool held = lane == leader && lock(s);
+        if (__shfl_sync(mask, unsigned(held), leader) == 0) return;
+        for (unsigned turn = 0; turn < 32; ++turn) {
+            if (mask & (1u << turn)) {
+                if (lane == turn) section(counter, r);
+                __syncwarp(mask);
+            }
+        }
+        if (held) unlock(s);
+    }
+}
+
+constexpr unsigned TICKET_NS = 64, MAX_TICKET_SLEEP_NS = 50000;
+
+// TicketState: the two counters on one line, the error word on another.
+struct alignas(128) TicketState {
+    unsigned next;
+    unsigned serving;
+    unsigned pad0[30];
+    unsigned timeouts;
+    unsigned pad1[31];
+};
+
+__global__ void twin_ticket(unsigned* counter, TicketState* t, unsigned iters, Retakes* r) {
+    Ref next(t->next), serving(t->serving), timeouts(t->timeouts);
+    for (unsigned i = 0; i < iters; ++i) {
+        unsigned ticket = next.fetch_add(1, cuda::memory_order_relaxed);
+        uint64_t start = globaltimer_ns();
+        for (;;) {
+            unsigned now = serving.load(cuda::memory_order_acquire);
+            if (now == ticket) break;
+            if (timeouts.load(cuda::memory_order_relaxed) != 0 ||
+                globaltimer_ns() - start > TIMEOUT_NS) {
+                timeouts.fetch_add(1, cuda::memory_order_relaxed);
+                return;
+            }
+            __nanosleep(min((ticket - now) * TICKET_NS, MAX_TICKET_SLEEP_NS));
+        }
+        section(counter, r);
+        serving.store(ticket + 1, cuda::memory_order_release);
+    }
+}
+
 using Sem = cuda::binary_semaphore<cuda::thread_scope_device>;
 
 __global__ void twin_semaphore(unsigned* counter, Sem* sem, unsigned iters, Retakes* r) {
@@ -152,8 +206,10 @@ __global__ void twin_semaphore(unsigned* counter, Sem* sem, unsigned iters, Reta
 int main(int argc, char** argv) {
     const char* mode = argc > 1 ? argv[1] : "";
     bool is_mutex = std::strcmp(mode, "mutex") == 0, is_with = std::strcmp(mode, "with") == 0;
-    if (!is_mutex && !is_with && std::strcmp(mode, "semaphore") != 0) {
-        std::fprintf(stderr, "usage: %s mutex|with|semaphore [BLOCKS [THREADS]] [retakes]\n",
+    bool is_leader = std::strcmp(mode, "leader") == 0, is_ticket = std::strcmp(mode, "ticket") == 0;
+    if (!is_mutex && !is_with && !is_leader && !is_ticket && std::strcmp(mode, "semaphore") != 0) {
+        std::fprintf(stderr,
+                     "usage: %s mutex|with|leader|ticket|semaphore [BLOCKS [THREADS]] [retakes]\n",
                      argv[0]);
         return 2;
     }
@@ -178,11 +234,14 @@ int main(int argc, char** argv) {
     unsigned* counter;
     State* state;
     Sem* sem;
+    TicketState* ticket;
     Retakes* retakes = nullptr;
     TWIN_CHECK(cudaMalloc(&counter, 4));
     TWIN_CHECK(cudaMalloc(&state, sizeof(State)));
     TWIN_CHECK(cudaMalloc(&sem, sizeof(Sem)));
     TWIN_CHECK(cudaMemset(state, 0, sizeof(State)));
+    TWIN_CHECK(cudaMalloc(&ticket, sizeof(TicketState)));
+    TWIN_CHECK(cudaMemset(ticket, 0, sizeof(TicketState)));
     Sem host_sem(1);
     TWIN_CHECK(cudaMemcpy(sem, &host_sem, sizeof(Sem), cudaMemcpyHostToDevice));
     if (count_retakes) TWIN_CHECK(cudaMalloc(&retakes, sizeof(Retakes)));
@@ -191,6 +250,10 @@ int main(int argc, char** argv) {
             twin_mutex<<<blocks, threads>>>(counter, state, iters, retakes);
         } else if (is_with) {
             twin_with<<<blocks, threads>>>(counter, state, iters, retakes);
+        } else if (is_leader) {
+            twin_leader<<<blocks, threads>>>(counter, state, iters, retakes);
+        } else if (is_ticket) {
+            twin_ticket<<<blocks, threads>>>(counter, ticket, iters, retakes);
         } else {
             twin_semaphore<<<blocks, threads>>>(counter, sem, iters, retakes);
         }
@@ -206,7 +269,8 @@ int main(int argc, char** argv) {
         TWIN_CHECK(cudaGetLastError());
         unsigned got = 0, errors = 0;
         TWIN_CHECK(cudaMemcpy(&got, counter, 4, cudaMemcpyDeviceToHost));
-        TWIN_CHECK(cudaMemcpy(&errors, &state->timeouts, 4, cudaMemcpyDeviceToHost));
+        TWIN_CHECK(cudaMemcpy(&errors, is_ticket ? &ticket->timeouts : &state->timeouts, 4,
+                              cudaMemcpyDeviceToHost));
         if (got != sections || errors != 0) {
             std::fprintf(stderr, "%s: counter %u of %llu, %u timed out\n", mode, got, sections,
                          errors);
@@ -223,8 +287,10 @@ int main(int argc, char** argv) {
     std::printf("{\"twin\":\"%s\",\"device\":\"%s\",\"shape\":\"%dx%d\",\"iters\":%u,"
                 "\"median_ms\":%.4f,\"mega_per_s\":%.4f",
                 is_mutex  ? "lock_mutex (lock_thread)"
-                : is_with ? "lock_mutex_with (Mutex::with)"
-                          : "libcu++ binary_semaphore<device>",
+                : is_with   ? "lock_mutex_with (Mutex::with)"
+                : is_leader ? "lock_warp_leader"
+                : is_ticket ? "lock_ticket (TicketLock)"
+                            : "libcu++ binary_semaphore<device>",
                 device_name(), blocks, threads, iters, med, double(sections) / (med * 1e-3) / 1e6);
     if (count_retakes) std::printf(",\"retakes\":%.4f", share);
     std::printf("}\n");

@@ -33,9 +33,10 @@
 #   scripts/twins/run.sh GRIDSYNC OUTDIR [PTX]
 #   BENCHES="reduce dot" ROUNDS=1 scripts/twins/run.sh …   # a part (BENCHES="": the SASS only)
 #
-# Not run here: mutex.cu, the twin of `lock_mutex` with one thread per warp, and cell_count.cu,
-# the twin of the cell list's count pass (no bandwidth rows to pair with; each header says how
-# to run it beside gridsync).
+# Not run here: mutex.cu, the twins of the locks (`lock_mutex` with one thread per warp,
+# `lock_mutex_with`, `lock_warp_leader`, `lock_ticket`; against `gridsync bench locks`' rates,
+# not bandwidth rows), and cell_count.cu, the twin of the cell list's count pass; each header
+# says how to run it beside gridsync.
 #
 # Needs nvcc, ptxas and cuobjdump on PATH (or under $CUDA_HOME/bin) and python3.
 set -u
