@@ -547,7 +547,10 @@ pub(crate) unsafe fn wait_for_generation(
 pub fn block_leader(leader: impl FnOnce() -> Result<(), BarrierError>) -> Result<(), BarrierError> {
     sync_threads();
     let mut verdict = Ok(());
-    if thread_rank_in_block() == 0 {
+    // Thread 0 is lane 0; saying so tells ptxas that one lane of its warp runs `leader`, whose
+    // atomics it would otherwise wrap in a warp aggregation on the barrier's critical path
+    // (docs/perf-notes.md, "Grid barrier").
+    if crate::seam::warp::leads_block(thread_rank_in_block()) {
         verdict = leader();
     }
     if sync_threads_or(verdict.is_err()) {

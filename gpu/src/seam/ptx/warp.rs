@@ -17,6 +17,35 @@ pub(crate) fn converged_mask(lane: u32) -> u32 {
     activemask()
 }
 
+/// Whether this thread is lane 0 of its warp and `rank` is 0 — the test of a block's thread 0
+/// (`rank` its rank in the block), written so that ptxas sees the lane test.
+///
+/// In one asm block: as two Rust comparisons LLVM folds `lane == 0 && rank == 0` into
+/// `(lane | rank) == 0`, and ptxas, no longer seeing that one lane of the warp takes the
+/// branch, wraps each atomic behind it in a warp aggregation (a vote, a population count, a
+/// shuffle of the value returned) — on a grid barrier's critical path.
+#[inline(always)]
+pub(crate) fn leads_block(rank: u32) -> bool {
+    let lead: u32;
+    // SAFETY: reads the lane id and compares; no memory, no preconditions.
+    unsafe {
+        core::arch::asm!(
+            "{{",
+            ".reg .pred %lane0, %lead;",
+            ".reg .b32 %lane;",
+            "mov.u32 %lane, %laneid;",
+            "setp.eq.u32 %lane0, %lane, 0;",
+            "setp.eq.and.u32 %lead, {rank}, 0, %lane0;",
+            "selp.u32 {lead}, 1, 0, %lead;",
+            "}}",
+            rank = in(reg32) rank,
+            lead = out(reg32) lead,
+            options(pure, nomem, nostack),
+        )
+    };
+    lead != 0
+}
+
 /// `bar.warp.sync mask;`
 ///
 /// # Safety

@@ -16,6 +16,13 @@ pub(crate) fn converged_mask(lane: u32) -> u32 {
     1 << lane
 }
 
+/// Whether this thread is lane 0 of its warp and `rank` is 0 (the PTX side's test of a block's
+/// thread 0).
+#[inline(always)]
+pub(crate) fn leads_block(rank: u32) -> bool {
+    crate::sim::lane() == 0 && rank == 0
+}
+
 /// `bar.warp.sync`: the simulator's warp barrier (over the live lanes).
 ///
 /// # Safety
