@@ -40,7 +40,7 @@ kernel! {
 kernel! {
     /// Every thread takes the [`Mutex`] at `state` (at system scope for [`Scope::System`], at
     /// device scope otherwise) by itself
-    /// ([`Mutex::lock_thread`]: no warp cohort, so every acquisition and release goes through
+    /// ([`Mutex::with_thread`]: no warp cohort, so every acquisition and release goes through
     /// the lock word, across the GPUs), adds 1 to the plain counter
     /// `data` — an ordinary load and store, which only the lock protects — and releases it,
     /// `per_thread` times.
@@ -71,12 +71,14 @@ unsafe fn add_locked<S: LockScope>(state: *mut MutexState, data: *mut u32, per_t
     let mutex = unsafe { Mutex::<S>::from_ptr_in(state) };
     let data = Ptr::new(data);
     for _ in 0..per_thread {
-        let Ok(_guard) = mutex.lock_thread() else {
+        // SAFETY: inside `with_thread` this thread is the only one in here, on every GPU (at a
+        // scope that covers them).
+        if mutex
+            .with_thread(|| unsafe { data.store(data.load().wrapping_add(1)) })
+            .is_err()
+        {
             return;
-        };
-        // SAFETY: the guard makes this thread the only one in here, on every GPU (at a scope
-        // that covers them).
-        unsafe { data.store(data.load().wrapping_add(1)) };
+        }
     }
 }
 // ANCHOR_END: peer_lock

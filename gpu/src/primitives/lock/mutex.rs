@@ -274,10 +274,7 @@ impl<S: LockScope> Mutex<S> {
         let lane = lane_id();
         let cohort = cohort_mask(lane);
         if cohort == 1 << lane {
-            self.acquire_word(1)?;
-            let r = f();
-            self.release_word();
-            return Ok(r);
+            return self.with_thread(f);
         }
         match self.elect(lane, cohort) {
             HELD => {}
@@ -323,6 +320,21 @@ impl<S: LockScope> Mutex<S> {
     fn release_word(&self) {
         // SAFETY: `from_ptr`'s contract; called by the holder only, once per acquisition.
         unsafe { store(self.word(), UNLOCKED, S::SCOPE, StoreOrder::Release) };
+    }
+
+    /// Runs `f` holding the lock for this thread alone, with no warp cohort — [`Mutex::with`]
+    /// for one thread, as [`Mutex::lock_thread`] is [`Mutex::lock`] for one: take the word, run
+    /// `f`, give the word back, nothing else on the path (no guard to carry, so none of the
+    /// guard's hand-off tests after the release).
+    ///
+    /// # Errors
+    /// As [`Mutex::lock`]; `f` does not run.
+    #[inline(always)]
+    pub fn with_thread<R>(&self, f: impl FnOnce() -> R) -> Result<R, LockError> {
+        self.acquire_word(1)?;
+        let r = f();
+        self.release_word();
+        Ok(r)
     }
 
     /// Takes the lock for this thread alone, with no warp cohort: for callers whose lanes are
