@@ -1,14 +1,19 @@
-// The nvcc twins of `gridsync bench locks`'s `lock_mutex` where every warp has one thread (the
-// 128×1 shape, where `Mutex::lock` takes the word for the calling thread alone: `lock_thread`,
-// gpu/src/primitives/lock/mutex.rs) and of `lock_mutex_with` (`Mutex::with`) at any shape,
-// beside libcu++'s `binary_semaphore<thread_scope_device>` doing the same work.
+// The nvcc twins of `gridsync bench locks`'s locks (gpu/src/lessons/locks.rs,
+// gpu/src/primitives/lock/): `lock_mutex` (`Mutex::lock` and its guard), `lock_mutex_with`
+// (`Mutex::with`), `lock_warp_leader` and `lock_ticket`, at any shape, beside libcu++'s
+// `binary_semaphore<thread_scope_device>` doing the same work.
 //
 // The twin, as `Mutex`: a lock word, apart from an error word (128-byte lines); take =
 // compare-and-swap 0 → 1 with acquire at device scope; if that fails, wait: sleep (`__nanosleep`,
 // 8 ns doubling to 128 ns), read the word (relaxed), and swap again only if it looks free; every
 // eighth poll read the error word and the clock (`%globaltimer`), give up past the bound; give
 // back = store 0 with release at device scope. The critical section is `*counter += 1`, a plain
-// load and store, as gridsync's.
+// load and store, as gridsync's. `mutex`, as `Mutex::lock`: the lanes that call it together are
+// a cohort; the lowest takes the word for all (the others learn the verdict by a shuffle); the
+// others wait for their turn in the hand-off word (block-scope acquire polls, 8 ns apart); the
+// guard's drop stores the next lane's number (block-scope release), or, in the last lane,
+// clears the word and gives the lock back; the cohort then leaves together. A lane alone takes
+// and gives back the word (`lock_thread`'s path, the 128×1 shape).
 //
 // `ticket`, as `TicketLock` (`lock_ticket`): take a ticket with a relaxed fetch-add of `next`;
 // wait until `serving` (acquire) reaches it, sleeping 64 ns per ticket ahead (at most 50 µs),
@@ -32,7 +37,7 @@
 // the lock back took it again before any waiter — one trip to L2 instead of a hand-off.
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90 -o mutex mutex.cu
-//   ./mutex mutex|with|leader|ticket|semaphore [BLOCKS [THREADS]] [retakes]   (mutex: THREADS 1)
+//   ./mutex mutex|with|leader|ticket|semaphore [BLOCKS [THREADS]] [retakes]
 #include <cuda/atomic>
 #include <cuda/semaphore>
 
@@ -53,7 +58,11 @@ struct alignas(128) State {
     unsigned pad0[31];
     unsigned timeouts;
     unsigned pad1[31];
+    unsigned turn;  // the guard's hand-off word: the lane whose turn it is, or NO_TURN
+    unsigned pad2[31];
 };
+
+constexpr unsigned NO_TURN = 0xffffffffu;
 
 // Which block held the lock last, and how many sections found themselves there: plain words,
 // touched only inside the critical section.
@@ -104,11 +113,59 @@ __device__ __forceinline__ void section(unsigned* counter, Retakes* r) {
     }
 }
 
+using BlockRef = cuda::atomic_ref<unsigned, cuda::thread_scope_block>;
+
+// Mutex::lock with its guard: the cohort's leader takes the word, and the lanes pass the lock
+// in lane order through the hand-off word (block-scope release, the next lane's acquire polls,
+// 8 ns apart, the clock read at each); the last lane clears the word and gives the lock back,
+// and the cohort leaves together. A lane alone takes and gives back the word. Returns the
+// cohort (0 if the lock was not taken).
+__device__ __forceinline__ unsigned guard_lock(State* s) {
+    unsigned lane = lane_id(), cohort = __activemask();
+    if (cohort == 1u << lane) return lock(s) ? cohort : 0;
+    unsigned leader = __ffs(cohort) - 1;
+    unsigned lost = 0;
+    if (lane == leader) lost = lock(s, __popc(cohort)) ? 0 : 1;
+    lost = __shfl_sync(cohort, lost, leader);
+    __syncwarp(cohort);
+    if (lost != 0) return 0;
+    if (lane != leader) {
+        BlockRef turn(s->turn);
+        uint64_t start = globaltimer_ns();
+        while (turn.load(cuda::memory_order_acquire) != lane) {
+            if (globaltimer_ns() - start > TIMEOUT_NS) {
+                Ref(s->timeouts).fetch_add(1, cuda::memory_order_relaxed);
+                return 0;
+            }
+            __nanosleep(BACKOFF_MIN_NS);
+        }
+    }
+    return cohort;
+}
+
+// The guard's drop: three branches, then the cohort leaves together.
+__device__ __forceinline__ void guard_unlock(State* s, unsigned cohort) {
+    unsigned lane = lane_id();
+    unsigned later = cohort & ~(0xffffffffu >> (31 - lane));
+    BlockRef turn(s->turn);
+    if (later != 0) {
+        turn.store(__ffs(later) - 1, cuda::memory_order_release);
+    } else if (cohort != 1u << lane) {
+        turn.store(NO_TURN, cuda::memory_order_relaxed);
+        unlock(s);
+    } else {
+        unlock(s);
+        return;
+    }
+    __syncwarp(cohort);
+}
+
 __global__ void twin_mutex(unsigned* counter, State* s, unsigned iters, Retakes* r) {
     for (unsigned i = 0; i < iters; ++i) {
-        if (!lock(s)) return;
+        unsigned cohort = guard_lock(s);
+        if (cohort == 0) return;
         section(counter, r);
-        unlock(s);
+        guard_unlock(s, cohort);
     }
 }
 
@@ -224,9 +281,8 @@ int main(int argc, char** argv) {
             threads = std::atoi(argv[a]);
         }
     }
-    if (blocks < 1 || blocks > 65535 || threads < 1 || threads > 1024 ||
-        (is_mutex && threads != 1)) {
-        std::fprintf(stderr, "BLOCKS must be 1..65535 and THREADS 1..1024 (1 for mutex)\n");
+    if (blocks < 1 || blocks > 65535 || threads < 1 || threads > 1024) {
+        std::fprintf(stderr, "BLOCKS must be 1..65535 and THREADS 1..1024\n");
         return 2;
     }
     unsigned long long all = (unsigned long long)blocks * threads;
@@ -240,6 +296,7 @@ int main(int argc, char** argv) {
     TWIN_CHECK(cudaMalloc(&state, sizeof(State)));
     TWIN_CHECK(cudaMalloc(&sem, sizeof(Sem)));
     TWIN_CHECK(cudaMemset(state, 0, sizeof(State)));
+    TWIN_CHECK(cudaMemset(&state->turn, 0xff, 4));
     TWIN_CHECK(cudaMalloc(&ticket, sizeof(TicketState)));
     TWIN_CHECK(cudaMemset(ticket, 0, sizeof(TicketState)));
     Sem host_sem(1);
@@ -286,7 +343,7 @@ int main(int argc, char** argv) {
     double med = median(ms);
     std::printf("{\"twin\":\"%s\",\"device\":\"%s\",\"shape\":\"%dx%d\",\"iters\":%u,"
                 "\"median_ms\":%.4f,\"mega_per_s\":%.4f",
-                is_mutex  ? "lock_mutex (lock_thread)"
+                is_mutex  ? "lock_mutex (Mutex::lock and its guard)"
                 : is_with   ? "lock_mutex_with (Mutex::with)"
                 : is_leader ? "lock_warp_leader"
                 : is_ticket ? "lock_ticket (TicketLock)"
