@@ -282,27 +282,51 @@ pub fn pinned_rates<T: Plain>(
             "the pinned rates need page-locked host memory".into(),
         ));
     }
-    let transfers = vec![
-        one_way(
-            target,
-            gpu,
-            Direction::HostToDevice,
-            (&mut *h_in, true),
-            trials,
-        )?,
-        one_way(
-            target,
-            gpu,
-            Direction::DeviceToHost,
-            (&mut *h_out, true),
-            trials,
-        )?,
-        both_ways(target, gpu, (h_in, h_out, true), trials)?,
-    ];
+    let mut transfers = Vec::new();
+    each_way(target, gpu, (h_in, h_out, true), trials, |t| {
+        transfers.push(t)
+    })?;
     Ok(TransferBench {
         device: target.describe(),
         transfers,
     })
+}
+
+/// The copies in, out and both at once, from pageable host memory of their own: [`run`] for
+/// one size and pageable memory only (what a caller that measured its own pinned memory with
+/// [`pinned_rates`] still lacks).
+///
+/// # Errors
+/// As [`run`].
+pub fn pageable_rates(target: &Target, bytes: usize, trials: u32) -> Result<TransferBench> {
+    run_kinds(target, &[bytes], trials, &[false], |_, _| {})
+}
+
+/// The three measurements of one kind of host memory: `h_in` copied in, `h_out` copied over
+/// from the device, then both at once; each handed to `done` as it is made.
+fn each_way<T: Plain>(
+    target: &Target,
+    gpu: &Gpu,
+    (h_in, h_out, pinned): (&mut [T], &mut [T], bool),
+    trials: u32,
+    mut done: impl FnMut(Transfer),
+) -> Result<()> {
+    done(one_way(
+        target,
+        gpu,
+        Direction::HostToDevice,
+        (&mut *h_in, pinned),
+        trials,
+    )?);
+    done(one_way(
+        target,
+        gpu,
+        Direction::DeviceToHost,
+        (&mut *h_out, pinned),
+        trials,
+    )?);
+    done(both_ways(target, gpu, (h_in, h_out, pinned), trials)?);
+    Ok(())
 }
 
 /// Measures every direction, pinned and pageable, at each size in `sizes` (bytes).
@@ -314,6 +338,17 @@ pub fn run(
     target: &Target,
     sizes: &[usize],
     trials: u32,
+    progress: impl FnMut(u32, u32),
+) -> Result<TransferBench> {
+    run_kinds(target, sizes, trials, &[true, false], progress)
+}
+
+/// [`run`] for the kinds of host memory in `kinds` (`true`: pinned).
+fn run_kinds(
+    target: &Target,
+    sizes: &[usize],
+    trials: u32,
+    kinds: &[bool],
     mut progress: impl FnMut(u32, u32),
 ) -> Result<TransferBench> {
     let gpu = require_gpu(target)?;
@@ -329,20 +364,17 @@ pub fn run(
         &format!("--bytes {largest}"),
         Footprint::per_element(largest, 2, 2),
     )?;
-    let steps = (sizes.len() * 6) as u32;
+    let steps = (sizes.len() * kinds.len() * 3) as u32;
     let mut transfers = Vec::new();
     for &bytes in sizes {
-        for pinned in [true, false] {
+        for &pinned in kinds {
             let mut h_in = Host::new(gpu, pinned, bytes, 1)?;
             let mut h_out = Host::new(gpu, pinned, bytes, 0)?;
-            for dir in [Direction::HostToDevice, Direction::DeviceToHost] {
-                let host = (h_in.bytes(), pinned);
-                transfers.push(one_way(target, gpu, dir, host, trials)?);
-                progress(transfers.len() as u32, steps);
-            }
             let pair = (h_in.bytes(), h_out.bytes(), pinned);
-            transfers.push(both_ways(target, gpu, pair, trials)?);
-            progress(transfers.len() as u32, steps);
+            each_way(target, gpu, pair, trials, |t| {
+                transfers.push(t);
+                progress(transfers.len() as u32, steps);
+            })?;
         }
     }
     Ok(TransferBench {

@@ -307,31 +307,28 @@ fn time_kernels(
 /// they are pinned (the rate depends on where the page-locked memory lies), and the pageable
 /// rates from buffers of their own.
 fn copy_rates(target: &Target, arrays: &mut Arrays<'_>, bytes: usize) -> Result<CopyRates> {
-    let b = transfer::run(target, &[bytes], 5, |_, _| {})?;
-    let own = match arrays {
+    let (pinned, pageable) = match arrays {
         Arrays::Pinned(v) if v.len() >= 2 => {
             let (first, rest) = v.split_at_mut(1);
-            Some(transfer::pinned_rates(
-                target,
-                &mut first[0],
-                &mut rest[0],
-                7,
-            )?)
+            let own = transfer::pinned_rates(target, &mut first[0], &mut rest[0], 7)?;
+            (own, transfer::pageable_rates(target, bytes, 5)?)
         }
-        _ => None,
+        _ => {
+            let both = transfer::run(target, &[bytes], 5, |_, _| {})?;
+            (both.clone(), both)
+        }
     };
-    let pinned = own.as_ref().unwrap_or(&b);
     let rate = |b: &TransferBench, d, pinned| b.gbps(d, pinned).unwrap_or(f64::NAN);
     let (both_in_gbps, both_out_gbps) =
         pinned.concurrent_gbps(true).unwrap_or((f64::NAN, f64::NAN));
     Ok(CopyRates {
-        h2d_gbps: rate(pinned, Direction::HostToDevice, true),
-        d2h_gbps: rate(pinned, Direction::DeviceToHost, true),
-        both_gbps: rate(pinned, Direction::Both, true),
+        h2d_gbps: rate(&pinned, Direction::HostToDevice, true),
+        d2h_gbps: rate(&pinned, Direction::DeviceToHost, true),
+        both_gbps: rate(&pinned, Direction::Both, true),
         both_in_gbps,
         both_out_gbps,
-        h2d_pageable_gbps: rate(&b, Direction::HostToDevice, false),
-        d2h_pageable_gbps: rate(&b, Direction::DeviceToHost, false),
+        h2d_pageable_gbps: rate(&pageable, Direction::HostToDevice, false),
+        d2h_pageable_gbps: rate(&pageable, Direction::DeviceToHost, false),
     })
 }
 
