@@ -319,7 +319,7 @@ impl<S: LockScope> Mutex<S> {
     #[inline(always)]
     fn release_word(&self) {
         // SAFETY: `from_ptr`'s contract; called by the holder only, once per acquisition.
-        unsafe { store(self.word(), UNLOCKED, S::SCOPE, StoreOrder::Release) };
+        unsafe { release::<S>(self.state) };
     }
 
     /// Runs `f` holding the lock for this thread alone, with no warp cohort — [`Mutex::with`]
@@ -424,6 +424,24 @@ impl<S: LockScope> Mutex<S> {
 
 /// The lanes of this warp calling the same `lock` now. On the simulator, whose warp operations
 /// need every lane of the warp, each thread is its own cohort.
+/// Gives the lock word of `state` back (`st.release` at `S`'s scope).
+///
+/// # Safety
+/// `state` is the state of a live `Mutex`, and the caller holds its lock (once per
+/// acquisition).
+#[inline(always)]
+unsafe fn release<S: LockScope>(state: *mut MutexState) {
+    // SAFETY: the caller's contract; the lock word is only accessed atomically.
+    unsafe {
+        store(
+            &raw mut (*state).word,
+            UNLOCKED,
+            S::SCOPE,
+            StoreOrder::Release,
+        )
+    };
+}
+
 #[inline(always)]
 fn cohort_mask(lane: u32) -> u32 {
     crate::seam::warp::converged_mask(lane)
@@ -458,11 +476,11 @@ impl<S: LockScope> Drop for MutexGuard<'_, S> {
                     Scope::Block,
                     StoreOrder::Relaxed,
                 );
-                store(&raw mut (*s).word, UNLOCKED, S::SCOPE, StoreOrder::Release);
+                release::<S>(s);
             }
         } else {
             // A thread alone: the release and nothing else (docs/perf-notes.md, "Locks").
-            unsafe { store(&raw mut (*s).word, UNLOCKED, S::SCOPE, StoreOrder::Release) };
+            unsafe { release::<S>(s) };
             return;
         }
         // The cohort leaves together, so that lanes which loop back to `lock` call it together
