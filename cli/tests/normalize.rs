@@ -244,6 +244,16 @@ fn gpu_transfer_benchmark_measures_every_direction() {
     let mut short = gridsync::PinnedBuffer::new(gpu, 3, 0f32).unwrap();
     let err = gridsync_cli::bench::transfer::pinned_rates(&t, &mut h_in, &mut short, 3);
     assert!(matches!(err, Err(Error::InvalidInput(_))), "{err:?}");
+    // Pageable memory of its own, one size: in, out, both.
+    let p = gridsync_cli::bench::transfer::pageable_rates(&t, 1_000_003, 3).unwrap();
+    assert_eq!(p.transfers.len(), 3);
+    assert!(
+        p.transfers
+            .iter()
+            .all(|x| !x.pinned && x.bytes == 1_000_003)
+    );
+    assert!(p.transfers[2].ends.is_some() && p.gbps(Direction::Both, false).is_some());
+    assert!(gridsync_cli::bench::transfer::pageable_rates(&t, 0, 3).is_err());
     assert!(gridsync_cli::bench::transfer::run(&t, &[], 3, |_, _| {}).is_err());
     assert!(gridsync_cli::bench::transfer::run(&t, &[0], 3, |_, _| {}).is_err());
     assert!(gridsync_cli::bench::transfer::run(&Target::Sim, &[8], 3, |_, _| {}).is_err());

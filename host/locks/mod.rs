@@ -320,8 +320,7 @@ impl CounterLaunch<'_> {
     }
 
     /// The bounded mutex, taken by every thread (with a guard or through `with`) or by one
-    /// leader per warp, timed; it must end
-    /// unlocked and without a timeout.
+    /// leader per warp, timed; it must end unlocked and without a timeout.
     fn mutex(&mut self, variant: Variant, bounds: MutexBounds) -> Result<Option<f64>> {
         let (target, cfg, c, iters) = (self.target, self.cfg, self.counter, self.iters);
         let mutex = DeviceMutex::with_bounds(target, bounds)?;

@@ -258,8 +258,8 @@ impl<S: LockScope> Mutex<S> {
     /// through a hand-off word in memory (a block-scope release store, the next lane's acquire
     /// load); `with` knows where each lane's critical section ends, so two lanes pass it at a
     /// warp barrier of the two of them (`bar.warp.sync`, which also orders their memory
-    /// accesses), with no trip to memory: about a fifth more critical sections per second where
-    /// a warp's lanes lock together (docs/perf-notes.md, "Locks"). A guard cannot do this: one
+    /// accesses), with no trip to memory: a quarter to a third more critical sections per second
+    /// where a warp's lanes lock together on an H100 (docs/perf-notes.md, "Locks"). A guard cannot do this: one
     /// forgotten (`mem::forget`) by a thread that then exits would leave the next lane at a
     /// barrier with an exited thread, which CUDA leaves undefined; `f` always returns.
     ///
