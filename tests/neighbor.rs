@@ -10,6 +10,7 @@ use gridsync::neighbor::demo::{NeighborOptions, corruption};
 use gridsync::neighbor::launch::{BookKernel, BookRun, DeviceAtoms, UNWRITTEN, rule};
 use gridsync::neighbor::reference::{Cutoff, half_pairs};
 use gridsync::neighbor::{Atoms, NeighborList, generate, graphene, neighbor_list, run};
+use gridsync::runtime::buffer::Buffer;
 use gridsync::{Error, Target};
 use rand::Rng;
 
@@ -503,65 +504,131 @@ fn gpu_the_mistake_corrupts_the_books_sheet_and_overflow_is_an_error() {
     ));
 }
 
-/// The device scan's three phases launched by hand with `threads` per block for the tiles:
-/// `out` = the exclusive prefix sums of `counts` and the total after them.
-fn scan_by_hand(t: &Target, counts: &[u32], threads: u32) -> (Vec<u32>, u64) {
-    use gridsync::LaunchConfig;
-    use gridsync::gpu::block_scan::block_scan_shared_bytes;
-    use gridsync::gpu::lessons::neighbor::{SCAN_TILE, scan_add, scan_tile_sums, scan_tiles};
-    let len = counts.len();
-    let tiles = len.div_ceil(SCAN_TILE as usize);
-    let input = t.upload(counts).unwrap();
-    let out = t.zeros::<u32>(len + 1).unwrap();
-    let sums = t.zeros::<u64>(tiles.max(1)).unwrap();
-    let total = t.zeros::<u64>(1).unwrap();
-    let (n, tiles32) = (len as u32, tiles as u32);
-    let cfg = |blocks: u32, threads: u32| {
-        LaunchConfig::linear(blocks, threads)
-            .with_shared_bytes(block_scan_shared_bytes::<u64>(threads))
-    };
-    // SAFETY: `input` holds `len` counts, `out` `len + 1`, `sums` one per tile, `total` one.
-    unsafe {
-        gridsync::launch!(
-            t,
-            scan_tiles,
-            cfg(3, threads),
-            (input.ptr().cast_const(), n, out.ptr(), sums.ptr())
-        )
-        .unwrap();
-        gridsync::launch!(
-            t,
-            scan_tile_sums,
-            cfg(1, 64),
-            (sums.ptr(), tiles32, total.ptr(), out.ptr(), n)
-        )
-        .unwrap();
-        gridsync::launch!(
-            t,
-            scan_add,
-            cfg(2, 128),
-            (out.ptr(), n, sums.ptr().cast_const())
-        )
-        .unwrap();
-    }
-    (t.download(&out).unwrap(), t.download(&total).unwrap()[0])
+/// The device scan's scratch, as `gridsync`'s own scan keeps it: two sets of tile words and
+/// tickets, the total and the timeout count.
+struct ScanScratch {
+    words: Buffer<u64>,
+    tickets: Buffer<u32>,
+    tiles: usize,
+    total: Buffer<u64>,
+    timeouts: Buffer<u32>,
+    set: usize,
 }
 
-fn scans_match_the_cpu_at_any_block_size(t: &Target, block_sizes: &[u32]) {
+impl ScanScratch {
+    fn new(t: &Target, max_len: usize) -> ScanScratch {
+        use gridsync::gpu::lessons::neighbor::SCAN_TILE;
+        let tiles = max_len.div_ceil(SCAN_TILE as usize).max(1);
+        ScanScratch {
+            words: t.zeros(2 * tiles).unwrap(),
+            tickets: t.zeros(2).unwrap(),
+            tiles,
+            total: t.zeros(1).unwrap(),
+            timeouts: t.zeros(1).unwrap(),
+            set: 0,
+        }
+    }
+
+    /// Launches `scan_lookback` over `counts` on `blocks` blocks of `threads`, bounded by
+    /// `timeout_ns`: `out` (the exclusive prefix sums and the total after them), the total, and
+    /// the blocks that timed out.
+    fn scan(
+        &mut self,
+        t: &Target,
+        counts: &[u32],
+        (blocks, threads): (u32, u32),
+        timeout_ns: u64,
+    ) -> (Vec<u32>, u64, u32) {
+        use gridsync::LaunchConfig;
+        use gridsync::gpu::lessons::neighbor::{LookBack, scan_lookback, scan_shared_bytes};
+        let len = counts.len();
+        let input = t.upload(counts).unwrap();
+        let out = t.zeros::<u32>(len + 1).unwrap();
+        let (this, next) = (self.set, 1 - self.set);
+        let lb = LookBack {
+            words: self.words.ptr().wrapping_add(this * self.tiles),
+            ticket: self.tickets.ptr().wrapping_add(this),
+            next_words: self.words.ptr().wrapping_add(next * self.tiles),
+            next_len: self.tiles as u32,
+            next_ticket: self.tickets.ptr().wrapping_add(next),
+            total: self.total.ptr(),
+            timeouts: self.timeouts.ptr(),
+            timeout_ns,
+        };
+        let cfg =
+            LaunchConfig::linear(blocks, threads).with_shared_bytes(scan_shared_bytes(threads));
+        // SAFETY: `input` holds `len` counts, `out` `len + 1`; the scratch as `LookBack` asks
+        // (set `this` zero: fresh, or cleared by the scan before).
+        unsafe {
+            gridsync::launch!(
+                t,
+                scan_lookback,
+                cfg,
+                (input.ptr().cast_const(), len as u32, out.ptr(), lb)
+            )
+            .unwrap();
+        }
+        self.set = next;
+        (
+            t.download(&out).unwrap(),
+            t.download(&self.total).unwrap()[0],
+            t.download(&self.timeouts).unwrap()[0],
+        )
+    }
+}
+
+/// The exclusive prefix sums of `counts` and the total after them, on the CPU.
+fn scan_on_cpu(counts: &[u32]) -> (Vec<u32>, u64) {
+    let mut want = Vec::with_capacity(counts.len() + 1);
+    let mut sum = 0u64;
+    for &c in counts {
+        want.push(sum as u32);
+        sum += c as u64;
+    }
+    want.push(sum as u32);
+    (want, sum)
+}
+
+/// Every length (none, one, a tile ± 1, several tiles) at every block size, on a grid of one
+/// block per tile; several tiles also on fewer blocks than tiles (a block takes several) and on
+/// more (some take none). One scratch for all, so every scan runs on words the scan before it
+/// cleared.
+fn scans_match_the_cpu_at_any_block_size(
+    t: &Target,
+    block_sizes: &[u32],
+    max_threads: u32,
+    long: usize,
+) {
+    use gridsync::gpu::lessons::neighbor::SCAN_TILE;
     let mut rng = common::rng();
+    let mut scratch = ScanScratch::new(t, long);
+    let tile = SCAN_TILE as usize;
     for &threads in block_sizes {
-        for len in [0, 1, 1023, 1024, 1025, 5000] {
-            let counts: Vec<u32> = (0..len).map(|_| rng.random_range(0..1000)).collect();
-            let mut want = Vec::with_capacity(len + 1);
-            let mut sum = 0u64;
-            for &c in &counts {
-                want.push(sum as u32);
-                sum += c as u64;
+        for len in [0, 1, tile - 1, tile, tile + 1, 5000, 40_000, long] {
+            // Many tiles (the look-back past its first window) in the library's blocks, and in
+            // blocks of half a warp (a window of 64 tiles, on more blocks than the simulator
+            // can run of 256 threads).
+            if len > 5000 && threads != 256 && threads != 16 {
+                continue;
             }
-            want.push(sum as u32);
-            let (got, total) = scan_by_hand(t, &counts, threads);
-            assert_eq!(total, sum, "{threads} threads, {len} counts");
-            assert_eq!(got, want, "{threads} threads, {len} counts");
+            let tiles = len.div_ceil(SCAN_TILE as usize).max(1) as u32;
+            let grids: &[u32] = if len == 5000 {
+                &[tiles, 3, tiles + 2]
+            } else {
+                &[tiles]
+            };
+            for blocks in grids.iter().map(|&b| b.min(max_threads / threads)) {
+                // Counts up to the largest `u32` in odd lengths: the total passes 32 bits.
+                let top = if len % 2 == 0 { 1000 } else { u32::MAX };
+                let counts: Vec<u32> = (0..len).map(|_| rng.random_range(0..=top)).collect();
+                let (want, sum) = scan_on_cpu(&counts);
+                let (got, total, timeouts) =
+                    scratch.scan(t, &counts, (blocks, threads), 1_000_000_000);
+                let at = format!("{threads} threads, {blocks} blocks, {len} counts");
+                assert_eq!(timeouts, 0, "{at}");
+                assert_eq!(total, sum, "{at}");
+                assert_eq!(got, want, "{at}");
+            }
         }
     }
 }
@@ -570,11 +637,45 @@ fn scans_match_the_cpu_at_any_block_size(t: &Target, block_sizes: &[u32]) {
 fn the_device_scan_is_right_at_any_block_size() {
     // Blocks of a thousand OS threads are slow on the simulator; the GPU test takes them. 300
     // threads take four counts each too, some with none left in the tile.
-    scans_match_the_cpu_at_any_block_size(&Target::Sim, &[32, 96, 256, 300]);
+    let most = gridsync::gpu::sim::MAX_THREADS as u32;
+    scans_match_the_cpu_at_any_block_size(&Target::Sim, &[16, 32, 96, 256, 300], most, 150_000);
 }
 
 #[test]
 #[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
 fn gpu_the_device_scan_is_right_at_any_block_size() {
-    scans_match_the_cpu_at_any_block_size(&common::gpu(), &[32, 96, 256, 300, 1000, 1024]);
+    scans_match_the_cpu_at_any_block_size(
+        &common::gpu(),
+        &[16, 32, 96, 256, 300, 1000, 1024],
+        u32::MAX,
+        3_000_000,
+    );
+}
+
+/// A scan whose first tile never comes: its ticket already taken, so no block scans tile 0. The
+/// others wait for it, time out after their bound and say so, instead of hanging.
+fn a_scan_missing_a_tile_times_out(t: &Target) {
+    let mut scratch = ScanScratch::new(t, 5000);
+    t.write(&scratch.tickets, &[1, 0]).unwrap();
+    let counts = vec![1u32; 5000];
+    let start = std::time::Instant::now();
+    let (_, _, timeouts) = scratch.scan(t, &counts, (5, 256), 20_000_000);
+    assert!(timeouts > 0, "no block timed out");
+    assert!(start.elapsed() < std::time::Duration::from_secs(60));
+    // The next scan runs on the set that one cleared, and is right.
+    t.clear(&scratch.timeouts).unwrap();
+    let (got, total, timeouts) = scratch.scan(t, &counts, (5, 256), 1_000_000_000);
+    assert_eq!((timeouts, total), (0, 5000));
+    assert_eq!(got, scan_on_cpu(&counts).0);
+}
+
+#[test]
+fn a_device_scan_missing_a_tile_times_out() {
+    a_scan_missing_a_tile_times_out(&Target::Sim);
+}
+
+#[test]
+#[cfg_attr(gridsync_no_driver, ignore = "no NVIDIA driver found at build time")]
+fn gpu_a_device_scan_missing_a_tile_times_out() {
+    a_scan_missing_a_tile_times_out(&common::gpu());
 }

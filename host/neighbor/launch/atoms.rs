@@ -9,7 +9,9 @@ use crate::runtime::grid::SIM_BLOCKS;
 use crate::runtime::launch::{KernelParam, Target};
 use crate::runtime::memory::{Footprint, check_fits};
 use gpu::LaunchConfig;
-use gpu::lessons::neighbor::{self as dev, CellGrid, Kept, Rows, Rule, Sorted, THREADS_PER_BLOCK};
+use gpu::lessons::neighbor::{
+    self as dev, CellGrid, Kept, LookBack, Rows, Rule, Sorted, THREADS_PER_BLOCK,
+};
 
 // SAFETY: `#[repr(C)]` structs of numbers and raw pointers, the same layout on both targets.
 unsafe impl<T: KernelParam> KernelParam for dev::Atoms<T> {}
@@ -23,6 +25,8 @@ unsafe impl<T: KernelParam> KernelParam for Sorted<T> {}
 unsafe impl KernelParam for Kept {}
 // SAFETY: as above.
 unsafe impl KernelParam for Rows {}
+// SAFETY: as above.
+unsafe impl KernelParam for LookBack {}
 
 /// The atoms' coordinates on a target, in the kernels' precision `T`.
 pub struct DeviceAtoms<T: Plain> {

@@ -37,7 +37,7 @@ pub struct CellList<'a, T: Precision> {
     /// `NN` and `NL` of the padded search, for the `mn` they were made for.
     padded: Option<(Buffer<u32>, Buffer<u32>, usize)>,
     fill_in_atom_order: bool,
-    scan: Scan,
+    scan: Scan<'a>,
 }
 
 /// GPU bytes of a cell list over `n` atoms in `dims` dimensions of `T`-sized coordinates with

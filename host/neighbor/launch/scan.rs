@@ -1,35 +1,67 @@
-//! The device-wide exclusive scan of `u32` counts (`gpu::lessons::neighbor::scan_*`): its
-//! scratch and its three launches.
+//! The device-wide exclusive scan of `u32` counts (`gpu::lessons::neighbor::scan_lookback`):
+//! its scratch and its one launch.
 
 use super::atoms::per_item;
 use crate::runtime::buffer::Buffer;
+use crate::runtime::enqueue::device_to_host;
 use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::Target;
+use crate::runtime::pinned::PinnedBuffer;
+use crate::runtime::wait::wait_bound;
 use gpu::LaunchConfig;
-use gpu::block_scan::block_scan_shared_bytes;
-use gpu::lessons::neighbor::{SCAN_TILE, THREADS_PER_BLOCK};
+use gpu::lessons::neighbor::{LookBack, SCAN_TILE, THREADS_PER_BLOCK, scan_shared_bytes};
+use std::cell::Cell;
 
 /// The most counts one scan takes: the kernels take the length as a `u32`, and the output
 /// holds one value more.
 pub(super) const MAX_SCAN_LEN: usize = u32::MAX as usize - 1;
 
-/// The scratch of one device-wide scan of up to `capacity` counts.
-pub(super) struct Scan {
-    tile_sums: Buffer<u64>,
-    total: Buffer<u64>,
+/// How long a tile may wait for the tiles before it: "never in practice" (they are running, and
+/// a tile publishes its sum within microseconds), stretched under a sanitizer.
+const LOOK_BACK_TIMEOUT_NS: u64 = 1_000_000_000;
+
+/// The scratch of one device-wide scan of up to `capacity` counts: two sets of tile words and
+/// tickets (each scan clears the other set for the next), and the total beside the timeout
+/// count (one read for both).
+pub(super) struct Scan<'a> {
+    /// `2 * tiles` words: set 0, then set 1.
+    words: Buffer<u64>,
+    tickets: Buffer<u32>,
+    tiles: usize,
+    /// `[total, timeouts]`: the scan's total, and the count of tiles that timed out in its
+    /// low 32 bits.
+    status: Buffer<u64>,
+    /// On a GPU, pinned memory the status is copied into after the kernels that read the total
+    /// (one round trip to read it, where a copy into pageable memory would take two).
+    report: Option<PinnedBuffer<'a, u64>>,
+    /// The set the next scan uses.
+    set: Cell<usize>,
     capacity: usize,
 }
 
-impl Scan {
+/// The tiles of a scan of `len` counts (one for none: it still writes the total).
+fn tiles_of(len: usize) -> usize {
+    len.div_ceil(SCAN_TILE as usize).max(1)
+}
+
+impl<'a> Scan<'a> {
     /// Scratch for scans of up to `capacity` counts.
     ///
     /// # Errors
     /// [`Error::TooLarge`] past [`MAX_SCAN_LEN`]; an allocation error.
-    pub(super) fn new(target: &Target, capacity: usize) -> Result<Scan> {
+    pub(super) fn new(target: &'a Target, capacity: usize) -> Result<Scan<'a>> {
         check_len(capacity)?;
+        let tiles = tiles_of(capacity);
         Ok(Scan {
-            tile_sums: target.zeros(capacity.div_ceil(SCAN_TILE as usize).max(1))?,
-            total: target.zeros(1)?,
+            words: target.zeros(2 * tiles)?,
+            tickets: target.zeros(2)?,
+            tiles,
+            status: target.zeros(2)?,
+            report: match target {
+                Target::Gpu(gpu) => Some(PinnedBuffer::new(gpu, 2, 0)?),
+                Target::Sim => None,
+            },
+            set: Cell::new(0),
             capacity,
         })
     }
@@ -57,47 +89,76 @@ impl Scan {
                 self.capacity
             )));
         }
-        let tiles = len.div_ceil(SCAN_TILE as usize);
-        let shared = block_scan_shared_bytes::<u64>(THREADS_PER_BLOCK);
-        let (n, sums, total) = (len as u32, self.tile_sums.ptr(), self.total.ptr());
-        let tiles_cfg = LaunchConfig::linear(
+        let (this, next) = (self.set.get(), 1 - self.set.get());
+        let (words, tickets) = (self.words.ptr(), self.tickets.ptr());
+        // Set `s` is `words[s * tiles..]` and `tickets[s]`, inside the buffers.
+        let lb = LookBack {
+            words: words.wrapping_add(this * self.tiles),
+            ticket: tickets.wrapping_add(this),
+            next_words: words.wrapping_add(next * self.tiles),
+            next_len: self.tiles as u32,
+            next_ticket: tickets.wrapping_add(next),
+            total: self.status.ptr(),
+            // The low half of the second word (both targets are little-endian).
+            timeouts: self.status.ptr().wrapping_add(1).cast(),
+            timeout_ns: wait_bound(LOOK_BACK_TIMEOUT_NS),
+        };
+        let tiles = tiles_of(len);
+        let cfg = LaunchConfig::linear(
             per_item(t, tiles * THREADS_PER_BLOCK as usize).grid.x,
             THREADS_PER_BLOCK,
         )
-        .with_shared_bytes(shared);
-        let one = LaunchConfig::linear(1, THREADS_PER_BLOCK).with_shared_bytes(shared);
-        // SAFETY: the caller's sizes; `tile_sums` holds one value per tile, `total` one.
+        .with_shared_bytes(scan_shared_bytes(THREADS_PER_BLOCK));
+        // SAFETY: the caller's sizes; set `this` was cleared by the scan before (or is fresh),
+        // and nothing else uses the scratch while the scan runs.
         unsafe {
             crate::launch!(
                 t,
-                gpu::lessons::neighbor::scan_tiles,
-                tiles_cfg,
-                (counts, n, out, sums)
+                gpu::lessons::neighbor::scan_lookback,
+                cfg,
+                (counts, len as u32, out, lb)
             )?;
-            crate::launch!(
-                t,
-                gpu::lessons::neighbor::scan_tile_sums,
-                one,
-                (sums, tiles as u32, total, out, n)
-            )?;
-            crate::launch!(
-                t,
-                gpu::lessons::neighbor::scan_add,
-                per_item(t, len),
-                (out, n, sums.cast_const())
-            )
         }
+        self.set.set(next);
+        Ok(())
     }
 
     /// Where the last scan leaves its exact total, for kernels queued after it.
     pub(super) fn total_ptr(&self) -> *const u64 {
-        self.total.ptr().cast_const()
+        self.status.ptr().cast_const()
     }
 
-    /// The total of the last scan (waits for it).
-    pub(super) fn total(&self, t: &Target) -> Result<u64> {
-        t.synchronize()?;
-        Ok(t.download(&self.total)?[0])
+    /// The total of the last scan, read after the kernels queued so far (waits for them).
+    ///
+    /// # Errors
+    /// [`Error::WaitTimeout`] if a tile waited past its bound for the tiles before it (the
+    /// offsets are then wrong); a driver error.
+    pub(super) fn total(&mut self, t: &Target) -> Result<u64> {
+        let (total, timeouts) = match (t, self.report.as_mut()) {
+            (Target::Gpu(gpu), Some(report)) => {
+                // SAFETY: `report` is not touched by the host until the stream has finished
+                // the copy (the synchronization right after).
+                unsafe { device_to_host(gpu, gpu.stream(), &self.status, 0, report)? };
+                gpu.synchronize()?;
+                (report[0], report[1])
+            }
+            _ => match t.download(&self.status)?[..] {
+                [total, timeouts] => (total, timeouts),
+                ref other => {
+                    return Err(Error::InvalidInput(format!(
+                        "the device scan's status: {} words, not 2",
+                        other.len()
+                    )));
+                }
+            },
+        };
+        if timeouts != 0 {
+            t.clear(&self.status)?;
+            return Err(Error::WaitTimeout(
+                "the device scan: a tile waited past its bound for the tiles before it".into(),
+            ));
+        }
+        Ok(total)
     }
 }
 

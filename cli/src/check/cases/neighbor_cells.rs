@@ -15,7 +15,7 @@ pub(super) fn cases() -> Vec<Case> {
     vec![
         case!(
             "neighbor",
-            "cell_bin_f32, scan_tiles, scan_tile_sums, scan_add, cell_scatter_f32, \
+            "cell_bin_f32, scan_lookback, cell_scatter_f32, \
              cell_count_f32, cell_fill_atoms_f32",
             Clean,
             "graphene, 200 atoms",
@@ -24,7 +24,7 @@ pub(super) fn cases() -> Vec<Case> {
         ),
         case!(
             "neighbor",
-            "cell_bin_f32, scan_tiles, scan_tile_sums, scan_add, cell_scatter_f32, \
+            "cell_bin_f32, scan_lookback, cell_scatter_f32, \
              cell_count_f32, cell_fill_f32",
             Clean,
             "graphene, 200 atoms",
@@ -33,7 +33,7 @@ pub(super) fn cases() -> Vec<Case> {
         ),
         case!(
             "neighbor",
-            "cell_bin_f32, scan_tiles, scan_tile_sums, scan_add, cell_scatter_f32, \
+            "cell_bin_f32, scan_lookback, cell_scatter_f32, \
              cell_padded_f32",
             Clean,
             "graphene, 200 atoms, 10 slots",
@@ -42,7 +42,7 @@ pub(super) fn cases() -> Vec<Case> {
         ),
         case!(
             "neighbor",
-            "cell_bin_f64, scan_tiles, scan_tile_sums, scan_add, cell_scatter_f64, \
+            "cell_bin_f64, scan_lookback, cell_scatter_f64, \
              cell_count_f64, cell_fill_atoms_f64",
             Clean,
             "graphene, 200 atoms",
@@ -51,7 +51,7 @@ pub(super) fn cases() -> Vec<Case> {
         ),
         case!(
             "neighbor",
-            "cell_bin_f64, scan_tiles, scan_tile_sums, scan_add, cell_scatter_f64, \
+            "cell_bin_f64, scan_lookback, cell_scatter_f64, \
              cell_count_f64, cell_fill_f64",
             Clean,
             "graphene, 200 atoms",
@@ -60,7 +60,7 @@ pub(super) fn cases() -> Vec<Case> {
         ),
         case!(
             "neighbor",
-            "cell_bin_f64, scan_tiles, scan_tile_sums, scan_add, cell_scatter_f64, \
+            "cell_bin_f64, scan_lookback, cell_scatter_f64, \
              cell_padded_f64",
             Clean,
             "graphene, 200 atoms, 10 slots",

@@ -4,7 +4,7 @@
 //!
 //! 1. [`cell_bin_f32`]: each atom finds its cell and takes a place in it with `atomicAdd` on
 //!    the cell's count — its rank, from the atomic's result, as in the book's kernel;
-//! 2. the scan ([`scan_tiles`](super::scan_tiles) …) turns the counts into where each cell
+//! 2. the scan ([`scan_lookback`](super::scan_lookback)) turns the counts into where each cell
 //!    starts;
 //! 3. [`cell_scatter_f32`]: each atom is copied to `start[cell] + rank`: the atoms sorted by
 //!    cell, coordinates included, so that the search reads neighbors from consecutive words;
