@@ -33,6 +33,7 @@ fn the_experiment_runs_on_the_simulator() {
         }
     }
     assert!(r.bound_ms.is_none() && r.copies.is_none() && r.kernels.is_empty());
+    assert!(r.streamed_copies_ms.is_none());
     assert!(experiment::timeline(&r, Pipeline::SinglePass).is_none());
     let bad = ExperimentOptions {
         repeats: 0,
@@ -186,6 +187,12 @@ fn gpu_the_tutorials_experiment_runs_on_one_and_many_streams() {
     }
     let bound = r.bound_ms.unwrap();
     assert!(bound.is_finite() && bound > 0.0, "{bound}");
+    // The copies alone, every trial timed (at least three).
+    let copies = r.streamed_copies_ms.unwrap();
+    assert!(
+        copies.samples >= 3 && copies.median > 0.0 && copies.median.is_finite(),
+        "{copies:?}"
+    );
     let plot = experiment::timeline(&r, Pipeline::SinglePass).unwrap();
     assert_eq!(plot.panels.len(), 2);
     let svg = gridsync_cli::plot::timeline_chart(&plot);
@@ -244,6 +251,31 @@ fn gpu_transfer_benchmark_measures_every_direction() {
     let mut short = gridsync::PinnedBuffer::new(gpu, 3, 0f32).unwrap();
     let err = gridsync_cli::bench::transfer::pinned_rates(&t, &mut h_in, &mut short, 3);
     assert!(matches!(err, Err(Error::InvalidInput(_))), "{err:?}");
+    // A whole schedule's copies alone: five arrays in and back out on three streams, each array
+    // coming back as it went.
+    let mut arrays: Vec<_> = (0..5)
+        .map(|i| gridsync::PinnedBuffer::new(gpu, 300_001, i as f32 + 0.5).unwrap())
+        .collect();
+    let streamed = {
+        let mut slices: Vec<&mut [f32]> = arrays.iter_mut().map(|a| &mut a[..]).collect();
+        gridsync_cli::bench::transfer::streamed_copies(&t, &mut slices, 3, 3).unwrap()
+    };
+    assert!(
+        streamed.samples == 3 && streamed.median > 0.0,
+        "{streamed:?}"
+    );
+    for (i, a) in arrays.iter().enumerate() {
+        assert!(a.iter().all(|&v| v == i as f32 + 0.5), "array {i} changed");
+    }
+    let mut slices: Vec<&mut [f32]> = vec![&mut pageable[..]];
+    let err = gridsync_cli::bench::transfer::streamed_copies(&t, &mut slices, 3, 3);
+    assert!(matches!(err, Err(Error::InvalidInput(_))), "{err:?}");
+    let mut slices: Vec<&mut [f32]> = vec![&mut h_in[..], &mut short[..]];
+    let err = gridsync_cli::bench::transfer::streamed_copies(&t, &mut slices, 3, 3);
+    assert!(matches!(err, Err(Error::InvalidInput(_))), "{err:?}");
+    let mut slices: Vec<&mut [f32]> = vec![&mut h_in[..]];
+    let err = gridsync_cli::bench::transfer::streamed_copies(&t, &mut slices, 0, 3);
+    assert!(matches!(err, Err(Error::InvalidInput(_))), "{err:?}");
     // Pageable memory of its own, one size: in, out, both.
     let p = gridsync_cli::bench::transfer::pageable_rates(&t, 1_000_003, 3).unwrap();
     assert_eq!(p.transfers.len(), 3);
@@ -279,6 +311,7 @@ fn gpu_cli_streams_writes_the_timeline() {
     ]);
     assert_eq!(v["runs"].as_array().unwrap().len(), 6);
     assert!(v["bound_ms"].as_f64().unwrap() > 0.0);
+    assert!(v["streamed_copies_ms"]["median"].as_f64().unwrap() > 0.0);
     let svg = std::fs::read_to_string(&plot).unwrap();
     // The single-pass pipeline's three runs (staged, per stream, one stream) × 4 arrays × 3 bars.
     assert_eq!(svg.matches("class=\"bar\"").count(), 3 * 4 * 3);

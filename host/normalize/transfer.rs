@@ -292,6 +292,84 @@ pub fn pinned_rates<T: Plain>(
     })
 }
 
+/// The copies of a whole many-stream pipeline with its kernels left out: array `i` copied in
+/// and straight back out on stream `i mod streams`, into a device buffer per stream (stream
+/// order keeps array `i + streams` off the buffer until array `i` is out), every stream started
+/// together. Milliseconds from the first copy's start to the last copy's end, over `trials`
+/// runs after one warm-up.
+///
+/// This is what the bus gives that schedule's copies: a pipeline on as many streams only adds
+/// its kernels and their dependencies, so no run of it can end earlier (beyond noise). One pair
+/// of copies (`both` of [`pinned_rates`]) does not measure that: the copy engines overlap many
+/// streams' copies in each direction more than one copy each way shows.
+///
+/// # Errors
+/// [`Error::Unsupported`] on the simulator; [`Error::InvalidInput`] for no arrays, arrays of
+/// different or zero length, zero streams or trials, or host memory that is not page-locked
+/// (pageable copies would run one after another); a driver error.
+pub fn streamed_copies<T: Plain>(
+    target: &Target,
+    arrays: &mut [&mut [T]],
+    streams: usize,
+    trials: u32,
+) -> Result<Stats> {
+    let gpu = require_gpu(target)?;
+    gpu.make_current()?;
+    let len = arrays.first().map_or(0, |a| a.len());
+    if len == 0 || arrays.iter().any(|a| a.len() != len) || streams == 0 || trials == 0 {
+        return Err(Error::InvalidInput(
+            "the streamed copies need arrays of one positive length, a stream and a trial".into(),
+        ));
+    }
+    if arrays.iter().any(|a| !is_pinned(a)) {
+        return Err(Error::InvalidInput(
+            "the streamed copies need page-locked host memory".into(),
+        ));
+    }
+    let k = streams.min(arrays.len());
+    let device: Vec<Buffer<T>> = (0..k)
+        .map(|_| target.zeros::<T>(len))
+        .collect::<Result<_>>()?;
+    let lanes: Vec<Stream> = (0..k).map(|_| Stream::new()).collect::<Result<_>>()?;
+    let start = Event::new()?;
+    let ends: Vec<Event> = (0..k).map(|_| Event::new()).collect::<Result<_>>()?;
+    let mut ms = Vec::new();
+    for t in 0..=trials {
+        start.record(&lanes[0])?;
+        for lane in &lanes[1..] {
+            lane.wait_event(&start)?;
+        }
+        let queued = (|| -> Result<()> {
+            for (i, a) in arrays.iter_mut().enumerate() {
+                let (lane, dev) = (&lanes[i % k], &device[i % k]);
+                // SAFETY: every stream is synchronized below, before the arrays are touched
+                // again or the call returns (also after an error here); on one stream the copy
+                // out of array `i` follows its copy in, and array `i + k`'s copy in follows both.
+                unsafe {
+                    copy((gpu, lane), Direction::HostToDevice, a, dev)?;
+                    copy((gpu, lane), Direction::DeviceToHost, a, dev)?;
+                }
+            }
+            for (lane, end) in lanes.iter().zip(&ends) {
+                end.record(lane)?;
+            }
+            Ok(())
+        })();
+        for lane in &lanes {
+            lane.synchronize()?;
+        }
+        queued?;
+        let mut last = 0f64;
+        for end in &ends {
+            last = last.max(end.elapsed_ms_since(&start)? as f64);
+        }
+        if t > 0 {
+            ms.push(last);
+        }
+    }
+    Stats::of(&ms)
+}
+
 /// The copies in, out and both at once, from pageable host memory of their own: [`run`] for
 /// one size and pageable memory only (what a caller that measured its own pinned memory with
 /// [`pinned_rates`] still lacks).

@@ -196,6 +196,33 @@ pub fn print_report(r: &ExperimentReport, verbose: bool) {
              start before it is all in and summed, nor the last one's before its sum is known)"
         );
     }
+    if let Some(c) = &r.streamed_copies_ms {
+        let k = r.options.streams.min(r.options.arrays);
+        println!(
+            "  the copies alone on {k} streams: {:.3} ms (median; {:.3} at best) — every array \
+             in and straight back out on the runs' streams and arrays, no kernels: no run on {k} \
+             streams can end before its copies do (beyond run-to-run noise)",
+            c.median, c.min
+        );
+        for run in r
+            .runs
+            .iter()
+            .filter(|run| run.options.streams == k && k > 1)
+        {
+            if let Some(s) = &run.total_ms {
+                println!(
+                    "    {} on {k} streams ({}): {:.3} ms (best {:.3}), {:+.1}% beside the \
+                     copies alone (best to best {:+.1}%)",
+                    run.options.pipeline.label(),
+                    run.options.schedule.label(),
+                    s.median,
+                    s.min,
+                    100.0 * (s.median / c.median - 1.0),
+                    100.0 * (s.min / c.min - 1.0)
+                );
+            }
+        }
+    }
     explain(r);
     if verbose {
         for run in &r.runs {

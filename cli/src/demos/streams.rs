@@ -118,6 +118,10 @@ pub struct ExperimentReport {
     pub copies: Option<CopyRates>,
     /// The least time any schedule can take, from [`ExperimentReport::copies`] and the kernels.
     pub bound_ms: Option<f64>,
+    /// The many-stream runs' copies alone: every array in and straight back out on the same
+    /// streams, from the same pinned arrays, no kernels (GPU, pinned memory only;
+    /// [`transfer::streamed_copies`]). No run on as many streams can end earlier.
+    pub streamed_copies_ms: Option<Stats>,
 }
 
 impl ExperimentReport {
@@ -216,26 +220,36 @@ pub fn run(
             schedule: Schedule::PerStream,
         });
     }
-    let steps = configs.len() as u32 + 2 * u32::from(!target.is_sim());
+    let steps = configs.len() as u32 + 3 * u32::from(!target.is_sim());
     let mut runs = Vec::new();
     for (k, config) in configs.into_iter().enumerate() {
         runs.push(run_config(target, &mut arrays, o, config)?);
         progress(k as u32 + 1, steps);
     }
-    let (kernels, copies, bound_ms) = match target {
-        Target::Sim => (Vec::new(), None, None),
+    let (kernels, copies, bound_ms, streamed_copies_ms) = match target {
+        Target::Sim => (Vec::new(), None, None, None),
         Target::Gpu(_) => {
             let kernels = o
                 .pipelines
                 .iter()
                 .map(|&p| time_kernels(target, p, o.len, 20))
                 .collect::<Result<Vec<_>>>()?;
-            progress(steps - 1, steps);
+            progress(steps - 2, steps);
             let copies = copy_rates(target, &mut arrays, o.len * 4)?;
+            progress(steps - 1, steps);
+            let streamed = match &mut arrays {
+                Arrays::Pinned(_) => Some(transfer::streamed_copies(
+                    target,
+                    &mut arrays.slices(),
+                    streams,
+                    o.repeats.max(3),
+                )?),
+                Arrays::Pageable(_) => None,
+            };
             progress(steps, steps);
             let fastest = kernels.iter().map(|k| k.ms.median).fold(f64::MAX, f64::min);
             let bound = bound_ms(&copies, o.arrays, o.len * 4, fastest);
-            (kernels, Some(copies), Some(bound))
+            (kernels, Some(copies), Some(bound), streamed)
         }
     };
     Ok(ExperimentReport {
@@ -245,6 +259,7 @@ pub fn run(
         kernels,
         copies,
         bound_ms,
+        streamed_copies_ms,
     })
 }
 

@@ -64,6 +64,12 @@ const WINDOW_ROUNDS: usize = 4;
 struct Words4([u32; 4]);
 
 /// Where [`scan_lookback`]'s tiles meet, and what it leaves for the host and the next scan.
+///
+/// The method, decoupled look-back: each block takes a tile by a ticket, scans it, and publishes
+/// its sum at once in its word (flag [`SCAN_AGGREGATE`]); its first warp then reads the words of
+/// the 128 tiles before it together, adding their sums back to the nearest one that holds its
+/// inclusive prefix (flag [`SCAN_PREFIX`]), and publishes its own prefix. A tile only ever waits
+/// for a tile taken earlier by a running block; the wait is bounded by `timeout_ns`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct LookBack {
@@ -95,7 +101,7 @@ pub const fn scan_shared_bytes(threads: u32) -> u32 {
 kernel! {
     /// The exclusive scan of `counts[..len]` into `out[..=len]` in one launch: `out[i]` = the
     /// sum of the counts before `i`, `out[len]` = the total (both truncated to `u32`), and the
-    /// total, exact up to [`SCAN_SUM_MAX`], at `lb.total` (see the [module docs](self)).
+    /// total, exact up to [`SCAN_SUM_MAX`], at `lb.total` (the method: [`LookBack`]).
     ///
     /// Any grid (one block per tile, `len.div_ceil(SCAN_TILE).max(1)` blocks, is the fastest;
     /// a block takes tiles until none are left) and any block size its registers allow (up to
