@@ -1,0 +1,231 @@
+// The nvcc twins of the cell list's first and third phases for a 2-D sheet in an open box —
+// what `gridsync bench neighbor` times on graphene — `cell_bin_f32` and `cell_scatter_f32`
+// (gpu/src/lessons/neighbor/cells.rs):
+//
+// - bin: one thread per atom (a grid-stride loop), `x`, `y` read through the read-only path
+//   (`__ldg`, as gridsync's `ldg`), the cell along each axis from `(v - origin) * inv_size`
+//   converted with saturation and clamped to the last cell, `cell[i]` = the key, `rank[i]` =
+//   `atomicAdd(&counts[key], 1)`'s result (device scope, relaxed, as `atomic_add_device`);
+// - scatter: one thread per atom, `p = start[cell[i]] + rank[i]` (plain loads), skipped when
+//   `p >= n`, then `index[p] = i`, `x`, `y` copied to `sx[p]`, `sy[p]`.
+//
+// The harness bins the sheet on the host the way gridsync's `CellPlan` does (as cell_count.cu),
+// runs the bin once to check it (every cell's count equal to the host's, and the ranks of each
+// cell's atoms a permutation of 0..count), scans its counts on the host into the starts, runs
+// the scatter once to check it (every position written once, with its atom's coordinates, in
+// its cell's range), then times each kernel alone: 3 warm-ups, then TRIALS event-timed launches
+// of a full grid of 256-thread blocks (the bin's counts cleared before each, outside the
+// timing), the medians.
+//
+//   nvcc -O3 -std=c++17 -arch=sm_90 -o cell_bin_scatter cell_bin_scatter.cu
+//   gridsync neighbor --len 1000000 --write-xy sheet.txt --all-pairs-max-atoms 0
+//   ./cell_bin_scatter sheet.txt [TRIALS]
+//
+// Beside it, the Rust kernels' times alone, the same way on both sides (ncu flushes the caches
+// before each kernel): `ncu --metrics gpu__time_duration.sum -k regex:"cell_bin|cell_scatter"
+// gridsync neighbor --input sheet.txt --all-pairs-max-atoms 0`, and the twin under the same
+// `ncu -k regex:twin`.
+#include <cmath>
+#include <fstream>
+#include <string>
+
+#include "device.cuh"
+#include "twin.cuh"
+
+using namespace twin;
+
+constexpr unsigned THREADS_PER_BLOCK = 256;
+constexpr double CUTOFF = 1.9;
+constexpr double CELL_MARGIN = 1.0 / 64.0;
+
+struct Grid {
+    float origin[2];
+    float inv_size[2];
+    unsigned cells[2];
+};
+
+__host__ __device__ __forceinline__ unsigned cell_of(float v, float origin, float inv,
+                                                     unsigned cells) {
+    float u = (v - origin) * inv;
+#ifdef __CUDA_ARCH__
+    unsigned c = __float2uint_rz(u);
+#else
+    unsigned c = !(u > 0.0f) ? 0u : u >= 4294967296.0f ? 0xffffffffu : unsigned(u);
+#endif
+    return c < cells - 1 ? c : cells - 1;
+}
+
+__global__ void cell_bin_twin(const float* x, const float* y, unsigned n, Grid grid,
+                              unsigned* cell, unsigned* rank, unsigned* counts) {
+    for (size_t i = global_id_x(); i < n; i += threads_per_grid_x()) {
+        unsigned cx = cell_of(__ldg(x + i), grid.origin[0], grid.inv_size[0], grid.cells[0]);
+        unsigned cy = cell_of(__ldg(y + i), grid.origin[1], grid.inv_size[1], grid.cells[1]);
+        size_t key = size_t(cy) * grid.cells[0] + cx;
+        cell[i] = unsigned(key);
+        rank[i] = atomicAdd(counts + key, 1u);
+    }
+}
+
+__global__ void cell_scatter_twin(const float* x, const float* y, unsigned n,
+                                  const unsigned* cell, const unsigned* rank,
+                                  const unsigned* start, unsigned* index, float* sx, float* sy) {
+    for (size_t i = global_id_x(); i < n; i += threads_per_grid_x()) {
+        size_t p = start[cell[i]] + rank[i];
+        if (p >= n) continue;
+        float xv = __ldg(x + i), yv = __ldg(y + i);
+        index[p] = unsigned(i);
+        sx[p] = xv;
+        sy[p] = yv;
+    }
+}
+
+int main(int argc, char** argv) {
+    if (argc < 2) {
+        std::fprintf(stderr, "usage: %s xy.txt [TRIALS]\n", argv[0]);
+        return 2;
+    }
+    int trials = argc > 2 ? std::atoi(argv[2]) : 20;
+    if (trials < 1) {
+        std::fprintf(stderr, "TRIALS must be at least 1\n");
+        return 2;
+    }
+    std::ifstream in(argv[1]);
+    size_t n = 0;
+    if (!(in >> n) || n == 0 || n > 0xfffffffeu) {
+        std::fprintf(stderr, "%s: expected an atom count from 1 to 2^32 - 2 on the first line\n",
+                     argv[1]);
+        return 1;
+    }
+    std::vector<float> ax(n), ay(n);
+    std::string line;
+    std::getline(in, line);
+    for (size_t i = 0; i < n; ++i) {
+        double xv, yv;
+        if (!std::getline(in, line) || std::sscanf(line.c_str(), "%lf %lf", &xv, &yv) != 2) {
+            std::fprintf(stderr, "%s: line %zu is not `x y`\n", argv[1], i + 2);
+            return 1;
+        }
+        ax[i] = float(xv);
+        ay[i] = float(yv);
+    }
+    // The grid, as CellPlan: the bounding box of the f32 values, in f64.
+    double lo[2] = {ax[0], ay[0]}, hi[2] = {ax[0], ay[0]};
+    for (size_t i = 0; i < n; ++i) {
+        lo[0] = std::min(lo[0], double(ax[i])), hi[0] = std::max(hi[0], double(ax[i]));
+        lo[1] = std::min(lo[1], double(ay[i])), hi[1] = std::max(hi[1], double(ay[i]));
+    }
+    Grid grid;
+    unsigned long long total_cells = 1;
+    for (int a = 0; a < 2; ++a) {
+        double extent = hi[a] - lo[a], width = CUTOFF * (1.0 + CELL_MARGIN);
+        unsigned long long c = (unsigned long long)std::floor(extent / width);
+        c = std::max(1ull, std::min(c, 1ull << 20));
+        grid.cells[a] = unsigned(c);
+        grid.origin[a] = float(lo[a]);
+        grid.inv_size[a] = c > 1 && extent > 0 ? float(double(c) / extent) : 0.0f;
+        total_cells *= c;
+    }
+    if (total_cells > 2 * n) {
+        std::fprintf(stderr, "%llu cells for %zu atoms: gridsync would halve them; not twinned\n",
+                     total_cells, n);
+        return 1;
+    }
+    std::vector<unsigned> key(n), want(total_cells, 0);
+    for (size_t i = 0; i < n; ++i) {
+        unsigned cx = cell_of(ax[i], grid.origin[0], grid.inv_size[0], grid.cells[0]);
+        unsigned cy = cell_of(ay[i], grid.origin[1], grid.inv_size[1], grid.cells[1]);
+        key[i] = cy * grid.cells[0] + cx;
+        ++want[key[i]];
+    }
+
+    float *dx, *dy, *dsx, *dsy;
+    unsigned *dcell, *drank, *dcounts, *dstart, *dindex;
+    TWIN_CHECK(cudaMalloc(&dx, n * 4));
+    TWIN_CHECK(cudaMalloc(&dy, n * 4));
+    TWIN_CHECK(cudaMalloc(&dsx, n * 4));
+    TWIN_CHECK(cudaMalloc(&dsy, n * 4));
+    TWIN_CHECK(cudaMalloc(&dcell, n * 4));
+    TWIN_CHECK(cudaMalloc(&drank, n * 4));
+    TWIN_CHECK(cudaMalloc(&dindex, n * 4));
+    TWIN_CHECK(cudaMalloc(&dcounts, total_cells * 4));
+    TWIN_CHECK(cudaMalloc(&dstart, (total_cells + 1) * 4));
+    TWIN_CHECK(cudaMemcpy(dx, ax.data(), n * 4, cudaMemcpyHostToDevice));
+    TWIN_CHECK(cudaMemcpy(dy, ay.data(), n * 4, cudaMemcpyHostToDevice));
+    unsigned blocks = unsigned((n + THREADS_PER_BLOCK - 1) / THREADS_PER_BLOCK);
+    auto bin = [&] {
+        cell_bin_twin<<<blocks, THREADS_PER_BLOCK>>>(dx, dy, unsigned(n), grid, dcell, drank,
+                                                      dcounts);
+    };
+    auto scatter = [&] {
+        cell_scatter_twin<<<blocks, THREADS_PER_BLOCK>>>(dx, dy, unsigned(n), dcell, drank,
+                                                          dstart, dindex, dsx, dsy);
+    };
+
+    // The bin, checked: the counts, the keys, and each cell's ranks 0..count once each.
+    TWIN_CHECK(cudaMemset(dcounts, 0, total_cells * 4));
+    bin();
+    TWIN_CHECK(cudaGetLastError());
+    std::vector<unsigned> counts(total_cells), cell(n), rank(n);
+    TWIN_CHECK(cudaMemcpy(counts.data(), dcounts, total_cells * 4, cudaMemcpyDeviceToHost));
+    TWIN_CHECK(cudaMemcpy(cell.data(), dcell, n * 4, cudaMemcpyDeviceToHost));
+    TWIN_CHECK(cudaMemcpy(rank.data(), drank, n * 4, cudaMemcpyDeviceToHost));
+    std::vector<unsigned> start(total_cells + 1, 0);
+    for (size_t k = 0; k < total_cells; ++k) start[k + 1] = start[k] + want[k];
+    size_t bad = 0;
+    for (size_t k = 0; k < total_cells; ++k) bad += counts[k] != want[k];
+    std::vector<unsigned char> seen(n, 0);
+    for (size_t i = 0; i < n; ++i) {
+        if (cell[i] != key[i] || rank[i] >= want[key[i]]) {
+            ++bad;
+            continue;
+        }
+        unsigned char& s = seen[start[key[i]] + rank[i]];
+        bad += s;
+        s = 1;
+    }
+    if (bad != 0) {
+        std::fprintf(stderr, "cell_bin_twin: %zu counts or ranks differ from the host's\n", bad);
+        return 1;
+    }
+
+    // The scatter, checked: every position once, its atom's coordinates, inside its cell.
+    TWIN_CHECK(cudaMemcpy(dstart, start.data(), (total_cells + 1) * 4, cudaMemcpyHostToDevice));
+    scatter();
+    TWIN_CHECK(cudaGetLastError());
+    std::vector<unsigned> index(n);
+    std::vector<float> sx(n), sy(n);
+    TWIN_CHECK(cudaMemcpy(index.data(), dindex, n * 4, cudaMemcpyDeviceToHost));
+    TWIN_CHECK(cudaMemcpy(sx.data(), dsx, n * 4, cudaMemcpyDeviceToHost));
+    TWIN_CHECK(cudaMemcpy(sy.data(), dsy, n * 4, cudaMemcpyDeviceToHost));
+    std::fill(seen.begin(), seen.end(), 0);
+    for (size_t k = 0; k < total_cells; ++k) {
+        for (unsigned p = start[k]; p < start[k + 1]; ++p) {
+            unsigned i = index[p];
+            if (i >= n || seen[i] || key[i] != k || sx[p] != ax[i] || sy[p] != ay[i]) {
+                ++bad;
+                continue;
+            }
+            seen[i] = 1;
+        }
+    }
+    if (bad != 0) {
+        std::fprintf(stderr, "cell_scatter_twin: %zu positions differ from the host's\n", bad);
+        return 1;
+    }
+
+    // Timed alone. The bin's counts are cleared before each launch, outside its events; the
+    // scatter rewrites the same positions each time.
+    std::vector<double> bin_ms, scatter_ms;
+    for (int t = -3; t < trials; ++t) {
+        TWIN_CHECK(cudaMemset(dcounts, 0, total_cells * 4));
+        double b = event_ms(bin);
+        double s = event_ms(scatter);
+        if (t >= 0) bin_ms.push_back(b), scatter_ms.push_back(s);
+    }
+    TWIN_CHECK(cudaDeviceSynchronize());
+    std::printf("{\"twin\":\"cell_bin_f32+cell_scatter_f32\",\"device\":\"%s\",\"atoms\":%zu,"
+                "\"cells\":%llu,\"blocks\":%u,\"bin_median_ms\":%.5f,"
+                "\"scatter_median_ms\":%.5f}\n",
+                device_name(), n, total_cells, blocks, median(bin_ms), median(scatter_ms));
+    return 0;
+}
