@@ -25,35 +25,14 @@
 // before each kernel): `ncu --metrics gpu__time_duration.sum -k regex:"cell_bin|cell_scatter"
 // gridsync neighbor --input sheet.txt --all-pairs-max-atoms 0`, and the twin under the same
 // `ncu -k regex:twin`.
-#include <cmath>
-#include <fstream>
-#include <string>
-
 #include "device.cuh"
+#include "sheet.cuh"
 #include "twin.cuh"
 
 using namespace twin;
 
 constexpr unsigned THREADS_PER_BLOCK = 256;
-constexpr double CUTOFF = 1.9;
-constexpr double CELL_MARGIN = 1.0 / 64.0;
 
-struct Grid {
-    float origin[2];
-    float inv_size[2];
-    unsigned cells[2];
-};
-
-__host__ __device__ __forceinline__ unsigned cell_of(float v, float origin, float inv,
-                                                     unsigned cells) {
-    float u = (v - origin) * inv;
-#ifdef __CUDA_ARCH__
-    unsigned c = __float2uint_rz(u);
-#else
-    unsigned c = !(u > 0.0f) ? 0u : u >= 4294967296.0f ? 0xffffffffu : unsigned(u);
-#endif
-    return c < cells - 1 ? c : cells - 1;
-}
 
 __global__ void cell_bin_twin(const float* x, const float* y, unsigned n, Grid grid,
                               unsigned* cell, unsigned* rank, unsigned* counts) {
@@ -89,47 +68,11 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "TRIALS must be at least 1\n");
         return 2;
     }
-    std::ifstream in(argv[1]);
-    size_t n = 0;
-    if (!(in >> n) || n == 0 || n > 0xfffffffeu) {
-        std::fprintf(stderr, "%s: expected an atom count from 1 to 2^32 - 2 on the first line\n",
-                     argv[1]);
-        return 1;
-    }
-    std::vector<float> ax(n), ay(n);
-    std::string line;
-    std::getline(in, line);
-    for (size_t i = 0; i < n; ++i) {
-        double xv, yv;
-        if (!std::getline(in, line) || std::sscanf(line.c_str(), "%lf %lf", &xv, &yv) != 2) {
-            std::fprintf(stderr, "%s: line %zu is not `x y`\n", argv[1], i + 2);
-            return 1;
-        }
-        ax[i] = float(xv);
-        ay[i] = float(yv);
-    }
-    // The grid, as CellPlan: the bounding box of the f32 values, in f64.
-    double lo[2] = {ax[0], ay[0]}, hi[2] = {ax[0], ay[0]};
-    for (size_t i = 0; i < n; ++i) {
-        lo[0] = std::min(lo[0], double(ax[i])), hi[0] = std::max(hi[0], double(ax[i]));
-        lo[1] = std::min(lo[1], double(ay[i])), hi[1] = std::max(hi[1], double(ay[i]));
-    }
+    std::vector<float> ax, ay;
     Grid grid;
-    unsigned long long total_cells = 1;
-    for (int a = 0; a < 2; ++a) {
-        double extent = hi[a] - lo[a], width = CUTOFF * (1.0 + CELL_MARGIN);
-        unsigned long long c = (unsigned long long)std::floor(extent / width);
-        c = std::max(1ull, std::min(c, 1ull << 20));
-        grid.cells[a] = unsigned(c);
-        grid.origin[a] = float(lo[a]);
-        grid.inv_size[a] = c > 1 && extent > 0 ? float(double(c) / extent) : 0.0f;
-        total_cells *= c;
-    }
-    if (total_cells > 2 * n) {
-        std::fprintf(stderr, "%llu cells for %zu atoms: gridsync would halve them; not twinned\n",
-                     total_cells, n);
-        return 1;
-    }
+    unsigned long long total_cells = 0;
+    if (!read_sheet(argv[1], ax, ay) || !plan_grid(ax, ay, grid, total_cells)) return 1;
+    size_t n = ax.size();
     std::vector<unsigned> key(n), want(total_cells, 0);
     for (size_t i = 0; i < n; ++i) {
         unsigned cx = cell_of(ax[i], grid.origin[0], grid.inv_size[0], grid.cells[0]);
