@@ -12,10 +12,10 @@
 //! 2. **its inclusive prefix** (flag [`SCAN_PREFIX`]), the sum of everything up to and including
 //!    its tile, once it knows its own exclusive prefix.
 //!
-//! To learn its exclusive prefix, a tile's first warp reads the words of the 32 tiles before it
-//! at once and adds, nearest first, the aggregates up to the nearest tile that has published
-//! its prefix (adding that prefix and stopping); with no prefix among the 32 it adds all 32
-//! aggregates and looks at the 32 before those. It waits only on a tile that has published
+//! To learn its exclusive prefix, a tile's first warp reads the words of the 128 tiles before it
+//! at once (four per lane) and adds, nearest first, the aggregates up to the nearest tile that
+//! has published its prefix (adding that prefix and stopping); with no prefix among the 128 it
+//! adds all 128 aggregates and looks at the 128 before those. It waits only on a tile that has published
 //! nothing yet — which is running: tiles are numbered by a ticket each block takes when it
 //! starts ([`fetch_add`]), not by `blockIdx`, so a tile a block waits for was taken by a block
 //! that is already resident and needs nobody to publish its aggregate. The wait is bounded all
@@ -36,6 +36,7 @@ use crate::atomic::{LoadOrder, Order, Scope, StoreOrder, fetch_add, load, store}
 use crate::block_reduce::{warp_lanes, warp_mask};
 use crate::block_scan::{block_exclusive_sum, block_scan_shared_bytes};
 use crate::index::{block_dim_x, thread_idx_x};
+use crate::lessons::reduce::Vec16;
 use crate::mem::Ptr;
 use crate::shared::dynamic_shared;
 use crate::sync::sync_threads;
@@ -57,11 +58,6 @@ pub const SCAN_SUM_MAX: u64 = (1 << 62) - 1;
 const POLLS_PER_CHECK: u32 = 64;
 /// Tile words each lane of the looking warp reads at once: a window of 4 × 32 tiles.
 const WINDOW_ROUNDS: usize = 4;
-
-/// Four counts at a 16-byte-aligned address, read or written with one instruction.
-#[repr(C, align(16))]
-#[derive(Clone, Copy)]
-struct Words4([u32; 4]);
 
 /// Where [`scan_lookback`]'s tiles meet, and what it leaves for the host and the next scan.
 ///
@@ -219,7 +215,7 @@ unsafe fn load_run(
 ) {
     if aligned && first + SCAN_ITEMS as usize <= end {
         // SAFETY: whole words inside, aligned (the caller's contract).
-        let words = unsafe { counts.add(first).cast::<Words4>() };
+        let words = unsafe { counts.add(first).cast::<Vec16<u32, 4>>() };
         for (w, four) in mine.chunks_exact_mut(4).enumerate() {
             // SAFETY: as above.
             four.copy_from_slice(&unsafe { words.add(w).load() }.0);
@@ -255,13 +251,13 @@ unsafe fn store_run(
     }
     if aligned && first + SCAN_ITEMS as usize <= end {
         // SAFETY: whole words inside, aligned (the caller's contract).
-        let words = unsafe { out.add(first).cast::<Words4>() };
+        let words = unsafe { out.add(first).cast::<Vec16<u32, 4>>() };
         for (w, four) in sums.chunks_exact(4).enumerate() {
             // SAFETY: as above.
             unsafe {
                 words
                     .add(w)
-                    .store(Words4([four[0], four[1], four[2], four[3]]))
+                    .store(Vec16([four[0], four[1], four[2], four[3]]))
             };
         }
     } else {

@@ -287,8 +287,7 @@ impl<S: LockScope> Mutex<S> {
             sync_warp(1 << (31 - before.leading_zeros()) | 1 << lane);
         }
         let r = f();
-        // Lanes above this one: clear bits 0..=lane.
-        let later = cohort & !(u32::MAX >> (31 - lane));
+        let later = lanes_after(cohort, lane);
         if later != 0 {
             sync_warp(1 << lane | 1 << later.trailing_zeros());
         } else {
@@ -422,8 +421,6 @@ impl<S: LockScope> Mutex<S> {
     }
 }
 
-/// The lanes of this warp calling the same `lock` now. On the simulator, whose warp operations
-/// need every lane of the warp, each thread is its own cohort.
 /// Gives the lock word of `state` back (`st.release` at `S`'s scope).
 ///
 /// # Safety
@@ -442,9 +439,17 @@ unsafe fn release<S: LockScope>(state: *mut MutexState) {
     };
 }
 
+/// The lanes of this warp calling the same `lock` now. On the simulator, whose warp operations
+/// need every lane of the warp, each thread is its own cohort.
 #[inline(always)]
 fn cohort_mask(lane: u32) -> u32 {
     crate::seam::warp::converged_mask(lane)
+}
+
+/// The lanes of `cohort` above `lane` (bits 0..=lane cleared): those the lock goes to next.
+#[inline(always)]
+fn lanes_after(cohort: u32, lane: u32) -> u32 {
+    cohort & !(u32::MAX >> (31 - lane))
 }
 
 impl<S: LockScope> Drop for MutexGuard<'_, S> {
@@ -453,8 +458,7 @@ impl<S: LockScope> Drop for MutexGuard<'_, S> {
     /// system-scope mutex).
     #[inline(always)]
     fn drop(&mut self) {
-        // Lanes above this one: clear bits 0..=lane.
-        let later = self.cohort & !(u32::MAX >> (31 - self.lane));
+        let later = lanes_after(self.cohort, self.lane);
         let s = self.state;
         // SAFETY (each block): the state of a live `Mutex` (the guard borrows it); only the
         // holder — the guard's owner — writes the hand-off word and the lock word now.
