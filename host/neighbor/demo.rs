@@ -2,8 +2,7 @@
 //! reference and (on a GPU) timed; the book's mistake shown for what it corrupts.
 
 use super::launch::{
-    BookKernel, BookRun, CellList, CellPlan, CsrMethod, DeviceAtoms, Padded, Precision, UNWRITTEN,
-    rule,
+    BookKernel, BookRun, CellList, CellPlan, DeviceAtoms, Padded, Precision, UNWRITTEN, rule,
 };
 use super::list::NeighborList;
 use super::points::Atoms;
@@ -307,16 +306,20 @@ impl<T: Precision> Demo<'_, T> {
         Ok(mistake)
     }
 
-    /// The cell list built as CSR (by every method, the default timed) and padded in both
+    /// The cell list built as CSR (filled in atom order, then not) and padded in both
     /// layouts, each checked and timed.
     fn cell_lists(&mut self, plan: &CellPlan, progress: &mut dyn FnMut(u32, u32)) -> Result<()> {
         let (target, expected, n) = (self.target, self.expected, self.device.len());
         let mut cells = CellList::new(target, self.device, plan, self.rule)?;
-        for method in CsrMethod::ALL.into_iter().rev() {
-            cells.set_csr_method(method);
-            let what = format!("the cell list (CSR: {})", method.describe());
-            check(&cells.build_csr()?, expected, &what)?;
-        }
+        cells.set_fill_in_atom_order(true);
+        check(
+            &cells.build_csr()?,
+            expected,
+            "the cell list (CSR, filled in atom order)",
+        )?;
+        cells.set_fill_in_atom_order(false);
+        let list = cells.build_csr()?;
+        check(&list, expected, "the cell list (CSR)")?;
         let ms = time(target, &mut self.timer, || cells.launch_csr().map(drop))?;
         self.runs.push(kernel_run(
             format!("cell list (CSR), {}", T::NAME),

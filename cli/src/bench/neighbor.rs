@@ -6,8 +6,8 @@ use super::{Stats, require_gpu};
 use gpu::lessons::neighbor::Layout;
 use gridsync::neighbor::generate;
 use gridsync::neighbor::launch::{
-    BookKernel, BookRun, CellList, CellPlan, CsrMethod, DeviceAtoms, MAX_GPU_CHECKS, Precision,
-    rule, working_bytes,
+    BookKernel, BookRun, CellList, CellPlan, DeviceAtoms, MAX_GPU_CHECKS, Precision, rule,
+    working_bytes,
 };
 use gridsync::neighbor::reference::{Coords, Cutoff};
 use gridsync::neighbor::{Atoms, cell_list};
@@ -62,14 +62,10 @@ pub struct Phases {
     pub scan_cells: Stats,
     /// Sort the atoms by cell.
     pub scatter: Stats,
-    /// Count, scan and fill in one launch (`cell_lists`, what the build uses), then read the
-    /// total back.
-    pub lists: Stats,
-    /// The three-launch way instead: count the neighbors (keeping each atom's first few), scan
-    /// the counts.
+    /// Count the neighbors (keeping each atom's first few), scan the counts.
     pub count: Stats,
-    /// Then write the lists and sort each, one thread per atom in the input's order
-    /// (`cell_fill_atoms`), and read the total back.
+    /// Write the lists and sort each, one thread per atom in the input's order
+    /// (`cell_fill_atoms`, what the build uses), then read the total back.
     pub fill: Stats,
     /// The same, one thread per sorted position (`cell_fill`), timed alone (with the read-back of
     /// the total, as `fill`).
@@ -87,8 +83,6 @@ pub struct CellRow {
     pub entries: u64,
     /// The whole CSR build, binning to the last neighbor written, in ms.
     pub csr_ms: Stats,
-    /// The same with count, scan and fill as three launches (`phases.count` and `.fill`), in ms.
-    pub csr_three_launches_ms: Stats,
     /// The padded build, per-atom layout (the book's), in ms.
     pub padded_ms: Stats,
     /// The padded build, transposed layout, in ms.
@@ -309,25 +303,10 @@ fn cell_row<T: Precision>(
     padded.to_list()?;
 
     let trials = opts.trials as usize;
-    let (mut csr, mut lists) = (Vec::new(), Vec::new());
-    let events: Vec<Event> = (0..6).map(|_| Event::new()).collect::<Result<_>>()?;
-    for _ in 0..trials {
-        events[0].record(stream)?;
-        list.bin()?;
-        list.scan_cells()?;
-        list.scatter()?;
-        events[1].record(stream)?;
-        list.lists()?;
-        events[2].record(stream)?;
-        events[2].synchronize()?;
-        lists.push(events[2].elapsed_ms_since(&events[1])? as f64);
-        csr.push(events[2].elapsed_ms_since(&events[0])? as f64);
-    }
-    // The three-launch way, phase by phase.
-    let mut three = Vec::new();
+    let mut csr = Vec::new();
     let mut phase: [Vec<f64>; 5] = Default::default();
+    let events: Vec<Event> = (0..6).map(|_| Event::new()).collect::<Result<_>>()?;
     let mut total = 0;
-    list.set_csr_method(CsrMethod::FillInAtomOrder);
     for _ in 0..trials {
         events[0].record(stream)?;
         list.bin()?;
@@ -344,16 +323,11 @@ fn cell_row<T: Precision>(
         for (k, p) in phase.iter_mut().enumerate() {
             p.push(events[k + 1].elapsed_ms_since(&events[k])? as f64);
         }
-        three.push(events[5].elapsed_ms_since(&events[0])? as f64);
-    }
-    if let Some(d) = expected.first_difference(&list.csr(total as usize)?) {
-        return Err(Error::Mismatch(format!(
-            "the cell list filled by the three-launch way: {d}"
-        )));
+        csr.push(events[5].elapsed_ms_since(&events[0])? as f64);
     }
     // The fill in sorted order, timed alone after the same first phases, and checked.
     let mut fill_sorted = Vec::new();
-    list.set_csr_method(CsrMethod::FillSorted);
+    list.set_fill_in_atom_order(false);
     for _ in 0..trials {
         list.bin()?;
         list.scan_cells()?;
@@ -361,7 +335,7 @@ fn cell_row<T: Precision>(
         list.count()?;
         fill_sorted.push(timed(stream, || list.fill().map(drop))?);
     }
-    list.set_csr_method(CsrMethod::OnePass);
+    list.set_fill_in_atom_order(true);
     if let Some(d) = expected.first_difference(&list.csr(total as usize)?) {
         return Err(Error::Mismatch(format!(
             "the cell list filled in sorted order: {d}"
@@ -393,7 +367,6 @@ fn cell_row<T: Precision>(
             bin: Stats::of(&phase[0])?,
             scan_cells: Stats::of(&phase[1])?,
             scatter: Stats::of(&phase[2])?,
-            lists: Stats::of(&lists)?,
             count: Stats::of(&phase[3])?,
             fill: Stats::of(&phase[4])?,
             fill_sorted: Stats::of(&fill_sorted)?,
@@ -402,7 +375,6 @@ fn cell_row<T: Precision>(
         bytes,
         fraction_of_copy: bytes as f64 / (csr_ms.median * 1e-3) / (copy_gb_s * 1e9),
         csr_ms,
-        csr_three_launches_ms: Stats::of(&three)?,
         padded_ms: Stats::of(&padded_ms)?,
         transposed_ms: Stats::of(&transposed_ms)?,
     })

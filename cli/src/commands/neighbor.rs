@@ -297,8 +297,8 @@ pub fn print_bench(b: &bench::NeighborBench) {
     );
     let t = Table::new(
         "  {atoms:>10} {entries:>10} {CSR ms:>9.4} {atoms/s:>12} {bin:>7.4} {scan:>7.4} \
-         {scatter:>7.4} {lists:>7.4} {3-launch:>9.4} {count:>7.4} {fill:>7.4} {fill/s:>7.4} \
-         {padded:>9.4} {transp.:>9.4} {copy %:>7}",
+         {scatter:>7.4} {count:>7.4} {fill:>7.4} {fill/s:>7.4} {padded:>9.4} {transp.:>9.4} \
+         {copy %:>7}",
     );
     t.header();
     for r in &b.cells {
@@ -311,8 +311,6 @@ pub fn print_bench(b: &bench::NeighborBench) {
             &p.bin.median,
             &p.scan_cells.median,
             &p.scatter.median,
-            &p.lists.median,
-            &r.csr_three_launches_ms.median,
             &p.count.median,
             &p.fill.median,
             &p.fill_sorted.median,
@@ -335,9 +333,6 @@ pub fn print_bench(b: &bench::NeighborBench) {
     println!();
     println!(
         "  copy %: the bytes every phase must read or write once (bench::neighbor::compulsory_bytes) per CSR time, against the copy."
-    );
-    println!(
-        "  lists: count, scan and fill in one launch (what the build uses); 3-launch: the whole build with count (and its scan), fill (in atom order) as separate launches; fill/s: that fill by sorted position."
     );
     println!(
         "  padded / transp.: the one-pass search into MN slots per atom, per-atom and transposed layouts (bin, scan and scatter included)."

@@ -166,8 +166,6 @@ kernel_list! {
     CellFillAtomsF64 => cell_fill_atoms_f64,
     CellPaddedF32 => cell_padded_f32,
     CellPaddedF64 => cell_padded_f64,
-    CellListsF32 => cell_lists_f32,
-    CellListsF64 => cell_lists_f64,
     ScanLookback => scan_lookback,
     MbarrierPhases => mbarrier_phases @ sm_90,
     BulkPipelineCopy => bulk_pipeline_copy @ sm_90,

@@ -10,7 +10,7 @@ use crate::runtime::launch::{KernelParam, Target};
 use crate::runtime::memory::{Footprint, check_fits};
 use gpu::LaunchConfig;
 use gpu::lessons::neighbor::{
-    self as dev, CellGrid, Kept, Lists, LookBack, Rows, Rule, Sorted, THREADS_PER_BLOCK,
+    self as dev, CellGrid, Kept, LookBack, Rows, Rule, Sorted, THREADS_PER_BLOCK,
 };
 
 // SAFETY: `#[repr(C)]` structs of numbers and raw pointers, the same layout on both targets.
@@ -25,8 +25,6 @@ unsafe impl<T: KernelParam> KernelParam for Sorted<T> {}
 unsafe impl KernelParam for Kept {}
 // SAFETY: as above.
 unsafe impl KernelParam for Rows {}
-// SAFETY: as above.
-unsafe impl KernelParam for Lists {}
 // SAFETY: as above.
 unsafe impl KernelParam for LookBack {}
 

@@ -14,10 +14,7 @@ use crate::runtime::buffer::Buffer;
 use crate::runtime::error::{Error, Result};
 use crate::runtime::launch::{KernelArgs, Target};
 use crate::runtime::memory::{Footprint, check_fits};
-use gpu::LaunchConfig;
-use gpu::lessons::neighbor::{
-    CellGrid, KEEP, Kept, Layout, Lists, Rows, Rule, Sorted, THREADS_PER_BLOCK, lists_shared_bytes,
-};
+use gpu::lessons::neighbor::{CellGrid, KEEP, Kept, Layout, Rows, Rule, Sorted};
 
 /// A cell list over the atoms on a target, its buffers allocated once.
 pub struct CellList<'a, T: Precision> {
@@ -39,39 +36,8 @@ pub struct CellList<'a, T: Precision> {
     indices: Option<Buffer<u32>>,
     /// `NN` and `NL` of the padded search, for the `mn` they were made for.
     padded: Option<(Buffer<u32>, Buffer<u32>, usize)>,
-    method: CsrMethod,
+    fill_in_atom_order: bool,
     scan: Scan<'a>,
-}
-
-/// How the CSR build writes the lists once the atoms are sorted ([`CellList::set_csr_method`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CsrMethod {
-    /// Count, scan and fill in one launch (`cell_lists_*`), one thread per atom in the input's
-    /// order: the default.
-    OnePass,
-    /// Count (`cell_count_*`, per sorted position), scan, then fill one thread per atom in the
-    /// input's order (`cell_fill_atoms_*`).
-    FillInAtomOrder,
-    /// Count, scan, then fill per sorted position (`cell_fill_*`).
-    FillSorted,
-}
-
-impl CsrMethod {
-    /// Every method, the default first.
-    pub const ALL: [CsrMethod; 3] = [
-        CsrMethod::OnePass,
-        CsrMethod::FillInAtomOrder,
-        CsrMethod::FillSorted,
-    ];
-
-    /// A phrase for reports and errors.
-    pub fn describe(self) -> &'static str {
-        match self {
-            CsrMethod::OnePass => "count, scan and fill in one launch",
-            CsrMethod::FillInAtomOrder => "count, scan, fill in atom order",
-            CsrMethod::FillSorted => "count, scan, fill in sorted order",
-        }
-    }
 }
 
 /// GPU bytes of a cell list over `n` atoms in `dims` dimensions of `T`-sized coordinates with
@@ -81,12 +47,6 @@ impl CsrMethod {
 pub fn working_bytes<T>(n: u64, dims: u64, cells: u64) -> Option<u64> {
     let per_atom = (5 + KEEP as u64) * 4 + dims * size_of::<T>() as u64;
     n.checked_mul(per_atom)?.checked_add(cells.checked_mul(8)?)
-}
-
-/// The tiles of the one-pass build over `n` atoms: one per block of [`THREADS_PER_BLOCK`] (one
-/// for none: it still writes the total).
-fn lists_tiles(n: usize) -> usize {
-    n.div_ceil(THREADS_PER_BLOCK as usize).max(1)
 }
 
 impl<'a, T: Precision> CellList<'a, T> {
@@ -127,8 +87,8 @@ impl<'a, T: Precision> CellList<'a, T> {
             offsets: target.zeros(n + 1)?,
             indices: None,
             padded: None,
-            method: CsrMethod::OnePass,
-            scan: Scan::new(target, plan.cells.max(n), lists_tiles(n))?,
+            fill_in_atom_order: true,
+            scan: Scan::new(target, plan.cells.max(n))?,
         })
     }
 
@@ -260,8 +220,7 @@ impl<'a, T: Precision> CellList<'a, T> {
 
     /// Phase 5 (CSR), fill: every atom's neighbors, sorted, at its offset (from
     /// [`CellList::count`]), one thread per atom in the input's order or per sorted position
-    /// (as [`CellList::set_csr_method`] chose; in the input's order for
-    /// [`CsrMethod::OnePass`]). Fills the indices buffer it has before the total
+    /// ([`CellList::set_fill_in_atom_order`]). Fills the indices buffer it has before the total
     /// is known (the kernel writes nothing if the total passes it), reads the total, and only
     /// where the total passed the buffer grows it and fills again — so a build the size of an
     /// earlier one waits once, at the end. Returns the total.
@@ -282,78 +241,14 @@ impl<'a, T: Precision> CellList<'a, T> {
         Ok(total)
     }
 
-    /// Phases 4 and 5 (CSR) in one launch (`cell_lists_*`): every atom's neighbors counted, its
-    /// offset and its sorted list written, the counts scanned between the blocks. Writes the
-    /// rows that fit the indices buffer it has, reads the total, and only where the total passed
-    /// the buffer grows it and runs again (reading the total once more, which must agree).
-    /// Returns the total.
-    ///
-    /// # Errors
-    /// As [`CellList::fill`]; [`Error::Mismatch`] if the second run's total differs.
-    pub fn lists(&mut self) -> Result<u64> {
-        let capacity = self.room();
-        self.launch_lists()?;
-        let total = self.scan.total(self.target)?;
-        if total > capacity as u64 {
-            self.grow_indices(total)?;
-            self.launch_lists()?;
-            let again = self.scan.total(self.target)?;
-            if again != total {
-                return Err(Error::Mismatch(format!(
-                    "the one-pass CSR build counted {total} entries, then {again}"
-                )));
-            }
-        }
-        Ok(total)
-    }
-
-    /// Queues the one-pass kernel into the indices buffer it has.
-    fn launch_lists(&self) -> Result<()> {
-        let (indices, capacity) = self.indices_room();
-        let n = self.atoms.len();
-        let out = Lists {
-            cell: self.cell.ptr().cast_const(),
-            rank: self.rank.ptr().cast_const(),
-            offsets: self.offsets.ptr(),
-            indices,
-            capacity,
-        };
-        let tiles = lists_tiles(n);
-        let cfg = LaunchConfig::linear(
-            per_item(self.target, tiles * THREADS_PER_BLOCK as usize)
-                .grid
-                .x,
-            THREADS_PER_BLOCK,
-        )
-        .with_shared_bytes(lists_shared_bytes(THREADS_PER_BLOCK));
-        let (sorted, start) = (self.sorted(), self.cell_start.ptr().cast_const());
-        // SAFETY: `cell` and `rank` from `bin`, the starts from `scan_cells`, the sorted atoms
-        // from `scatter`, none written by the kernel; `offsets` holds `n + 1`, `indices`
-        // `capacity`, and the kernel writes only rows that end inside it; one tile of
-        // `THREADS_PER_BLOCK` atoms per block and look-back word.
-        unsafe {
-            self.scan.launch(tiles, |lb| {
-                self.target.launch_ref(
-                    T::LISTS,
-                    cfg,
-                    (sorted, self.n(), start, self.grid, self.rule, out, lb),
-                )
-            })
-        }
-    }
-
-    /// The indices buffer and the words it holds (null and 0 before the first fill).
-    fn indices_room(&self) -> (*mut u32, u32) {
-        self.indices
+    /// Queues the fill kernel of the chosen order into the indices buffer it has.
+    fn launch_fill(&self) -> Result<()> {
+        let (indices, capacity) = self
+            .indices
             .as_ref()
             .map_or((std::ptr::null_mut(), 0), |b| {
                 (b.ptr(), b.len().min(u32::MAX as usize) as u32)
-            })
-    }
-
-    /// Queues the fill kernel of the chosen order into the indices buffer it has.
-    fn launch_fill(&self) -> Result<()> {
-        let (indices, capacity) = self.indices_room();
+            });
         let rows = Rows {
             offsets: self.offsets.ptr().cast_const(),
             indices,
@@ -367,7 +262,7 @@ impl<'a, T: Precision> CellList<'a, T> {
         // exact scan, rows apart) by one thread; `cell` and `rank` from `bin`, `cell_start` from
         // `scan_cells`.
         unsafe {
-            if self.method != CsrMethod::FillSorted {
+            if self.fill_in_atom_order {
                 self.per_atom(
                     T::FILL_ATOMS,
                     (
@@ -429,8 +324,7 @@ impl<'a, T: Precision> CellList<'a, T> {
     }
 
     /// Every phase into CSR, without reading the list back (what the benchmark times); returns
-    /// the entries. Waits for the total after the last launch ([`CellList::lists`],
-    /// [`CellList::fill`]).
+    /// the entries. Waits for the total after the fill ([`CellList::fill`]).
     ///
     /// # Errors
     /// As the phases.
@@ -438,21 +332,18 @@ impl<'a, T: Precision> CellList<'a, T> {
         self.bin()?;
         self.scan_cells()?;
         self.scatter()?;
-        if self.method == CsrMethod::OnePass {
-            return self.lists();
-        }
         self.count()?;
         self.fill()
     }
 
-    /// How [`CellList::launch_csr`] writes the lists once the atoms are sorted ([`CsrMethod`];
-    /// [`CsrMethod::OnePass`] unless set: the fastest on graphene, `docs/perf-notes.md`).
-    pub fn set_csr_method(&mut self, method: CsrMethod) {
-        self.method = method;
+    /// Whether [`CellList::fill`] writes the lists one thread per atom in the input's order
+    /// (`cell_fill_atoms_*`, the default: 20 % faster on graphene, `docs/perf-notes.md`) rather
+    /// than per sorted position (`cell_fill_*`).
+    pub fn set_fill_in_atom_order(&mut self, yes: bool) {
+        self.fill_in_atom_order = yes;
     }
 
-    /// The CSR list of the last [`CellList::lists`] or [`CellList::fill`], which returned `total`
-    /// (waits for it).
+    /// The CSR list of the last [`CellList::fill`], which returned `total` (waits for it).
     ///
     /// # Errors
     /// A driver error; [`Error::Mismatch`] if the arrays are not a valid list.

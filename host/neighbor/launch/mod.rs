@@ -13,5 +13,5 @@ pub use crate::neighbor::cells::{
 pub use crate::neighbor::reference::MAX_ATOMS;
 pub use atoms::{DeviceAtoms, per_item, rule};
 pub use book::{BookKernel, BookRun, Padded, UNWRITTEN};
-pub use cells::{CellList, CsrMethod, working_bytes};
+pub use cells::{CellList, working_bytes};
 pub use precision::Precision;

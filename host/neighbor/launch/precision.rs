@@ -8,9 +8,7 @@ use crate::neighbor::reference::Real;
 use crate::runtime::args::KernelRef;
 use crate::runtime::buffer::Plain;
 use crate::runtime::launch::KernelParam;
-use gpu::lessons::neighbor::{
-    self as dev, CellGrid, Coord, Kept, Lists, LookBack, Rows, Rule, Sorted,
-};
+use gpu::lessons::neighbor::{self as dev, CellGrid, Coord, Kept, Rows, Rule, Sorted};
 
 /// `find_neighbor_atomic_*` and the mistake `find_neighbor_wrong_*`: `nn`, `nl`, the atoms,
 /// `n`, `mn`, the rule.
@@ -59,17 +57,6 @@ pub type FillAtomsArgs<T> = (
     *const u32,
     Rows,
 );
-/// `cell_lists_*`: as [`FillArgs`] up to the rule, then where the lists go and the look-back's
-/// scratch.
-pub type ListsArgs<T> = (
-    Sorted<T>,
-    u32,
-    *const u32,
-    CellGrid<T>,
-    Rule<T>,
-    Lists,
-    LookBack,
-);
 /// `cell_padded_*`: as [`CountArgs`] up to the rule, then `nn`, `nl`, `mn` and the layout.
 pub type PaddedArgs<T> = (
     Sorted<T>,
@@ -103,14 +90,12 @@ pub trait Precision: Plain + KernelParam + Coord + Real {
     const FILL: KernelRef<FillArgs<Self>>;
     /// `cell_fill_atoms_*`.
     const FILL_ATOMS: KernelRef<FillAtomsArgs<Self>>;
-    /// `cell_lists_*`.
-    const LISTS: KernelRef<ListsArgs<Self>>;
     /// `cell_padded_*`.
     const PADDED: KernelRef<PaddedArgs<Self>>;
 }
 
 macro_rules! precision {
-    ($t:ident, $wrong:expr, $atomic:ident, $no_atomic:ident, $bin:ident, $scatter:ident, $count:ident, $fill:ident, $fill_atoms:ident, $lists:ident, $padded:ident) => {
+    ($t:ident, $wrong:expr, $atomic:ident, $no_atomic:ident, $bin:ident, $scatter:ident, $count:ident, $fill:ident, $fill_atoms:ident, $padded:ident) => {
         impl Precision for $t {
             const NAME: &'static str = stringify!($t);
             const ATOMIC: KernelRef<BookArgs<$t>> =
@@ -126,8 +111,6 @@ macro_rules! precision {
             const FILL: KernelRef<FillArgs<$t>> = crate::kernel_ref!(gpu::lessons::neighbor::$fill);
             const FILL_ATOMS: KernelRef<FillAtomsArgs<$t>> =
                 crate::kernel_ref!(gpu::lessons::neighbor::$fill_atoms);
-            const LISTS: KernelRef<ListsArgs<$t>> =
-                crate::kernel_ref!(gpu::lessons::neighbor::$lists);
             const PADDED: KernelRef<PaddedArgs<$t>> =
                 crate::kernel_ref!(gpu::lessons::neighbor::$padded);
         }
@@ -146,7 +129,6 @@ precision!(
     cell_count_f32,
     cell_fill_f32,
     cell_fill_atoms_f32,
-    cell_lists_f32,
     cell_padded_f32
 );
 precision!(
@@ -159,6 +141,5 @@ precision!(
     cell_count_f64,
     cell_fill_f64,
     cell_fill_atoms_f64,
-    cell_lists_f64,
     cell_padded_f64
 );

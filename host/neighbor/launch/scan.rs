@@ -20,9 +20,9 @@ pub(super) const MAX_SCAN_LEN: usize = u32::MAX as usize - 1;
 /// a tile publishes its sum within microseconds), stretched under a sanitizer.
 const LOOK_BACK_TIMEOUT_NS: u64 = 1_000_000_000;
 
-/// The scratch of one device-wide scan of up to `capacity` counts, or of another look-back
-/// launch ([`Scan::launch`]): two sets of tile words and tickets (each launch clears the other
-/// set for the next), and the total beside the timeout count (one read for both).
+/// The scratch of one device-wide scan of up to `capacity` counts: two sets of tile words and
+/// tickets (each scan clears the other set for the next), and the total beside the timeout
+/// count (one read for both).
 pub(super) struct Scan<'a> {
     /// `2 * tiles` words: set 0, then set 1.
     words: Buffer<u64>,
@@ -45,15 +45,13 @@ fn tiles_of(len: usize) -> usize {
 }
 
 impl<'a> Scan<'a> {
-    /// Scratch for scans of up to `capacity` counts, and for look-back launches of up to
-    /// `tiles` tiles of their own ([`Scan::launch`]).
+    /// Scratch for scans of up to `capacity` counts.
     ///
     /// # Errors
     /// [`Error::TooLarge`] past [`MAX_SCAN_LEN`]; an allocation error.
-    pub(super) fn new(target: &'a Target, capacity: usize, tiles: usize) -> Result<Scan<'a>> {
+    pub(super) fn new(target: &'a Target, capacity: usize) -> Result<Scan<'a>> {
         check_len(capacity)?;
-        check_len(tiles)?;
-        let tiles = tiles_of(capacity).max(tiles);
+        let tiles = tiles_of(capacity);
         Ok(Scan {
             words: target.zeros(2 * tiles)?,
             tickets: target.zeros(2)?,
@@ -91,46 +89,6 @@ impl<'a> Scan<'a> {
                 self.capacity
             )));
         }
-        let tiles = tiles_of(len);
-        let cfg = LaunchConfig::linear(
-            per_item(t, tiles * THREADS_PER_BLOCK as usize).grid.x,
-            THREADS_PER_BLOCK,
-        )
-        .with_shared_bytes(scan_shared_bytes(THREADS_PER_BLOCK));
-        // SAFETY: the caller's sizes; the look-back's words are this launch's alone.
-        unsafe {
-            self.launch(tiles, |lb| {
-                crate::launch!(
-                    t,
-                    gpu::lessons::neighbor::scan_lookback,
-                    cfg,
-                    (counts, len as u32, out, lb)
-                )
-            })
-        }
-    }
-
-    /// Queues `launch`, a look-back kernel of `tiles` tiles, with the next set of words (cleared
-    /// by the launch before, or fresh); it clears the other set for the one after it. Its total
-    /// is then [`Scan::total`]'s.
-    ///
-    /// # Errors
-    /// [`Error::InvalidInput`] for more tiles than the scratch has words; `launch`'s error.
-    ///
-    /// # Safety
-    /// `launch` queues one look-back kernel with the [`LookBack`] it is given, and nothing else
-    /// uses the scratch while it runs.
-    pub(super) unsafe fn launch(
-        &self,
-        tiles: usize,
-        launch: impl FnOnce(LookBack) -> Result<()>,
-    ) -> Result<()> {
-        if tiles > self.tiles {
-            return Err(Error::InvalidInput(format!(
-                "a look-back over {tiles} tiles in scratch for {}",
-                self.tiles
-            )));
-        }
         let (this, next) = (self.set.get(), 1 - self.set.get());
         let (words, tickets) = (self.words.ptr(), self.tickets.ptr());
         // Set `s` is `words[s * tiles..]` and `tickets[s]`, inside the buffers.
@@ -145,7 +103,22 @@ impl<'a> Scan<'a> {
             timeouts: self.status.ptr().wrapping_add(1).cast(),
             timeout_ns: wait_bound(LOOK_BACK_TIMEOUT_NS),
         };
-        launch(lb)?;
+        let tiles = tiles_of(len);
+        let cfg = LaunchConfig::linear(
+            per_item(t, tiles * THREADS_PER_BLOCK as usize).grid.x,
+            THREADS_PER_BLOCK,
+        )
+        .with_shared_bytes(scan_shared_bytes(THREADS_PER_BLOCK));
+        // SAFETY: the caller's sizes; set `this` was cleared by the scan before (or is fresh),
+        // and nothing else uses the scratch while the scan runs.
+        unsafe {
+            crate::launch!(
+                t,
+                gpu::lessons::neighbor::scan_lookback,
+                cfg,
+                (counts, len as u32, out, lb)
+            )?;
+        }
         self.set.set(next);
         Ok(())
     }

@@ -93,7 +93,7 @@ pub struct Sorted<T> {
 }
 
 impl<T: Coord> Sorted<T> {
-    pub(super) fn atoms(&self) -> Atoms<T> {
+    fn atoms(&self) -> Atoms<T> {
         Atoms {
             x: self.x,
             y: self.y,
@@ -110,7 +110,7 @@ impl<T: Coord> Sorted<T> {
 /// `sorted` holds `n` atoms sorted by `grid` (`z` when `D3`), `p < n`, `start` holds the
 /// `cells + 1` starts; none of them is written during the launch.
 #[inline(always)]
-pub(super) unsafe fn search<T: Coord, const D3: bool, const PERIODIC: bool>(
+unsafe fn search<T: Coord, const D3: bool, const PERIODIC: bool>(
     sorted: Sorted<T>,
     start: *const u32,
     grid: &CellGrid<T>,
@@ -250,8 +250,10 @@ impl Rows {
     }
 }
 
-/// Writes the neighbors of the atom `i` at sorted position `p` into its CSR row, from what the
-/// count pass kept ([`write_row`]): what both fill kernels do per atom.
+/// Writes the neighbors of the atom `i` at sorted position `p` into its CSR row, sorted: copied
+/// from what the count pass kept and sorted in registers when the row is at most [`KEEP`] long,
+/// else searched again and sorted in place.
+/// What both fill kernels do per atom.
 ///
 /// # Safety
 /// As [`search`]; `rows.offsets` holds the scan of the counts (`i + 1` is in it) and the
@@ -277,47 +279,14 @@ unsafe fn fill_row<T: Coord>(
         if first > last || last > rows.capacity as usize {
             return;
         }
+        let room = last - first;
         let list = Ptr::new(rows.indices).add(first);
-        write_row(
-            sorted,
-            start,
-            grid,
-            rule,
-            d3,
-            p,
-            (list, last - first),
-            |k| rows.kept.at(p, k),
-        );
-    }
-}
-
-/// Writes the `room` neighbors of the atom at sorted position `p` to `list`, sorted: read from
-/// `kept(0..room)` and sorted in registers when the row is at most [`KEEP`] long, else searched
-/// again and sorted in place. What both CSR fills and the one-pass build do per atom.
-///
-/// # Safety
-/// As [`search`]; `room` is the atom's neighbor count, `list` holds `room` words, this thread's
-/// alone, and `kept(k)` its `k`-th kept neighbor for every `k < room.min(KEEP)`.
-#[inline(always)]
-#[allow(clippy::too_many_arguments)] // the search's four inputs, as `search` takes them
-pub(super) unsafe fn write_row<T: Coord>(
-    sorted: Sorted<T>,
-    start: *const u32,
-    grid: &CellGrid<T>,
-    rule: &Rule<T>,
-    d3: bool,
-    p: usize,
-    (list, room): (Ptr<u32>, usize),
-    kept: impl Fn(usize) -> Ptr<u32>,
-) {
-    // SAFETY: the caller's contract.
-    unsafe {
         if room <= KEEP {
             // Unused slots sort to the end as `u32::MAX`; only the row's `room` are written.
             let mut v = [u32::MAX; KEEP];
             for (k, v) in v.iter_mut().enumerate() {
                 if k < room {
-                    *v = kept(k).load();
+                    *v = rows.kept.at(p, k).load();
                 }
             }
             sort8(&mut v);

@@ -11,7 +11,6 @@
 //! | [`find_neighbor_wrong_f32`] | the book's mistake: read `NN[n1]`, write the slot, *then* `atomicAdd` | two threads read the same count and write the same slot: neighbors lost, slots never written |
 //! | [`find_neighbor_no_atomic_f32`] | the book's `find_neighbor_no_atomic`: every pair checked from both sides, a count in a register, `NL[k*N + n1]` | twice the checks, no atomics, coalesced writes |
 //! | [`cell_bin_f32`] … [`cell_fill_f32`] | an O(N) cell list: bin atoms into cells of at least the cutoff, scan, scatter, and search only the 3×3 (3×3×3) cells around each atom | checks ~12 candidates per atom instead of N |
-//! | [`cell_lists_f32`] | the CSR lists' count, scan and fill in one launch, the scan's look-back between the blocks | the counts and kept neighbors stay in the block: two launches and their memory traffic fewer |
 //!
 //! Every kernel exists in `f32` and `f64` (the book's `USE_DP`), except the mistake.
 //!
@@ -29,19 +28,16 @@
 //! The book notes that an `MN` too small means memory errors. Here every write into a padded
 //! list is guarded by `k < MN`; the counts keep counting past it, so the host learns each
 //! atom's true count and reports the atom and the `MN` that would fit — nothing is written
-//! out of bounds. The CSR path ([`cell_count_f32`], then a scan, then [`cell_fill_f32`], or
-//! [`cell_lists_f32`] in one launch) sizes its output exactly and cannot overflow: a fill into a
-//! buffer smaller than the total writes no row past it, and the host fills again once it has
-//! grown the buffer.
+//! out of bounds. The CSR path ([`cell_count_f32`], then a scan, then [`cell_fill_f32`]) sizes
+//! its output exactly and cannot overflow: a fill into a buffer smaller than the total writes
+//! nothing, and the host fills again once it has grown the buffer.
 
 mod book;
 mod cells;
-mod lists;
 mod scan;
 
 pub use book::*;
 pub use cells::*;
-pub use lists::*;
 pub use scan::*;
 
 use crate::readonly::{Ldg, ldg};

@@ -113,15 +113,29 @@ kernel! {
         let tiles = len.div_ceil(tile).max(1);
         let items = tile.div_ceil(block_dim_x() as usize);
         let thread = thread_idx_x() as usize;
+        // After the block scan's scratch: the tile's exclusive prefix and its number.
         // SAFETY: the launch gave `scan_shared_bytes` bytes.
-        let slots = unsafe { TileSlots::after_scratch() };
+        let slots = unsafe {
+            Ptr::new(dynamic_shared::<u64>())
+                .add(block_scan_shared_bytes::<u64>(block_dim_x()) as usize / 8)
+        };
+        let (prefix_slot, ticket_slot) = (slots, unsafe { slots.add(1) });
         // Whole 16-byte words of counts and offsets where both arrays start on a boundary (a
         // run of eight starts on one then: tiles and runs are multiples of eight counts).
         let aligned = (counts as usize | out as usize).is_multiple_of(16);
         let (counts, out) = (Ptr::new(counts.cast_mut()), Ptr::new(out));
         loop {
-            // SAFETY: every thread of the block is here; `lb`'s contract.
-            let t = unsafe { slots.next_tile(lb, thread) };
+            if thread == 0 {
+                // SAFETY: the ticket is only ever accessed atomically; the slot is this
+                // thread's until the barrier below.
+                unsafe {
+                    let t = fetch_add(lb.ticket, 1, Scope::Device, Order::Relaxed);
+                    ticket_slot.store(t as u64);
+                }
+            }
+            sync_threads();
+            // SAFETY: written above, before the barrier.
+            let t = unsafe { ticket_slot.load() } as usize;
             if t >= tiles {
                 break;
             }
@@ -147,14 +161,23 @@ kernel! {
             }
             // SAFETY: the launch gave the scratch; every thread of the block is here.
             let (before, aggregate) = unsafe { block_exclusive_sum(sum) };
-            // SAFETY: every thread of the block is here; `lb`'s contract; `out` holds `len + 1`
-            // values.
-            let at = unsafe {
-                slots.prefix(lb, (t, tiles), aggregate, thread, |total| {
-                    out.add(len).store(total as u32)
-                })
+            if thread < WARP_SIZE as usize {
+                // SAFETY: `lb`'s contract; the slot is read after the barrier below.
+                unsafe {
+                    let exclusive = look_back(lb, t, aggregate);
+                    if thread == 0 {
+                        prefix_slot.store(exclusive);
+                        if t == tiles - 1 {
+                            let total = exclusive.saturating_add(aggregate).min(SCAN_SUM_MAX);
+                            Ptr::new(lb.total).store(total);
+                            out.add(len).store(total as u32);
+                        }
+                    }
+                }
             }
-            .wrapping_add(before);
+            sync_threads();
+            // SAFETY: written before the barrier.
+            let at = unsafe { prefix_slot.load() }.wrapping_add(before);
             if items == SCAN_ITEMS as usize {
                 // SAFETY: in bounds; each thread writes its own run.
                 unsafe { store_run(out, first, end, aligned, &mine, at) };
@@ -173,89 +196,6 @@ kernel! {
             // The next tile reuses the scratch and the slots.
             sync_threads();
         }
-    }
-}
-
-/// The two words a block of a look-back kernel shares after the block scan's scratch: its
-/// tile's exclusive prefix and its ticket. What every such kernel does with them — draw a
-/// tile, learn its prefix — is here, so that the scan and the cell list's one-pass build
-/// ([`cell_lists_f32`](super::cell_lists_f32)) share it.
-#[derive(Clone, Copy)]
-pub(super) struct TileSlots {
-    prefix: Ptr<u64>,
-    ticket: Ptr<u64>,
-}
-
-impl TileSlots {
-    /// The slots right after the block scan's scratch for the block's threads.
-    ///
-    /// # Safety
-    /// The launch gave at least [`scan_shared_bytes`] bytes of dynamic shared memory.
-    #[inline(always)]
-    pub(super) unsafe fn after_scratch() -> TileSlots {
-        // SAFETY: the caller's contract: two words after the scratch.
-        unsafe {
-            let prefix = Ptr::new(dynamic_shared::<u64>())
-                .add(block_scan_shared_bytes::<u64>(block_dim_x()) as usize / 8);
-            TileSlots {
-                prefix,
-                ticket: prefix.add(1),
-            }
-        }
-    }
-
-    /// The block's next tile, drawn by its thread 0 from `lb.ticket`, to every thread.
-    ///
-    /// # Safety
-    /// Every thread of the block calls it; `lb`'s contract.
-    #[inline(always)]
-    pub(super) unsafe fn next_tile(self, lb: LookBack, thread: usize) -> usize {
-        if thread == 0 {
-            // SAFETY: the ticket is only ever accessed atomically; the slot is this thread's
-            // until the barrier below.
-            unsafe {
-                let t = fetch_add(lb.ticket, 1, Scope::Device, Order::Relaxed);
-                self.ticket.store(t as u64);
-            }
-        }
-        sync_threads();
-        // SAFETY: written above, before the barrier.
-        unsafe { self.ticket.load() as usize }
-    }
-
-    /// Tile `t`'s exclusive prefix (of `tiles`), to every thread: the first warp publishes
-    /// the tile's `aggregate` and looks back ([`look_back`]); the last tile stores the total at
-    /// `lb.total` and hands it to `last`. Ends with a barrier; the caller syncs once more before
-    /// its next tile reuses the scratch and the slots.
-    ///
-    /// # Safety
-    /// Every thread of the block calls it; `lb`'s contract; `last` is safe to run on thread 0.
-    #[inline(always)]
-    pub(super) unsafe fn prefix(
-        self,
-        lb: LookBack,
-        (t, tiles): (usize, usize),
-        aggregate: u64,
-        thread: usize,
-        last: impl FnOnce(u64),
-    ) -> u64 {
-        if thread < WARP_SIZE as usize {
-            // SAFETY: `lb`'s contract; the slot is read after the barrier below.
-            unsafe {
-                let exclusive = look_back(lb, t, aggregate);
-                if thread == 0 {
-                    self.prefix.store(exclusive);
-                    if t == tiles - 1 {
-                        let total = exclusive.saturating_add(aggregate).min(SCAN_SUM_MAX);
-                        Ptr::new(lb.total).store(total);
-                        last(total);
-                    }
-                }
-            }
-        }
-        sync_threads();
-        // SAFETY: written before the barrier.
-        unsafe { self.prefix.load() }
     }
 }
 
@@ -336,7 +276,7 @@ unsafe fn store_run(
 /// # Safety
 /// `lb`'s contract.
 #[inline(always)]
-pub(super) unsafe fn clear_for_next(lb: LookBack, t: usize, tiles: usize, thread: usize) {
+unsafe fn clear_for_next(lb: LookBack, t: usize, tiles: usize, thread: usize) {
     let words = Ptr::new(lb.next_words);
     let mut k = t + tiles * thread;
     while k < lb.next_len as usize {
