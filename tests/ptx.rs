@@ -308,6 +308,28 @@ fn fences_and_warp_primitives_emit_their_instructions() {
     }
 }
 
+/// The cell list's fills read the offsets and kept neighbors and write the lists through
+/// pointers from struct arguments, said to be global (`gpu::global`): `ld.global` and
+/// `st.global`, not the generic `ld` / `st` such pointers get otherwise.
+#[test]
+fn the_fills_reach_their_rows_as_global_memory() {
+    for (arch, ptx) in BUILDS {
+        for k in [
+            "cell_fill_f32",
+            "cell_fill_atoms_f32",
+            "cell_fill_f64",
+            "cell_fill_atoms_f64",
+        ] {
+            assert_emits(
+                arch,
+                k,
+                kernel_body(ptx, k),
+                &["ld.global.u32", "st.global.u32"],
+            );
+        }
+    }
+}
+
 #[test]
 fn count_above_and_dot_kernels_emit_what_their_docs_say() {
     for (arch, ptx) in BUILDS {

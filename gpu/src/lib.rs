@@ -100,8 +100,8 @@ pub use kernel::{Dim3, LaunchConfig};
 pub mod primitives;
 mod seam;
 pub use primitives::{
-    access, async_copy, atomic, block_reduce, block_scan, grid, index, lock, mem, multi_grid,
-    readonly, shared, shared_atomic, sync, time, vector, warp,
+    access, async_copy, atomic, block_reduce, block_scan, global, grid, index, lock, mem,
+    multi_grid, readonly, shared, shared_atomic, sync, time, vector, warp,
 };
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]
 pub use primitives::{cluster, mbarrier, pipeline};

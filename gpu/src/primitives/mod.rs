@@ -9,6 +9,7 @@
 //! | thread | [`time`] | clocks, `nanosleep`, deadlines for bounded spins |
 //! | thread | [`vector`] | 16-byte loads with an aligned head, body and tail |
 //! | thread | [`readonly`] | loads through the read-only data cache (`__ldg`) |
+//! | thread | [`global`] | plain loads and stores to memory known to be global (`ld.global`, `st.global`) |
 //! | thread | [`access`] | plain and volatile loads and stores, one instruction each, where written |
 //! | thread | [`mem`] | [`mem::Ptr`]: a typed pointer whose plain and volatile accesses the checker sees |
 //! | memory model | [`atomic`] | every CUDA atomic, scope and ordering in the name or the type |
@@ -39,6 +40,7 @@ pub mod block_reduce;
 pub mod block_scan;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]
 pub mod cluster;
+pub mod global;
 pub mod grid;
 pub mod index;
 pub mod lock;

@@ -19,6 +19,7 @@
 
 use super::{Atoms, Coord, Rule, slot, specialize};
 use crate::atomic::atomic_add_device;
+use crate::global::{ldg_plain, stg};
 use crate::index::grid_stride;
 use crate::mem::Ptr;
 use crate::readonly::ldg;
@@ -271,9 +272,9 @@ unsafe fn fill_row<T: Coord>(
 ) {
     // SAFETY: the caller's contract.
     unsafe {
-        let offsets = Ptr::new(rows.offsets.cast_mut());
-        let first = offsets.add(i).load() as usize;
-        let last = offsets.add(i + 1).load() as usize;
+        // The rows' arrays arrive in a struct: said to be global (`ld.global`, `st.global`).
+        let first = ldg_plain(rows.offsets.add(i)) as usize;
+        let last = ldg_plain(rows.offsets.add(i + 1)) as usize;
         // With the total fitting, the offsets are the exact scan (`first <= last <= capacity`);
         // writes stay inside the buffer whatever they hold.
         if first > last || last > rows.capacity as usize {
@@ -286,13 +287,13 @@ unsafe fn fill_row<T: Coord>(
             let mut v = [u32::MAX; KEEP];
             for (k, v) in v.iter_mut().enumerate() {
                 if k < room {
-                    *v = rows.kept.at(p, k).load();
+                    *v = ldg_plain(rows.kept.at(p, k).as_ptr());
                 }
             }
             sort8(&mut v);
             for (k, &v) in v.iter().enumerate() {
                 if k < room {
-                    list.add(k).store(v);
+                    stg(list.add(k).as_ptr(), v);
                 }
             }
         } else {

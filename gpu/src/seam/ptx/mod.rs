@@ -8,6 +8,7 @@ pub(crate) mod async_copy;
 pub(crate) mod atomic;
 #[cfg(target_feature = "sm_90")]
 pub(crate) mod cluster;
+pub(crate) mod global;
 #[cfg(target_feature = "sm_90")]
 pub(crate) mod mbarrier;
 pub(crate) mod mem;

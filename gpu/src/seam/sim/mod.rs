@@ -5,6 +5,7 @@ pub(crate) mod access;
 pub(crate) mod async_copy;
 pub(crate) mod atomic;
 pub(crate) mod cluster;
+pub(crate) mod global;
 pub(crate) mod mbarrier;
 pub(crate) mod mem;
 pub(crate) mod readonly;

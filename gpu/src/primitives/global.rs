@@ -1,0 +1,76 @@
+//! Plain accesses to memory known to be global: `ld.global` and `st.global`.
+//!
+//! A raw pointer in a Rust kernel is a *generic* address. Pointers passed as a kernel's own
+//! parameters are known to be global (rustc's NVPTX backend converts them with
+//! `cvta.to.global` and emits `ld.global` / `st.global`), but a pointer read from a struct
+//! argument or from memory is not: LLVM emits the generic `ld` / `st`, which the hardware must
+//! first classify (SASS `LD.E` / `ST.E` where nvcc, which proves such pointers global, emits
+//! `LDG.E` / `STG.E`). [`ldg_plain`] and [`stg`] say what the programmer knows.
+//!
+//! Not synchronization: plain (weak) accesses, as [`Ptr::load`](crate::mem::Ptr::load) and
+//! [`Ptr::store`](crate::mem::Ptr::store). In the simulator each is the plain access, reported
+//! to the checker as one.
+
+/// A value [`stg`] and [`ldg_plain`] move: 4- or 8-byte numbers.
+pub trait Global: Copy {
+    /// See [`stg`].
+    ///
+    /// # Safety
+    /// As [`stg`].
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn stg(p: *mut Self, v: Self);
+    /// See [`ldg_plain`].
+    ///
+    /// # Safety
+    /// As [`ldg_plain`].
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn ldg_plain(p: *const Self) -> Self;
+}
+
+macro_rules! global_impl {
+    ($($t:ty => $st:ident, $ld:ident;)*) => {$(
+        impl Global for $t {
+            #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+            unsafe fn stg(p: *mut $t, v: $t) {
+                // SAFETY: the caller's contract.
+                unsafe { crate::seam::global::$st(p, v) }
+            }
+            #[inline(always)]
+            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+            unsafe fn ldg_plain(p: *const $t) -> $t {
+                // SAFETY: the caller's contract.
+                unsafe { crate::seam::global::$ld(p) }
+            }
+        }
+    )*};
+}
+
+global_impl! {
+    u32 => st_global_u32, ld_global_u32;
+    f32 => st_global_f32, ld_global_f32;
+    f64 => st_global_f64, ld_global_f64;
+}
+
+/// `*p = v`, a plain store to global memory. PTX: `st.global.<type>`.
+///
+/// # Safety
+/// As [`Ptr::store`](crate::mem::Ptr::store), and `p` points to global memory.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn stg<T: Global>(p: *mut T, v: T) {
+    // SAFETY: forwarded contract.
+    unsafe { T::stg(p, v) }
+}
+
+/// `*p`, a plain load from global memory (coherent, unlike [`ldg`](crate::readonly::ldg)).
+/// PTX: `ld.global.<type>`.
+///
+/// # Safety
+/// As [`Ptr::load`](crate::mem::Ptr::load), and `p` points to global memory.
+#[inline(always)]
+#[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+pub unsafe fn ldg_plain<T: Global>(p: *const T) -> T {
+    // SAFETY: forwarded contract.
+    unsafe { T::ldg_plain(p) }
+}
