@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "cluster_launch.cuh"
 #include "reference.cuh"
 
 namespace cg = cooperative_groups;
@@ -38,17 +39,8 @@ __global__ void split_loop(int rounds) {
 template <typename K>
 static void measure(const char* name, K kernel, int n, int threads, cudaStream_t s) {
     CK(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = n;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(n, 1, 1);
-    cfg.blockDim = dim3(threads, 1, 1);
-    cfg.stream = s;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
+    ClusterLaunch launch(n, n, threads, s);
+    cudaLaunchConfig_t& cfg = launch.config;
     int clusters = 0;
     CK(cudaOccupancyMaxActiveClusters(&clusters, kernel, &cfg));
     cfg.gridDim = dim3(n * std::max(clusters, 1), 1, 1);

@@ -59,24 +59,14 @@ __global__ void cell_scatter_twin(const float* x, const float* y, unsigned n,
 }
 
 int main(int argc, char** argv) {
-    if (argc < 2) {
-        std::fprintf(stderr, "usage: %s xy.txt [TRIALS]\n", argv[0]);
-        return 2;
-    }
-    int trials = argc > 2 ? std::atoi(argv[2]) : 20;
-    if (trials < 1) {
-        std::fprintf(stderr, "TRIALS must be at least 1\n");
-        return 2;
-    }
-    std::vector<float> ax, ay;
-    Grid grid;
-    unsigned long long total_cells = 0;
-    if (!read_sheet(argv[1], ax, ay) || !plan_grid(ax, ay, grid, total_cells)) return 1;
-    size_t n = ax.size();
-    std::vector<unsigned> key(n), want(total_cells, 0);
+    SheetInput in;
+    if (int status = read_input(argc, argv, in)) return status;
+    const Grid& grid = in.grid;
+    size_t n = in.x.size();
+    std::vector<unsigned> key(n), want(in.cells, 0);
     for (size_t i = 0; i < n; ++i) {
-        unsigned cx = cell_of(ax[i], grid.origin[0], grid.inv_size[0], grid.cells[0]);
-        unsigned cy = cell_of(ay[i], grid.origin[1], grid.inv_size[1], grid.cells[1]);
+        unsigned cx = cell_of(in.x[i], grid.origin[0], grid.inv_size[0], grid.cells[0]);
+        unsigned cy = cell_of(in.y[i], grid.origin[1], grid.inv_size[1], grid.cells[1]);
         key[i] = cy * grid.cells[0] + cx;
         ++want[key[i]];
     }
@@ -90,10 +80,10 @@ int main(int argc, char** argv) {
     TWIN_CHECK(cudaMalloc(&dcell, n * 4));
     TWIN_CHECK(cudaMalloc(&drank, n * 4));
     TWIN_CHECK(cudaMalloc(&dindex, n * 4));
-    TWIN_CHECK(cudaMalloc(&dcounts, total_cells * 4));
-    TWIN_CHECK(cudaMalloc(&dstart, (total_cells + 1) * 4));
-    TWIN_CHECK(cudaMemcpy(dx, ax.data(), n * 4, cudaMemcpyHostToDevice));
-    TWIN_CHECK(cudaMemcpy(dy, ay.data(), n * 4, cudaMemcpyHostToDevice));
+    TWIN_CHECK(cudaMalloc(&dcounts, in.cells * 4));
+    TWIN_CHECK(cudaMalloc(&dstart, (in.cells + 1) * 4));
+    TWIN_CHECK(cudaMemcpy(dx, in.x.data(), n * 4, cudaMemcpyHostToDevice));
+    TWIN_CHECK(cudaMemcpy(dy, in.y.data(), n * 4, cudaMemcpyHostToDevice));
     unsigned blocks = unsigned((n + THREADS_PER_BLOCK - 1) / THREADS_PER_BLOCK);
     auto bin = [&] {
         cell_bin_twin<<<blocks, THREADS_PER_BLOCK>>>(dx, dy, unsigned(n), grid, dcell, drank,
@@ -105,17 +95,17 @@ int main(int argc, char** argv) {
     };
 
     // The bin, checked: the counts, the keys, and each cell's ranks 0..count once each.
-    TWIN_CHECK(cudaMemset(dcounts, 0, total_cells * 4));
+    TWIN_CHECK(cudaMemset(dcounts, 0, in.cells * 4));
     bin();
     TWIN_CHECK(cudaGetLastError());
-    std::vector<unsigned> counts(total_cells), cell(n), rank(n);
-    TWIN_CHECK(cudaMemcpy(counts.data(), dcounts, total_cells * 4, cudaMemcpyDeviceToHost));
+    std::vector<unsigned> counts(in.cells), cell(n), rank(n);
+    TWIN_CHECK(cudaMemcpy(counts.data(), dcounts, in.cells * 4, cudaMemcpyDeviceToHost));
     TWIN_CHECK(cudaMemcpy(cell.data(), dcell, n * 4, cudaMemcpyDeviceToHost));
     TWIN_CHECK(cudaMemcpy(rank.data(), drank, n * 4, cudaMemcpyDeviceToHost));
-    std::vector<unsigned> start(total_cells + 1, 0);
-    for (size_t k = 0; k < total_cells; ++k) start[k + 1] = start[k] + want[k];
+    std::vector<unsigned> start(in.cells + 1, 0);
+    for (size_t k = 0; k < in.cells; ++k) start[k + 1] = start[k] + want[k];
     size_t bad = 0;
-    for (size_t k = 0; k < total_cells; ++k) bad += counts[k] != want[k];
+    for (size_t k = 0; k < in.cells; ++k) bad += counts[k] != want[k];
     std::vector<unsigned char> seen(n, 0);
     for (size_t i = 0; i < n; ++i) {
         if (cell[i] != key[i] || rank[i] >= want[key[i]]) {
@@ -132,7 +122,7 @@ int main(int argc, char** argv) {
     }
 
     // The scatter, checked: every position once, its atom's coordinates, inside its cell.
-    TWIN_CHECK(cudaMemcpy(dstart, start.data(), (total_cells + 1) * 4, cudaMemcpyHostToDevice));
+    TWIN_CHECK(cudaMemcpy(dstart, start.data(), (in.cells + 1) * 4, cudaMemcpyHostToDevice));
     scatter();
     TWIN_CHECK(cudaGetLastError());
     std::vector<unsigned> index(n);
@@ -141,10 +131,10 @@ int main(int argc, char** argv) {
     TWIN_CHECK(cudaMemcpy(sx.data(), dsx, n * 4, cudaMemcpyDeviceToHost));
     TWIN_CHECK(cudaMemcpy(sy.data(), dsy, n * 4, cudaMemcpyDeviceToHost));
     std::fill(seen.begin(), seen.end(), 0);
-    for (size_t k = 0; k < total_cells; ++k) {
+    for (size_t k = 0; k < in.cells; ++k) {
         for (unsigned p = start[k]; p < start[k + 1]; ++p) {
             unsigned i = index[p];
-            if (i >= n || seen[i] || key[i] != k || sx[p] != ax[i] || sy[p] != ay[i]) {
+            if (i >= n || seen[i] || key[i] != k || sx[p] != in.x[i] || sy[p] != in.y[i]) {
                 ++bad;
                 continue;
             }
@@ -159,8 +149,8 @@ int main(int argc, char** argv) {
     // Timed alone. The bin's counts are cleared before each launch, outside its events; the
     // scatter rewrites the same positions each time.
     std::vector<double> bin_ms, scatter_ms;
-    for (int t = -3; t < trials; ++t) {
-        TWIN_CHECK(cudaMemset(dcounts, 0, total_cells * 4));
+    for (int t = -3; t < in.trials; ++t) {
+        TWIN_CHECK(cudaMemset(dcounts, 0, in.cells * 4));
         double b = event_ms(bin);
         double s = event_ms(scatter);
         if (t >= 0) bin_ms.push_back(b), scatter_ms.push_back(s);
@@ -169,6 +159,6 @@ int main(int argc, char** argv) {
     std::printf("{\"twin\":\"cell_bin_f32+cell_scatter_f32\",\"device\":\"%s\",\"atoms\":%zu,"
                 "\"cells\":%llu,\"blocks\":%u,\"bin_median_ms\":%.5f,"
                 "\"scatter_median_ms\":%.5f}\n",
-                device_name(), n, total_cells, blocks, median(bin_ms), median(scatter_ms));
+                device_name(), n, in.cells, blocks, median(bin_ms), median(scatter_ms));
     return 0;
 }

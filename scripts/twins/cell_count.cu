@@ -80,31 +80,25 @@ __global__ void cell_count_twin(const float* x, const float* y, const unsigned* 
 }
 
 int main(int argc, char** argv) {
-    if (argc < 2) {
-        std::fprintf(stderr, "usage: %s xy.txt [TRIALS]\n", argv[0]);
-        return 2;
-    }
-    int trials = argc > 2 ? std::atoi(argv[2]) : 20;
-    std::vector<float> ax, ay;
-    Grid grid;
-    unsigned long long total_cells = 0;
-    if (!read_sheet(argv[1], ax, ay) || !plan_grid(ax, ay, grid, total_cells)) return 1;
-    size_t n = ax.size();
+    SheetInput in;
+    if (int status = read_input(argc, argv, in)) return status;
+    const Grid& grid = in.grid;
+    size_t n = in.x.size();
     // Stable counting sort by cell key.
-    std::vector<unsigned> key(n), start(total_cells + 1, 0), index(n);
+    std::vector<unsigned> key(n), start(in.cells + 1, 0), index(n);
     for (size_t i = 0; i < n; ++i) {
-        unsigned cx = cell_of(ax[i], grid.origin[0], grid.inv_size[0], grid.cells[0]);
-        unsigned cy = cell_of(ay[i], grid.origin[1], grid.inv_size[1], grid.cells[1]);
+        unsigned cx = cell_of(in.x[i], grid.origin[0], grid.inv_size[0], grid.cells[0]);
+        unsigned cy = cell_of(in.y[i], grid.origin[1], grid.inv_size[1], grid.cells[1]);
         key[i] = cy * grid.cells[0] + cx;
         ++start[key[i] + 1];
     }
-    for (size_t k = 1; k <= total_cells; ++k) start[k] += start[k - 1];
+    for (size_t k = 1; k <= in.cells; ++k) start[k] += start[k - 1];
     {
         std::vector<unsigned> next(start.begin(), start.end() - 1);
         for (size_t i = 0; i < n; ++i) index[next[key[i]]++] = unsigned(i);
     }
     std::vector<float> sx(n), sy(n);
-    for (size_t p = 0; p < n; ++p) sx[p] = ax[index[p]], sy[p] = ay[index[p]];
+    for (size_t p = 0; p < n; ++p) sx[p] = in.x[index[p]], sy[p] = in.y[index[p]];
     float cutoff_sq = float(CUTOFF * CUTOFF);
 
     float *dx, *dy;
@@ -112,13 +106,13 @@ int main(int argc, char** argv) {
     TWIN_CHECK(cudaMalloc(&dx, n * 4));
     TWIN_CHECK(cudaMalloc(&dy, n * 4));
     TWIN_CHECK(cudaMalloc(&dindex, n * 4));
-    TWIN_CHECK(cudaMalloc(&dstart, (total_cells + 1) * 4));
+    TWIN_CHECK(cudaMalloc(&dstart, (in.cells + 1) * 4));
     TWIN_CHECK(cudaMalloc(&dcounts, n * 4));
     TWIN_CHECK(cudaMalloc(&dkept, n * 4 * KEEP));
     TWIN_CHECK(cudaMemcpy(dx, sx.data(), n * 4, cudaMemcpyHostToDevice));
     TWIN_CHECK(cudaMemcpy(dy, sy.data(), n * 4, cudaMemcpyHostToDevice));
     TWIN_CHECK(cudaMemcpy(dindex, index.data(), n * 4, cudaMemcpyHostToDevice));
-    TWIN_CHECK(cudaMemcpy(dstart, start.data(), (total_cells + 1) * 4, cudaMemcpyHostToDevice));
+    TWIN_CHECK(cudaMemcpy(dstart, start.data(), (in.cells + 1) * 4, cudaMemcpyHostToDevice));
     unsigned blocks = unsigned((n + THREADS_PER_BLOCK - 1) / THREADS_PER_BLOCK);
     auto launch = [&] {
         cell_count_twin<<<blocks, THREADS_PER_BLOCK>>>(dx, dy, dindex, unsigned(n), dstart, grid,
@@ -127,7 +121,7 @@ int main(int argc, char** argv) {
     for (int w = 0; w < 3; ++w) launch();
     TWIN_CHECK(cudaGetLastError());
     std::vector<double> ms;
-    for (int t = 0; t < trials; ++t) ms.push_back(event_ms(launch));
+    for (int t = 0; t < in.trials; ++t) ms.push_back(event_ms(launch));
     TWIN_CHECK(cudaDeviceSynchronize());
 
     // The host's search of the same cells, in the same f32 operations.
@@ -164,6 +158,6 @@ int main(int argc, char** argv) {
     }
     std::printf("{\"twin\":\"cell_count_f32\",\"device\":\"%s\",\"atoms\":%zu,\"cells\":%llu,"
                 "\"entries\":%zu,\"blocks\":%u,\"median_ms\":%.5f}\n",
-                device_name(), n, total_cells, entries, blocks, median(ms));
+                device_name(), n, in.cells, entries, blocks, median(ms));
     return 0;
 }

@@ -6,7 +6,9 @@
 //                                        BLOCK_REDUCE_WARP_REDUCTIONS: shuffles, one barrier)
 //   Split16<T>                           gpu/src/primitives/vector.rs (Split4, for f32) and
 //                                        gpu/src/lessons/reduce/split.rs, histogram/load.rs
-//   grid_stride_unrolled<UNROLL>         gpu/src/primitives/vector.rs
+//   grid_stride_unrolled<UNROLL>,        gpu/src/primitives/vector.rs (strided_each: the loop
+//   grid_stride_each, strided_each       the two share)
+//   grid_stride                          gpu/src/primitives/index.rs (a StepBy, as Rust runs it)
 //   atomic_add_device                    gpu/src/primitives/atomic/shorthand.rs
 //   red_add_block_shared                 gpu/src/primitives/shared_atomic.rs (red_add_block)
 //   global_id_x, threads_per_grid_x     gpu/src/primitives/index.rs
@@ -176,6 +178,17 @@ struct Split16 {
     }
 };
 
+// f(i) for i = first, first + stride, … below n, one at a time: grid_stride_each's loop and
+// grid_stride_unrolled's rest.
+template <class F>
+__device__ __forceinline__ void strided_each(size_t first, size_t n, size_t stride, F& f) {
+    size_t i = first;
+    while (i < n) {
+        f(i);
+        i += stride;
+    }
+}
+
 // f(i) for this thread's i < n of a grid-stride loop, UNROLL strides at a time, then the rest.
 template <int UNROLL, class F>
 __device__ __forceinline__ void grid_stride_unrolled(size_t n, F f) {
@@ -186,9 +199,35 @@ __device__ __forceinline__ void grid_stride_unrolled(size_t n, F f) {
         for (int k = 0; k < UNROLL; ++k) f(i + k * stride);
         i += UNROLL * stride;
     }
-    while (i < n) {
+    strided_each(i, n, stride, f);
+}
+
+// vector.rs's grid_stride_each: f(k) for this thread's k < n of a grid-stride loop, one at a time
+// (the stride read once, before the first index): a plain loop, which ptxas keeps rolled, for
+// the few scalars of a split's head and tail.
+template <class F>
+__device__ __forceinline__ void grid_stride_each(size_t n, F f) {
+    size_t stride = threads_per_grid_x();
+    strided_each(global_id_x(), n, stride, f);
+}
+
+// index.rs's grid_stride(n) = (global_id_x().min(n)..n).step_by(threads_per_grid_x()), f(i) for
+// each index, as Rust runs a StepBy over an integer range: the step count first (the range's
+// length over the stride, rounded up), then each step takes the index and moves it by the
+// stride. The same indices as grid_stride_each, another loop: a count running down, whose trip
+// count ptxas unrolls.
+template <class F>
+__device__ __forceinline__ void grid_stride(size_t n, F f) {
+    size_t id = global_id_x();
+    size_t next = id < n ? id : n;
+    size_t stride = threads_per_grid_x();
+    size_t len = n - next;
+    size_t steps = len / stride + (len % stride > 0 ? 1 : 0);
+    while (steps > 0) {
+        size_t i = next;
+        next = i + stride;
+        steps -= 1;
         f(i);
-        i += stride;
     }
 }
 

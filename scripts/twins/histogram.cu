@@ -15,9 +15,10 @@
 // block per 40 KiB (host/histogram/mod.rs, config_for), 8 KiB of dynamic shared memory.
 //
 // histogram_pipeline (gpu/src/lessons/histogram/pipeline.rs; the ring is BulkRing of
-// gpu/src/primitives/pipeline.rs, its waits MBarrier::wait_parity of mbarrier.rs): 32 × 256
-// u32 counters, one column per lane index, then a ring of 4 stages of 16 KiB behind 8
-// mbarriers (full: count 1 and the copy's bytes; empty: count = consumer threads). Warp 0's
+// gpu/src/primitives/pipeline.rs, its waits MBarrier::wait_parity of mbarrier.rs, both in
+// ring.cuh, which reduce_pipeline.cu shares): 32 × 256 u32 counters, one column per lane
+// index, then a ring of 4 stages of 16 KiB behind 8 mbarriers (full: count 1 and the copy's
+// bytes; empty: count = consumer threads). Warp 0's
 // lane 0 produces — tile blockIdx.x, then every gridDim.x-th, of the 16-byte-aligned body, each
 // a cp.async.bulk into the next stage after an arrive.expect_tx, waiting on the stage's empty
 // barrier from the second round — and drains its last fills; warps 1–16 consume — block 0's
@@ -72,6 +73,7 @@
 
 #include "bandwidth.cuh"
 #include "device.cuh"
+#include "ring.cuh"
 
 using namespace twin;
 
@@ -293,193 +295,26 @@ __global__ void histogram_lane(const unsigned char* arr, unsigned long long len,
     }
 }
 
-// ---- histogram_pipeline (pipeline.rs, BulkRing) -----------------------------------------------
+// ---- histogram_pipeline (pipeline.rs, BulkRing of ring.cuh) ----------------------------------
 
-constexpr int PIPELINE_STAGES = 4;
+constexpr unsigned PIPELINE_STAGES = 4;
 constexpr unsigned PIPELINE_STAGE_BYTES = 16 << 10;
 constexpr unsigned PIPELINE_THREADS_PER_BLOCK = 17 * WARP_SIZE;
 constexpr unsigned PIPELINE_COLUMNS = WARP_SIZE;
 constexpr unsigned COUNTER_BYTES = 256 * PIPELINE_COLUMNS * 4;
-constexpr unsigned BARRIER_BYTES = 16 * PIPELINE_STAGES;
-constexpr unsigned BULK_MAX_BYTES = ((1u << 20) - 1) & ~15u;
-constexpr unsigned MBARRIER_MAX_COUNT = (1u << 20) - 1;
-constexpr unsigned TIMED_OUT = 1, BAD_LAUNCH = 2;  // pipeline::error_bits
-constexpr uint64_t DEFAULT_TIMEOUT_NS = 1000000000ull;
+using Ring = BulkRing<PIPELINE_STAGES>;
 
 constexpr unsigned pipeline_shared_bytes() {
-    return COUNTER_BYTES + BARRIER_BYTES + PIPELINE_STAGES * PIPELINE_STAGE_BYTES;
+    return COUNTER_BYTES + Ring::shared_bytes(PIPELINE_STAGE_BYTES);
 }
-
-__device__ __forceinline__ void record(unsigned* err, unsigned bit) {
-    cuda::atomic_ref<unsigned, cuda::thread_scope_device>(*err).fetch_or(
-        bit, cuda::memory_order_relaxed);
-}
-
-__device__ __forceinline__ void fence_proxy_async_shared() {
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-}
-
-__device__ __forceinline__ void mbarrier_init(unsigned bar, unsigned count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
-}
-
-// The arrivals' tokens go to a register of the asm's own: these arrivals are waited on by parity.
-__device__ __forceinline__ void mbarrier_arrive(unsigned bar) {
-    asm volatile(
-        "{ .reg .b64 state; mbarrier.arrive.release.cta.shared::cta.b64 state, [%0], %1; }"
-        ::"r"(bar), "r"(1u) : "memory");
-}
-
-__device__ __forceinline__ void mbarrier_arrive_expect_tx(unsigned bar, unsigned bytes) {
-    asm volatile(
-        "{ .reg .b64 state; "
-        "mbarrier.arrive.expect_tx.release.cta.shared::cta.b64 state, [%0], %1; }"
-        ::"r"(bar), "r"(bytes) : "memory");
-}
-
-__device__ __forceinline__ bool mbarrier_try_wait_parity(unsigned bar, unsigned parity) {
-    unsigned done;
-    asm volatile(
-        "{ .reg .pred p; mbarrier.try_wait.parity.acquire.cta.shared::cta.b64 p, [%1], %2; "
-        "selp.u32 %0, 1, 0, p; }"
-        : "=r"(done) : "r"(bar), "r"(parity) : "memory");
-    return done != 0;
-}
-
-// MBarrier::wait_parity: one poll, then polls until done or timeout_ns on the global timer.
-__device__ __forceinline__ bool wait_parity(unsigned bar, unsigned parity, uint64_t timeout_ns) {
-    if (mbarrier_try_wait_parity(bar, parity)) return true;
-    uint64_t start = globaltimer_ns();
-    for (;;) {
-        if (mbarrier_try_wait_parity(bar, parity)) return true;
-        if (globaltimer_ns() - start > timeout_ns) return false;
-    }
-}
-
-__device__ __forceinline__ void cp_async_bulk(unsigned dst, const void* src, unsigned bytes,
-                                              unsigned bar) {
-    asm volatile(
-        "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
-        ::"r"(dst), "l"(__cvta_generic_to_global(src)), "r"(bytes), "r"(bar) : "memory");
-}
-
-// A ring of PIPELINE_STAGES stages of stage_bytes after 2 × STAGES mbarriers (full, empty).
-struct BulkRing {
-    unsigned char* base;
-    unsigned stage_bytes;
-
-    __device__ __forceinline__ unsigned full(int s) const {
-        return shared_address(reinterpret_cast<uint64_t*>(base) + s);
-    }
-    __device__ __forceinline__ unsigned empty(int s) const {
-        return shared_address(reinterpret_cast<uint64_t*>(base) + PIPELINE_STAGES + s);
-    }
-    __device__ __forceinline__ unsigned char* stage(int s) const {
-        return base + BARRIER_BYTES + size_t(s) * stage_bytes;
-    }
-
-    // Fill k: wait for the stage to be released (from the second round), then the copy.
-    // Returns 0 or an error bit.
-    __device__ __forceinline__ unsigned produce(unsigned k, const unsigned char* src,
-                                                unsigned bytes, uint64_t timeout_ns) const {
-        int s = k % PIPELINE_STAGES;
-        unsigned round = k / PIPELINE_STAGES;
-        if (round > 0 && !wait_parity(empty(s), (round - 1) & 1, timeout_ns)) return TIMED_OUT;
-        unsigned char* dst = stage(s);
-        bool ok = bytes <= stage_bytes &&
-                  ((reinterpret_cast<uintptr_t>(dst) | reinterpret_cast<uintptr_t>(src)) % 16) == 0 &&
-                  bytes != 0 && bytes % 16 == 0 && bytes <= BULK_MAX_BYTES;
-        if (ok) {
-            mbarrier_arrive_expect_tx(full(s), bytes);
-            cp_async_bulk(shared_address(dst), src, bytes, full(s));
-            return 0;
-        }
-        mbarrier_arrive(full(s));
-        return BAD_LAUNCH;
-    }
-
-    // Waits for the last min(fills, STAGES) fills to land.
-    __device__ __forceinline__ unsigned drain(unsigned fills, uint64_t timeout_ns) const {
-        unsigned result = 0;
-        for (unsigned k = fills > PIPELINE_STAGES ? fills - PIPELINE_STAGES : 0; k < fills; ++k)
-            if (!wait_parity(full(k % PIPELINE_STAGES), (k / PIPELINE_STAGES) & 1, timeout_ns))
-                result = TIMED_OUT;
-        return result;
-    }
-
-    // Warp 0: lane 0 fills the ring with this block's tiles, then drains it.
-    __device__ __forceinline__ void produce_tiles(const unsigned char* src, size_t bytes,
-                                                  uint64_t timeout_ns, unsigned* err) const {
-        if (lane_id() == 0) {
-            size_t stage = stage_bytes;
-            size_t tiles = (bytes + stage - 1) / stage;
-            unsigned k = 0;
-            size_t tile = blockIdx.x;
-            while (tile < tiles) {
-                size_t left = bytes - tile * stage;
-                unsigned len = unsigned(left < stage ? left : stage);
-                unsigned e = produce(k, src + tile * stage, len, timeout_ns);
-                if (e) {
-                    record(err, e);
-                    break;
-                }
-                k += 1;
-                tile += gridDim.x;
-            }
-            unsigned e = drain(k, timeout_ns);
-            if (e) record(err, e);
-        }
-        __syncwarp(FULL_MASK);
-    }
-
-    // Warps 1…: each tile of this block, once landed, read(stage, bytes), then released.
-    template <class Read>
-    __device__ __forceinline__ void consume_tiles(size_t bytes, uint64_t timeout_ns, unsigned* err,
-                                                  Read read) const {
-        size_t stage = stage_bytes;
-        size_t tiles = (bytes + stage - 1) / stage;
-        unsigned k = 0;
-        size_t tile = blockIdx.x;
-        while (tile < tiles) {
-            int s = k % PIPELINE_STAGES;
-            bool landed = wait_parity(full(s), (k / PIPELINE_STAGES) & 1, timeout_ns);
-            if (__ballot_sync(FULL_MASK, !landed) != 0) {
-                if (!landed) record(err, TIMED_OUT);
-                break;
-            }
-            size_t left = bytes - tile * stage;
-            read(static_cast<const unsigned char*>(this->stage(s)), left < stage ? left : stage);
-            // This thread's reads of the stage before the copy engine's next writes into it.
-            fence_proxy_async_shared();
-            mbarrier_arrive(empty(k % PIPELINE_STAGES));
-            k += 1;
-            tile += gridDim.x;
-        }
-    }
-};
 
 __global__ void histogram_pipeline(const unsigned char* arr, unsigned long long len,
                                    unsigned long long* histo, unsigned bins,
                                    unsigned long long timeout_ns, unsigned* err) {
     unsigned threads = blockDim.x;
     // BulkRing::for_block: the shape checked, the barriers initialized by thread 0.
-    BulkRing ring{dynamic_shared<unsigned char>() + COUNTER_BYTES, PIPELINE_STAGE_BYTES};
-    bool bad = threads < 2 * WARP_SIZE || threads % WARP_SIZE != 0 ||
-               ring.stage_bytes == 0 || ring.stage_bytes % 16 != 0 ||
-               ring.stage_bytes > BULK_MAX_BYTES || reinterpret_cast<uintptr_t>(ring.base) % 16 != 0;
-    if (bad) {
-        if (threadIdx.x == 0) record(err, BAD_LAUNCH);
-        return;
-    }
-    if (threadIdx.x == 0) {
-        unsigned consumers = threads - WARP_SIZE;
-        consumers = consumers < 1 ? 1 : (consumers > MBARRIER_MAX_COUNT ? MBARRIER_MAX_COUNT : consumers);
-        for (int s = 0; s < PIPELINE_STAGES; ++s) {
-            mbarrier_init(ring.full(s), 1);
-            mbarrier_init(ring.empty(s), consumers);
-        }
-        fence_proxy_async_shared();  // the copy engine must see the barriers initialized
-    }
+    Ring ring{dynamic_shared<unsigned char>() + COUNTER_BYTES, PIPELINE_STAGE_BYTES};
+    if (!ring.for_block(err)) return;
     unsigned* s_counts = dynamic_shared<unsigned>();
     for (unsigned w = threadIdx.x; w < COUNTER_BYTES / 4; w += threads) s_counts[w] = 0;
     __syncthreads();  // the counters are zero and the ring's barriers initialized

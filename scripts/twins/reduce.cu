@@ -2,7 +2,9 @@
 // float64 and Kahan accumulations). The fast sum, `reduce_vec_sum_f32`
 // (gpu/src/lessons/reduce/vec.rs, `vec_reduce::<SumF32>` and `combine_strided`, finished by
 // `finish_in_last_block` in gpu/src/lessons/reduce/last_block.rs; the block reduction is
-// gpu/src/primitives/block_reduce.rs's `block_reduce`).
+// gpu/src/primitives/block_reduce.rs's `block_reduce`). combine_strided, finish_in_last_block
+// and the source's tree are reduce.cuh's, shared with normalize.cu and reduce_pipeline.cu; the
+// grid-stride loops device.cuh's.
 //
 // Work split, as gridsync's: a grid-stride loop over the scalar head and tail (Split16), then
 // the 16-byte body, VEC_UNROLL = 4 float4 loads issued per step and added as a tree
@@ -68,78 +70,26 @@
 
 #include "bandwidth.cuh"
 #include "device.cuh"
+#include "reduce.cuh"
 
 using namespace twin;
 
 constexpr unsigned THREADS_PER_BLOCK = 256;
-constexpr int VEC_UNROLL = 4;
 // The CUDA book's value (gridsync's BOOK_VALUE).
 constexpr float BOOK_VALUE = 1.23f;
 
-// Where finish_in_last_block keeps its "this block is last" flag: after the scratch, at 16.
-__host__ __device__ constexpr unsigned flag_offset(unsigned threads) {
-    return (block_reduce_shared_bytes(threads, sizeof(float)) + 15) / 16 * 16;
-}
-constexpr unsigned last_block_shared_bytes(unsigned threads) { return flag_offset(threads) + 16; }
-
-// One float4 as its lanes' tree.
-__device__ __forceinline__ float lift_vec(float4 v) { return (v.x + v.y) + (v.z + v.w); }
-
-// Reduces `mine` over the block, publishes it, and in the block that finishes last combines
-// every block's partial and writes the result.
-__device__ __forceinline__ void finish_in_last_block(float mine, float* partials, unsigned* count,
-                                                     float* result) {
-    unsigned tid = threadIdx.x;
-    unsigned blocks = gridDim.x;
-    unsigned* am_last = reinterpret_cast<unsigned*>(dynamic_shared<unsigned char>() +
-                                                    flag_offset(blockDim.x));
-
-    // PHASE 1: this block's sum, written to its slot; then the ticket.
-    float block_acc = block_reduce(mine, 0.0f, Add{});
-    if (tid == 0) {
-        partials[blockIdx.x] = block_acc;
-        // The partial is visible to every block before the ticket that says it is.
-        __threadfence();
-        unsigned ticket = atomicInc(count, blocks);
-        bool last = ticket == blocks - 1;
-        if (last) cuda::atomic_thread_fence(cuda::memory_order_acq_rel, cuda::thread_scope_device);
-        *am_last = last;
-    }
-    __syncthreads();
-    if (*am_last == 0) return;
-
-    // PHASE 2: the last block adds the partials in block order.
-    float acc = 0.0f;
-    for (unsigned i = tid; i < blocks; i += blockDim.x) acc = acc + partials[i];
-    float total = block_reduce(acc, 0.0f, Add{});
-    if (tid == 0) {
-        *result = total;
-        cuda::atomic_ref<unsigned, cuda::thread_scope_device>(*count).store(
-            0, cuda::memory_order_relaxed);
-    }
-}
-
+// vec.rs's reduce_vec_sum_f32 (vec_reduce::<SumF32>): reduce.cuh's vec_reduce but for the head
+// and tail, whose loop here reads the stride again each step where vec_reduce's
+// grid_stride_each (and gridsync's) reads it once. nvcc schedules the two differently, the body
+// loop too: this kernel keeps its loop, and so the SASS its timings were taken with.
 __global__ void reduce_vec_sum_f32(const float* x, unsigned long long n, float* partials,
                                    unsigned* count, float* result) {
     Split16<float> split(x, n);
     float acc = 0.0f;
     for (size_t k = global_id_x(); k < split.scalars(); k += threads_per_grid_x())
         acc = acc + x[split.scalar_index(k)];
-
-    // combine_strided: four loads in flight, added as a tree, then the rest one at a time.
-    size_t v = global_id_x(), end = split.body, stride = threads_per_grid_x();
-    while (v + (VEC_UNROLL - 1) * stride < end) {
-        float4 v0 = split.load(x, v), v1 = split.load(x, v + stride);
-        float4 v2 = split.load(x, v + 2 * stride), v3 = split.load(x, v + 3 * stride);
-        float left = lift_vec(v0) + lift_vec(v1);
-        float right = lift_vec(v2) + lift_vec(v3);
-        acc = acc + (left + right);
-        v += VEC_UNROLL * stride;
-    }
-    while (v < end) {
-        acc = acc + lift_vec(split.load(x, v));
-        v += stride;
-    }
+    auto load = [x, split](size_t v) { return split.load(x, v); };
+    acc = combine_strided<SumF32>(acc, load, global_id_x(), split.body, threads_per_grid_x());
     finish_in_last_block(acc, partials, count, result);
 }
 
@@ -156,39 +106,11 @@ constexpr unsigned NUMBA_THREADS_PER_BLOCK = 256;
 constexpr unsigned NUMBA_BLOCKS_PER_GRID = 32 * 40;
 constexpr unsigned BOOK_BLOCK_SIZE = 128;
 
-// tree.rs's shared_tree: s[tid] += s[tid + offset] for offset = blockDim.x / 2, …, 1, a barrier
-// after each round; returns s[0], the block's sum. Indices are 64-bit, as the Rust's usize.
-// Every thread has written its own slot and passed a barrier; blockDim.x is a power of two.
-template <class T>
-__device__ __forceinline__ T shared_tree(T* s) {
-    size_t tid = threadIdx.x;
-    size_t offset = blockDim.x >> 1;
-    while (offset > 0) {
-        if (tid < offset) {
-            T mine = s[tid], other = s[tid + offset];
-            s[tid] = mine + other;
-        }
-        __syncthreads();
-        offset >>= 1;
-    }
-    return s[0];
-}
-
 // tree.rs's partial_reduce: a float64 sum per thread, its f32 slot, the tree, one partial per
-// block; the host adds the partials.
+// block (reduce.cuh); the host adds the partials.
 __global__ void partial_reduce(const float* array, unsigned long long size,
                                float* partial_reduction) {
-    size_t i_start = global_id_x();
-    size_t threads_per_grid = threads_per_grid_x();
-    double s_thread = 0.0;
-    for (size_t i_arr = i_start; i_arr < size; i_arr += threads_per_grid)
-        s_thread += double(array[i_arr]);
-    float* s_block = dynamic_shared<float>();
-    size_t tid = threadIdx.x;
-    s_block[tid] = float(s_thread);
-    __syncthreads();
-    float total = shared_tree(s_block);
-    if (tid == 0) partial_reduction[blockIdx.x] = total;
+    partial_reduce_body(array, size, partial_reduction);
 }
 
 // tree.rs's reduce_atomic (book_reduce::<f32>): one element per thread, the tree, thread 0's
@@ -204,44 +126,15 @@ __global__ void reduce_atomic(const float* d_x, float* d_y, unsigned long long n
     if (tid == 0) atomic_add_device(d_y, block_sum);
 }
 
-// index.rs's grid_stride(n), `(global_id.min(n)..n).step_by(threads_per_grid)`, as Rust's StepBy
-// over a range runs it: the first index, the stride, and the count of steps, the range's length
-// over the stride rounded up (div_ceil: the quotient, plus one if a remainder is left).
-struct GridStride {
-    size_t next, stride, steps;
-};
-
-__device__ __forceinline__ GridStride grid_stride(size_t n) {
-    size_t id = global_id_x();
-    size_t start = id < n ? id : n;
-    size_t stride = threads_per_grid_x();
-    size_t len = n - start;
-    size_t quotient = len / stride, remainder = len % stride;
-    return {start, stride, remainder > 0 ? quotient + 1 : quotient};
-}
-
 // last_block.rs's reduce_last_block_sum_f32 (last_block::<SumF32>): an f32 sum per thread over
-// grid_stride(n), a step count running down as StepBy's next() does, then finish_in_last_block.
+// grid_stride(n) (device.cuh: a step count running down, as StepBy's next() runs), then
+// finish_in_last_block.
 __global__ void reduce_last_block_sum_f32(const float* x, unsigned long long n, float* partials,
                                           unsigned* count, float* result) {
     float acc = 0.0f;
-    GridStride it = grid_stride(n);
-    while (it.steps > 0) {
-        size_t i = it.next;
-        it.next = i + it.stride;
-        it.steps -= 1;
-        acc = acc + x[i];
-    }
+    grid_stride(n, [&](size_t i) { acc = acc + x[i]; });
     finish_in_last_block(acc, partials, count, result);
 }
-
-// Higham's γ_d for unit roundoff u: a sum whose every element passes through at most d roundings
-// is within γ_d · Σ|x| of the exact one. Infinite (no bound) once d·u reaches 1.
-double gamma_bound(double d, double u) {
-    double du = d * u;
-    return du < 1.0 ? du / (1.0 - du) : INFINITY;
-}
-constexpr double F32_UNIT = 0x1p-24, F64_UNIT = 0x1p-53;
 
 unsigned log2_of(unsigned power_of_two) {
     unsigned k = 0;
@@ -400,7 +293,7 @@ int time_last_block(const char* name, Launch launch, size_t len, unsigned blocks
 // (d): one full wave over len elements, the counter zeroed before each launch, untimed.
 int run_last_block(size_t len, int trials, unsigned want_blocks, double copy, const float* x,
                    double expected) {
-    unsigned shared = last_block_shared_bytes(THREADS_PER_BLOCK);
+    unsigned shared = last_block_shared_bytes(THREADS_PER_BLOCK, sizeof(float));
     unsigned blocks =
         one_wave(reduce_last_block_sum_f32, len, THREADS_PER_BLOCK, shared, want_blocks);
     // The thread's steps, its block's reduction (5 + 5 shuffle levels), the last block's steps
@@ -461,7 +354,7 @@ int main(int argc, char** argv) {
         return rc;
     }
 
-    unsigned shared = last_block_shared_bytes(THREADS_PER_BLOCK);
+    unsigned shared = last_block_shared_bytes(THREADS_PER_BLOCK, sizeof(float));
     size_t work = (len + 3) / 4;
     unsigned blocks = one_wave(reduce_vec_sum_f32, work, THREADS_PER_BLOCK, shared, want_blocks);
     auto launch = [&](float* partials, unsigned* count, float* result) {

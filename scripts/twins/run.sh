@@ -36,8 +36,11 @@
 # Not run here: mutex.cu, the twins of the locks (`lock_mutex` with one thread per warp,
 # `lock_mutex_with`, `lock_warp_leader`, `lock_ticket`; against `gridsync bench locks`' rates,
 # not bandwidth rows), barrier.cu, the twin of `grid_barrier_bare` (against `bench barrier`'s
-# microseconds), cell_count.cu and cell_bin_scatter.cu, the twins of the cell list's count,
-# binning and scatter; each header says how to run it beside gridsync.
+# microseconds), cell_count.cu, cell_bin_scatter.cu and cell_fill_scan.cu, the twins of the cell
+# list's count, binning, scatter, fill and scan (kernels alone, under ncu), reduce_pipeline.cu
+# (the pipeline reductions, at the grid of `bench reduce`'s rows), histogram_u16.cu (`bench
+# histogram-u16`), cluster.cu (`bench cluster`'s rows) and normalize.cu (`gridsync streams`'
+# pipelines); each header says how to run it beside gridsync.
 #
 # Needs nvcc, ptxas and cuobjdump on PATH (or under $CUDA_HOME/bin) and python3.
 set -u

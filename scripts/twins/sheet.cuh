@@ -1,13 +1,14 @@
-// What the cell list's twins share (cell_count.cu, cell_bin_scatter.cu): the sheet read from
-// `gridsync neighbor --write-xy` (the atom count on the first line, then `x y` per line), and
-// the cell grid of gridsync's `CellPlan` over it — the bounding box of the f32 coordinates in
-// f64, cells 1.9·(1 + 1/64) Å wide or wider — with the cell of a coordinate as the kernels
-// compute it.
+// What the cell list's twins share (cell_count.cu, cell_bin_scatter.cu, cell_fill_scan.cu):
+// their command line, the sheet read from `gridsync neighbor --write-xy` (the atom count on the
+// first line, then `x y` per line), and the cell grid of gridsync's `CellPlan` over it — the
+// bounding box of the f32 coordinates in f64, cells 1.9·(1 + 1/64) Å wide or wider — with the
+// cell of a coordinate as the kernels compute it.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -16,6 +17,8 @@ namespace twin {
 
 constexpr double CUTOFF = 1.9;
 constexpr double CELL_MARGIN = 1.0 / 64.0;
+// Timed launches by default.
+constexpr int SHEET_TRIALS = 20;
 
 struct Grid {
     float origin[2];
@@ -34,6 +37,22 @@ __host__ __device__ __forceinline__ unsigned cell_of(float v, float origin, floa
     unsigned c = !(u > 0.0f) ? 0u : u >= 4294967296.0f ? 0xffffffffu : unsigned(u);
 #endif
     return c < cells - 1 ? c : cells - 1;
+}
+
+// The command line of the cell list's twins, `xy.txt [TRIALS]`: the sheet is argv[1], TRIALS
+// (SHEET_TRIALS if absent) goes to `trials`. False (with the usage or the reason) unless there
+// is a sheet and TRIALS is at least 1.
+inline bool sheet_arguments(int argc, char** argv, int& trials) {
+    if (argc < 2) {
+        std::fprintf(stderr, "usage: %s xy.txt [TRIALS]\n", argv[0]);
+        return false;
+    }
+    trials = argc > 2 ? std::atoi(argv[2]) : SHEET_TRIALS;
+    if (trials < 1) {
+        std::fprintf(stderr, "TRIALS must be at least 1\n");
+        return false;
+    }
+    return true;
 }
 
 // Reads the sheet at `path` into `x`, `y`; false (with a message) if it is malformed.
@@ -87,6 +106,24 @@ inline bool plan_grid(const std::vector<float>& x, const std::vector<float>& y, 
         return false;
     }
     return true;
+}
+
+// A cell-list twin's input: the trials and the sheet named on its command line, and `CellPlan`'s
+// grid over the sheet (its number of cells in `cells`).
+struct SheetInput {
+    int trials = 0;
+    std::vector<float> x, y;
+    Grid grid{};
+    unsigned long long cells = 0;
+};
+
+// Fills `in` from the command line (sheet_arguments, read_sheet, plan_grid): 0, or the status to
+// exit with after a message — 2 for a bad command line, 1 for a malformed sheet or a grid not
+// twinned.
+inline int read_input(int argc, char** argv, SheetInput& in) {
+    if (!sheet_arguments(argc, argv, in.trials)) return 2;
+    if (!read_sheet(argv[1], in.x, in.y) || !plan_grid(in.x, in.y, in.grid, in.cells)) return 1;
+    return 0;
 }
 
 }  // namespace twin
