@@ -40,7 +40,7 @@ macro_rules! global_impl {
             #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
             unsafe fn ldg_plain(p: *const $t) -> $t {
                 // SAFETY: the caller's contract.
-                unsafe { crate::seam::global::$ld(p) }
+                unsafe { crate::seam::readonly::$ld(p) }
             }
         }
     )*};

@@ -1,11 +1,13 @@
-//! `ld.global.nc` on the simulator: a plain load (only read), which the checker sees.
+//! `ld.global.nc` and `ld.global` on the simulator: a plain load (only read), which the checker
+//! sees.
 
 macro_rules! ld_global_nc {
     ($($name:ident: $t:ty;)*) => {$(
         /// A plain load.
         ///
         /// # Safety
-        /// As [`readonly::ldg`](crate::readonly::ldg).
+        /// As [`readonly::ldg`](crate::readonly::ldg) or
+        /// [`global::ldg_plain`](crate::global::ldg_plain).
         #[inline(always)]
         #[track_caller]
         pub(crate) unsafe fn $name(p: *const $t) -> $t {
@@ -20,4 +22,7 @@ ld_global_nc! {
     ld_global_nc_f32: f32;
     ld_global_nc_u64: u64;
     ld_global_nc_f64: f64;
+    ld_global_u32: u32;
+    ld_global_f32: f32;
+    ld_global_f64: f64;
 }
