@@ -28,6 +28,10 @@ fn the_experiment_runs_on_the_simulator() {
     for run in &r.runs {
         assert_eq!(run.new_sums.len(), 3);
         assert!(run.max_error < 1e-5, "{run:?}");
+        assert!(
+            run.over_copies.is_none(),
+            "no copies alone on the simulator"
+        );
         for (i, a) in run.report.arrays.iter().enumerate() {
             assert_eq!(a.sum, 301.0 * (i + 1) as f64);
         }
@@ -187,12 +191,19 @@ fn gpu_the_tutorials_experiment_runs_on_one_and_many_streams() {
     }
     let bound = r.bound_ms.unwrap();
     assert!(bound.is_finite() && bound > 0.0, "{bound}");
-    // The copies alone, every trial timed (at least three).
+    // The copies alone, once per round; the many-stream run against them round by round, the
+    // one-stream run not (it does not use the copies' streams).
     let copies = r.streamed_copies_ms.unwrap();
     assert!(
-        copies.samples >= 3 && copies.median > 0.0 && copies.median.is_finite(),
+        copies.samples == 3 && copies.median > 0.0 && copies.median.is_finite(),
         "{copies:?}"
     );
+    let paired = many.over_copies.unwrap();
+    assert!(
+        paired.samples == 3 && paired.median > 0.0 && paired.median.is_finite(),
+        "{paired:?}"
+    );
+    assert!(one.over_copies.is_none());
     let plot = experiment::timeline(&r, Pipeline::SinglePass).unwrap();
     assert_eq!(plot.panels.len(), 2);
     let svg = gridsync_cli::plot::timeline_chart(&plot);

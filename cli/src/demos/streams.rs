@@ -73,6 +73,11 @@ pub struct Run {
     pub new_sums: Vec<f64>,
     /// The largest `|new sum − 1|`.
     pub max_error: f64,
+    /// The median, over the repeats, of this repeat's total over the copies alone timed right
+    /// after it in the same round ([`ExperimentReport::streamed_copies_ms`]): the two compared
+    /// run by run, so that the link's drift between rounds cancels (GPU, pinned memory, runs on
+    /// as many streams as the copies alone).
+    pub over_copies: Option<Stats>,
 }
 
 /// One pipeline's kernels timed alone on one array already on the device.
@@ -181,28 +186,6 @@ pub fn run(
         ));
     }
     let streams = o.streams.min(o.arrays);
-    // Every array on the host, and on the device a lane per stream; the kernels-alone timing
-    // needs two more arrays' worth on each side.
-    let need = (|| {
-        let array = (o.len as u64).checked_mul(4)?;
-        Some(Footprint {
-            host: (o.arrays as u64).checked_add(2)?.checked_mul(array)?,
-            device: (streams as u64).checked_add(2)?.checked_mul(array)?,
-        })
-    })();
-    let option = format!(
-        "--arrays {} --len {} --streams {}",
-        o.arrays, o.len, o.streams
-    );
-    check_fits(target, &option, need)?;
-    let mut arrays = match target {
-        Target::Gpu(gpu) if !o.pageable => Arrays::Pinned(
-            (0..o.arrays)
-                .map(|i| PinnedBuffer::new(gpu, o.len, (i + 1) as f32))
-                .collect::<Result<_>>()?,
-        ),
-        _ => Arrays::Pageable(source_arrays(o.arrays, o.len)),
-    };
     let mut configs = Vec::new();
     for &pipeline in &o.pipelines {
         if streams > 1 {
@@ -220,36 +203,76 @@ pub fn run(
             schedule: Schedule::PerStream,
         });
     }
-    let steps = configs.len() as u32 + 3 * u32::from(!target.is_sim());
-    let mut runs = Vec::new();
-    for (k, config) in configs.into_iter().enumerate() {
-        runs.push(run_config(target, &mut arrays, o, config)?);
-        progress(k as u32 + 1, steps);
+    // Every array on the host; on the device a lane per stream of every configuration (they
+    // run in turn, round after round), the copies alone's buffer per stream, and two more
+    // arrays' worth for the kernels-alone timing.
+    let lanes: usize = configs.iter().map(|c| c.streams).sum();
+    let need = (|| {
+        let array = (o.len as u64).checked_mul(4)?;
+        Some(Footprint {
+            host: (o.arrays as u64).checked_add(2)?.checked_mul(array)?,
+            device: (lanes as u64)
+                .checked_add(streams as u64 + 2)?
+                .checked_mul(array)?,
+        })
+    })();
+    let option = format!(
+        "--arrays {} --len {} --streams {}",
+        o.arrays, o.len, o.streams
+    );
+    check_fits(target, &option, need)?;
+    let mut arrays = match target {
+        Target::Gpu(gpu) if !o.pageable => Arrays::Pinned(
+            (0..o.arrays)
+                .map(|i| PinnedBuffer::new(gpu, o.len, (i + 1) as f32))
+                .collect::<Result<_>>()?,
+        ),
+        _ => Arrays::Pageable(source_arrays(o.arrays, o.len)),
+    };
+    // Every configuration once per round, then the copies alone once: the repeats of all of
+    // them interleaved, so that each run and the copies alone meet the same state of the link.
+    let steps = o.repeats * configs.len() as u32 + 2 * u32::from(!target.is_sim());
+    let mut normalizers = configs
+        .iter()
+        .map(|&config| Normalizer::new(target, o.len, config))
+        .collect::<Result<Vec<_>>>()?;
+    let pinned = matches!(arrays, Arrays::Pinned(_));
+    let mut results: Vec<Vec<Repeat>> = configs.iter().map(|_| Vec::new()).collect();
+    let mut copies_alone = Vec::new();
+    for round in 0..o.repeats {
+        for (k, normalizer) in normalizers.iter_mut().enumerate() {
+            results[k].push(run_once(&mut arrays, normalizer)?);
+            progress(round * configs.len() as u32 + k as u32 + 1, steps);
+        }
+        if pinned {
+            let once = transfer::streamed_copies(target, &mut arrays.slices(), streams, 1)?;
+            copies_alone.push(once.median);
+        }
     }
-    let (kernels, copies, bound_ms, streamed_copies_ms) = match target {
-        Target::Sim => (Vec::new(), None, None, None),
+    drop(normalizers);
+    let streamed_copies_ms = Stats::of(&copies_alone).ok();
+    let runs = configs
+        .into_iter()
+        .zip(results)
+        .map(|(config, repeats)| {
+            let paired = (config.streams == streams).then_some(&copies_alone[..]);
+            median_run(config, repeats, paired)
+        })
+        .collect();
+    let (kernels, copies, bound_ms) = match target {
+        Target::Sim => (Vec::new(), None, None),
         Target::Gpu(_) => {
             let kernels = o
                 .pipelines
                 .iter()
                 .map(|&p| time_kernels(target, p, o.len, 20))
                 .collect::<Result<Vec<_>>>()?;
-            progress(steps - 2, steps);
-            let copies = copy_rates(target, &mut arrays, o.len * 4)?;
             progress(steps - 1, steps);
-            let streamed = match &mut arrays {
-                Arrays::Pinned(_) => Some(transfer::streamed_copies(
-                    target,
-                    &mut arrays.slices(),
-                    streams,
-                    o.repeats.max(3),
-                )?),
-                Arrays::Pageable(_) => None,
-            };
+            let copies = copy_rates(target, &mut arrays, o.len * 4)?;
             progress(steps, steps);
             let fastest = kernels.iter().map(|k| k.ms.median).fold(f64::MAX, f64::min);
             let bound = bound_ms(&copies, o.arrays, o.len * 4, fastest);
-            (kernels, Some(copies), Some(bound), streamed)
+            (kernels, Some(copies), Some(bound))
         }
     };
     Ok(ExperimentReport {
@@ -263,30 +286,33 @@ pub fn run(
     })
 }
 
-/// `repeats` runs of one configuration on freshly filled arrays; keeps the median one.
-fn run_config(
-    target: &Target,
-    arrays: &mut Arrays<'_>,
-    o: &ExperimentOptions,
-    config: BatchOptions,
-) -> Result<Run> {
-    let mut normalizer = Normalizer::new(target, o.len, config)?;
-    let mut results = Vec::new();
-    for _ in 0..o.repeats {
-        arrays.refill();
-        let report = normalizer.run(&mut arrays.slices())?;
-        let new_sums: Vec<f64> = arrays
-            .slices()
-            .iter()
-            .map(|a| a.iter().map(|&v| v as f64).sum())
-            .collect();
-        results.push((report, new_sums));
-    }
+/// One repeat: its report and every array's sum afterwards.
+type Repeat = (BatchReport, Vec<f64>);
+
+/// One run of `normalizer`'s configuration on freshly filled arrays.
+fn run_once(arrays: &mut Arrays<'_>, normalizer: &mut Normalizer<'_>) -> Result<Repeat> {
+    arrays.refill();
+    let report = normalizer.run(&mut arrays.slices())?;
+    let new_sums = arrays
+        .slices()
+        .iter()
+        .map(|a| a.iter().map(|&v| v as f64).sum())
+        .collect();
+    Ok((report, new_sums))
+}
+
+/// A configuration's repeats, the median one kept; with `paired`, the copies alone of each
+/// round, each repeat's total over its round's copies.
+fn median_run(config: BatchOptions, mut results: Vec<Repeat>, paired: Option<&[f64]>) -> Run {
     let totals: Vec<f64> = results
         .iter()
         .filter_map(|(r, _)| r.timing.as_ref().map(|t| t.total_ms))
         .collect();
     let total_ms = Stats::of(&totals).ok();
+    let over_copies = paired.filter(|c| c.len() == totals.len()).and_then(|c| {
+        let ratios: Vec<f64> = totals.iter().zip(c).map(|(t, c)| t / c).collect();
+        Stats::of(&ratios).ok()
+    });
     let pick = match total_ms {
         Some(s) => results
             .iter()
@@ -296,13 +322,14 @@ fn run_config(
     };
     let (report, new_sums) = results.swap_remove(pick);
     let max_error = new_sums.iter().map(|s| (s - 1.0).abs()).fold(0.0, f64::max);
-    Ok(Run {
+    Run {
         options: config,
         total_ms,
         report,
         new_sums,
         max_error,
-    })
+        over_copies,
+    }
 }
 
 /// One pipeline's kernels on one device-resident array, event-timed on the library's stream.
