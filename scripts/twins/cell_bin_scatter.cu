@@ -17,14 +17,24 @@
 // of a full grid of 256-thread blocks (the bin's counts cleared before each, outside the
 // timing), the medians.
 //
-//   nvcc -O3 -std=c++17 -arch=sm_90 -o cell_bin_scatter cell_bin_scatter.cu
+//   nvcc -O3 -std=c++17 -arch=sm_90 -o cell_bin_scatter cell_bin_scatter.cu -lcuda
 //   gridsync neighbor --len 1000000 --write-xy sheet.txt --all-pairs-max-atoms 0
 //   ./cell_bin_scatter sheet.txt [TRIALS]
+//   GRIDSYNC_PTX=gpu_sm_90.ptx ./cell_bin_scatter sheet.txt [TRIALS]
+//
+// With GRIDSYNC_PTX (gridsync's PTX, target/<profile>/build/gridsync-*/out/gpu_sm_90.ptx), the
+// swap: gridsync's own `cell_scatter_f32`, loaded through the driver API, runs on this harness's
+// buffers, is checked to write exactly what the twin wrote, and is timed alternately with the
+// twin, launch by launch (one more JSON line) — what is left between the two is then the code's.
 //
 // Beside it, the Rust kernels' times alone, the same way on both sides (ncu flushes the caches
 // before each kernel): `ncu --metrics gpu__time_duration.sum -k regex:"cell_bin|cell_scatter"
 // gridsync neighbor --input sheet.txt --all-pairs-max-atoms 0`, and the twin under the same
 // `ncu -k regex:twin`.
+#include <cuda.h>
+
+#include <cstring>
+
 #include "device.cuh"
 #include "sheet.cuh"
 #include "twin.cuh"
@@ -56,6 +66,92 @@ __global__ void cell_scatter_twin(const float* x, const float* y, unsigned n,
         sx[p] = xv;
         sy[p] = yv;
     }
+}
+
+// The driver API's result, or exit with its name.
+static void cu_check(CUresult r, const char* what) {
+    if (r != CUDA_SUCCESS) {
+        const char* name = nullptr;
+        cuGetErrorName(r, &name);
+        std::fprintf(stderr, "%s: %s\n", what, name ? name : "unknown error");
+        std::exit(1);
+    }
+}
+
+// gridsync's `Atoms<f32>` and `Sorted<f32>` (`#[repr(C)]`): the Rust kernel's struct arguments.
+struct RustAtoms {
+    const float* x;
+    const float* y;
+    const float* z;
+};
+struct RustSorted {
+    unsigned* index;
+    float* x;
+    float* y;
+    float* z;
+};
+
+// Loads gridsync's PTX (the file at `path`), runs its cell_scatter_f32 and `twin` once each on
+// the buffers and checks they write the same, then times them alternately, TRIALS each after 3
+// warm-ups, and prints both medians as one JSON line.
+template <class Twin>
+static int swap_scatter(const char* path, float* dx, float* dy, unsigned n, unsigned* dcell,
+                        unsigned* drank, unsigned* dstart, unsigned* dindex, float* dsx,
+                        float* dsy, unsigned blocks, Twin twin, int trials) {
+    FILE* f = std::fopen(path, "rb");
+    if (!f) {
+        std::fprintf(stderr, "cannot read %s\n", path);
+        return 2;
+    }
+    std::vector<char> text;
+    char chunk[1 << 16];
+    for (size_t got; (got = std::fread(chunk, 1, sizeof chunk, f)) > 0;)
+        text.insert(text.end(), chunk, chunk + got);
+    std::fclose(f);
+    text.push_back('\0');
+    CUmodule module;
+    CUfunction kernel;
+    cu_check(cuModuleLoadData(&module, text.data()), "cuModuleLoadData");
+    cu_check(cuModuleGetFunction(&kernel, module, "cell_scatter_f32"), "cell_scatter_f32");
+    RustAtoms atoms{dx, dy, nullptr};
+    RustSorted sorted{dindex, dsx, dsy, nullptr};
+    void* params[] = {&atoms, &n, &dcell, &drank, &dstart, &sorted};
+    auto rust = [&] {
+        cu_check(cuLaunchKernel(kernel, blocks, 1, 1, THREADS_PER_BLOCK, 1, 1, 0, nullptr, params,
+                                nullptr),
+                 "cuLaunchKernel");
+    };
+    // Each side's output from the same ranks (the timed bins above drew new ones).
+    auto written = [&](auto launch, std::vector<unsigned>& index, std::vector<float>& sx,
+                       std::vector<float>& sy) {
+        TWIN_CHECK(cudaMemset(dindex, 0xff, size_t(n) * 4));
+        launch();
+        TWIN_CHECK(cudaDeviceSynchronize());
+        index.resize(n), sx.resize(n), sy.resize(n);
+        TWIN_CHECK(cudaMemcpy(index.data(), dindex, size_t(n) * 4, cudaMemcpyDeviceToHost));
+        TWIN_CHECK(cudaMemcpy(sx.data(), dsx, size_t(n) * 4, cudaMemcpyDeviceToHost));
+        TWIN_CHECK(cudaMemcpy(sy.data(), dsy, size_t(n) * 4, cudaMemcpyDeviceToHost));
+    };
+    std::vector<unsigned> index, got;
+    std::vector<float> sx, sy, gx, gy;
+    written(twin, index, sx, sy);
+    written(rust, got, gx, gy);
+    if (got != index || std::memcmp(gx.data(), sx.data(), size_t(n) * 4) != 0 ||
+        std::memcmp(gy.data(), sy.data(), size_t(n) * 4) != 0) {
+        std::fprintf(stderr, "gridsync's cell_scatter_f32 wrote other positions than the twin\n");
+        return 1;
+    }
+    std::vector<double> rust_ms, twin_ms;
+    for (int t = -3; t < trials; ++t) {
+        double r = event_ms(rust);
+        double w = event_ms(twin);
+        if (t >= 0) rust_ms.push_back(r), twin_ms.push_back(w);
+    }
+    cu_check(cuModuleUnload(module), "cuModuleUnload");
+    std::printf("{\"swap\":\"cell_scatter_f32\",\"device\":\"%s\",\"atoms\":%u,"
+                "\"rust_median_ms\":%.5f,\"twin_median_ms\":%.5f}\n",
+                device_name(), n, median(rust_ms), median(twin_ms));
+    return 0;
 }
 
 int main(int argc, char** argv) {
@@ -156,6 +252,14 @@ int main(int argc, char** argv) {
         if (t >= 0) bin_ms.push_back(b), scatter_ms.push_back(s);
     }
     TWIN_CHECK(cudaDeviceSynchronize());
+    if (const char* ptx = std::getenv("GRIDSYNC_PTX")) {
+        // gridsync's own cell_scatter_f32, from its PTX, on this harness's buffers: the two
+        // kernels alternated launch by launch, so that a difference left between them is the
+        // code's, not the process's, the data's or the buffers'.
+        if (int status = swap_scatter(ptx, dx, dy, unsigned(n), dcell, drank, dstart, dindex,
+                                      dsx, dsy, blocks, scatter, in.trials))
+            return status;
+    }
     std::printf("{\"twin\":\"cell_bin_f32+cell_scatter_f32\",\"device\":\"%s\",\"atoms\":%zu,"
                 "\"cells\":%llu,\"blocks\":%u,\"bin_median_ms\":%.5f,"
                 "\"scatter_median_ms\":%.5f}\n",
