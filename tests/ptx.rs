@@ -308,9 +308,10 @@ fn fences_and_warp_primitives_emit_their_instructions() {
     }
 }
 
-/// The cell list's fills read the offsets and kept neighbors and write the lists through
-/// pointers from struct arguments, said to be global (`gpu::global`): `ld.global` and
-/// `st.global`, not the generic `ld` / `st` such pointers get otherwise.
+/// The cell list's fills read the offsets and the kept neighbors, and write the rows of at most
+/// `KEEP` entries, through pointers from struct arguments said to be global (`gpu::global`):
+/// `ld.global` and `st.global`, not the generic `ld` / `st` such pointers get otherwise. (The
+/// long rows' second search and sort, off the hot path, keep the generic accesses.)
 #[test]
 fn the_fills_reach_their_rows_as_global_memory() {
     for (arch, ptx) in BUILDS {

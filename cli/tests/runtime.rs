@@ -204,6 +204,8 @@ fn every_size_is_checked_before_it_is_allocated() {
         ],
         "--arrays 100000",
     );
+    // Arrays and streams past any count: refused by the size check, not an overflow.
+    assert_refused(&["streams", "--simulate", "--arrays", huge], "--arrays");
     for (command, name) in [
         ("reduce", "huge.f32"),
         ("count-above", "huge.bin"),

@@ -124,7 +124,10 @@ static int swap_scatter(const char* path, float* dx, float* dy, unsigned n, unsi
     // Each side's output from the same ranks (the timed bins above drew new ones).
     auto written = [&](auto launch, std::vector<unsigned>& index, std::vector<float>& sx,
                        std::vector<float>& sy) {
+        // Every output cleared first (NaN coordinates), so that what is compared was written.
         TWIN_CHECK(cudaMemset(dindex, 0xff, size_t(n) * 4));
+        TWIN_CHECK(cudaMemset(dsx, 0xff, size_t(n) * 4));
+        TWIN_CHECK(cudaMemset(dsy, 0xff, size_t(n) * 4));
         launch();
         TWIN_CHECK(cudaDeviceSynchronize());
         index.resize(n), sx.resize(n), sy.resize(n);
@@ -138,7 +141,8 @@ static int swap_scatter(const char* path, float* dx, float* dy, unsigned n, unsi
     written(rust, got, gx, gy);
     if (got != index || std::memcmp(gx.data(), sx.data(), size_t(n) * 4) != 0 ||
         std::memcmp(gy.data(), sy.data(), size_t(n) * 4) != 0) {
-        std::fprintf(stderr, "gridsync's cell_scatter_f32 wrote other positions than the twin\n");
+        std::fprintf(stderr, "gridsync's cell_scatter_f32 wrote other positions or coordinates "
+                             "than the twin\n");
         return 1;
     }
     std::vector<double> rust_ms, twin_ms;

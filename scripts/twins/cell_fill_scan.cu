@@ -724,7 +724,12 @@ static bool run_cell_list(const char* name, const Built& b, int trials) {
     unsigned long long bytes = n * (2 * 4ull + 5 * 4ull + 4ull * KEEP) + 4ull +
                                (2 * cells + 1) * 4ull + entries * 4ull +
                                ScanScratch::bytes(std::max<size_t>(cells, n));
-    if (cells > MAX_SCAN_LEN || !fits(name, bytes)) return false;
+    if (cells > MAX_SCAN_LEN) {
+        std::fprintf(stderr, "%s: %zu cells, more than one scan takes (%zu)\n", name, cells,
+                     MAX_SCAN_LEN);
+        return false;
+    }
+    if (!fits(name, bytes)) return false;
     DeviceArray<float> sx(n), sy(n);
     DeviceArray<unsigned> index(n), cell(n), rank(n), cell_counts(cells), start(cells + 1);
     DeviceArray<unsigned> counts(n), offsets(n + 1), kept(n * KEEP), indices(entries);

@@ -17,7 +17,7 @@
 // at 128 and 1024 threads per block, no shared memory, a one-dimensional grid of every cluster
 // the GPU holds at once — cudaOccupancyMaxActiveClusters of cluster_sync_bare at the shape,
 // for all four kernels, as gridsync asks the driver about its cluster_sync_bare — or BLOCKS
-// (run.sh passes the `blocks` of gridsync's row); launched with cudaLaunchKernelEx and the
+// (pass the `blocks` of gridsync's row); launched with cudaLaunchKernelEx and the
 // cluster-dimension attribute (scripts/cluster_launch.cuh, shared with reference_cluster.cu), as
 // gridsync's cuLaunchKernelEx. Per kernel and shape: one warm-up
 // launch (the bench's; not the bandwidth benches' three), then TRIALS event-timed launches, each

@@ -6,8 +6,8 @@
 //                                        BLOCK_REDUCE_WARP_REDUCTIONS: shuffles, one barrier)
 //   Split16<T>                           gpu/src/primitives/vector.rs (Split4, for f32) and
 //                                        gpu/src/lessons/reduce/split.rs, histogram/load.rs
-//   grid_stride_unrolled<UNROLL>,        gpu/src/primitives/vector.rs (strided_each: the loop
-//   grid_stride_each, strided_each       the two share)
+//   grid_stride_unrolled<UNROLL>,        gpu/src/primitives/vector.rs (strided_each, the
+//   grid_stride_each, strided_each       one-at-a-time loop the two share, is the twins' own)
 //   grid_stride                          gpu/src/primitives/index.rs (a StepBy, as Rust runs it)
 //   atomic_add_device                    gpu/src/primitives/atomic/shorthand.rs
 //   red_add_block_shared                 gpu/src/primitives/shared_atomic.rs (red_add_block)

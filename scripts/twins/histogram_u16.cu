@@ -303,7 +303,7 @@ constexpr Choice CHOICES[] = {
 };
 
 // The choice `arg` names: its short name, gridsync's row name, or that name without
-// `histogram_` (what run.sh's ${kernel#histogram_} leaves); null if none.
+// `histogram_` (what a script's ${kernel#histogram_} leaves); null if none.
 const Choice* find_choice(const std::string& arg) {
     for (const Choice& c : CHOICES) {
         std::string label = c.label;

@@ -40,7 +40,7 @@
 // accumulator per warp, rounded up to 16, then 16 bytes of flag: 64 bytes for float, 96 for
 // double) + 16 × STAGES bytes of barriers + STAGES × 8 KiB = 32 896 and 32 928 bytes; one full
 // wave (the occupancy calculator's blocks per SM × SMs), but no more blocks than tiles of
-// len · 4 bytes, at least one — or BLOCKS, which run.sh takes from gridsync's row.
+// len · 4 bytes, at least one — or BLOCKS, taken from gridsync's row.
 //
 // Timing, as cli/src/bench/sized.rs and reduce.rs: the CUDA book's input (every element 1.23f,
 // host/reduce/mod.rs, book_input); 3 warm-ups then TRIALS event-timed launches, each after an
@@ -71,7 +71,7 @@
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90 -o reduce_pipeline reduce_pipeline.cu
 //   ./reduce_pipeline f32|f64|check [LEN] [TRIALS] [BLOCKS] [SEED]
-//     (also pipeline_sum_f32, pipeline_sum_f32_in_f64: the names run.sh derives from the rows)
+//     (also pipeline_sum_f32, pipeline_sum_f32_in_f64: the names a script may derive from the rows)
 //   gridsync --json bench reduce --len 100000000,1000000000 --repeats 20
 //     (rows reduce_pipeline_sum_f32 and reduce_pipeline_sum_f32_in_f64; pass each row's
 //     blocks as BLOCKS)
@@ -390,14 +390,17 @@ int main(int argc, char** argv) {
         return 2;
     }
     size_t len = arg_size(argc, argv, 2, 100000000);
-    int trials = int(arg_size(argc, argv, 3, DEFAULT_TRIALS));
-    unsigned want_blocks = unsigned(arg_size(argc, argv, 4, 0, false));
+    // Range-checked before they are narrowed.
+    size_t trials_arg = arg_size(argc, argv, 3, DEFAULT_TRIALS);
+    size_t blocks_arg = arg_size(argc, argv, 4, 0, false);
     uint64_t seed = argc > 5 ? arg_size(argc, argv, 5, 0, false)
                              : (uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
-    if (trials > 100000 || want_blocks > 0x7fffffffu) {
+    if (trials_arg > 100000 || blocks_arg > 0x7fffffffu) {
         std::fprintf(stderr, "TRIALS is at most 100000 and BLOCKS at most 2^31 - 1\n");
         return 2;
     }
+    int trials = int(trials_arg);
+    unsigned want_blocks = unsigned(blocks_arg);
 
     int device = 0, major = 0;
     TWIN_CHECK(cudaGetDevice(&device));

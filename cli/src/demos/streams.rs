@@ -73,10 +73,10 @@ pub struct Run {
     pub new_sums: Vec<f64>,
     /// The largest `|new sum − 1|`.
     pub max_error: f64,
-    /// The median, over the repeats, of this repeat's total over the copies alone timed right
-    /// after it in the same round ([`ExperimentReport::streamed_copies_ms`]): the two compared
-    /// run by run, so that the link's drift between rounds cancels (GPU, pinned memory, runs on
-    /// as many streams as the copies alone).
+    /// The median, over the repeats, of this repeat's total over the copies alone timed at the
+    /// end of the same round ([`ExperimentReport::streamed_copies_ms`]): the two compared round
+    /// by round, so that a drift of the link between rounds would cancel (GPU, pinned memory,
+    /// runs on as many streams as the copies alone).
     pub over_copies: Option<Stats>,
 }
 
@@ -203,22 +203,33 @@ pub fn run(
             schedule: Schedule::PerStream,
         });
     }
-    // Every array on the host; on the device a lane per stream of every configuration (they
-    // run in turn, round after round), the copies alone's buffer per stream, and two more
-    // arrays' worth for the kernels-alone timing.
-    let lanes: usize = configs.iter().map(|c| c.streams).sum();
+    // Every array on the host. On a GPU, a lane per stream of every configuration (they run in
+    // turn, round after round) beside the copies alone's buffer per stream; the kernels-alone
+    // timing's two arrays come after the lanes are freed. The simulator has no lanes.
     let need = (|| {
         let array = (o.len as u64).checked_mul(4)?;
+        let lanes = match target {
+            Target::Sim => 0,
+            Target::Gpu(_) => configs
+                .iter()
+                .try_fold(0u64, |sum, c| sum.checked_add(c.streams as u64))?,
+        };
+        let device = lanes
+            .checked_add(streams as u64)?
+            .max((streams as u64).checked_add(2)?);
         Some(Footprint {
             host: (o.arrays as u64).checked_add(2)?.checked_mul(array)?,
-            device: (lanes as u64)
-                .checked_add(streams as u64 + 2)?
-                .checked_mul(array)?,
+            device: device.checked_mul(array)?,
         })
     })();
     let option = format!(
-        "--arrays {} --len {} --streams {}",
-        o.arrays, o.len, o.streams
+        "--arrays {} --len {} --streams {} ({} pipeline(s), {} schedule(s): a lane per stream \
+         of each)",
+        o.arrays,
+        o.len,
+        o.streams,
+        o.pipelines.len(),
+        o.schedules.len()
     );
     check_fits(target, &option, need)?;
     let mut arrays = match target {
@@ -231,7 +242,11 @@ pub fn run(
     };
     // Every configuration once per round, then the copies alone once: the repeats of all of
     // them interleaved, so that each run and the copies alone meet the same state of the link.
-    let steps = o.repeats * configs.len() as u32 + 2 * u32::from(!target.is_sim());
+    // The progress count saturates: a run of billions of repeats is the caller's to ask for.
+    let per_round = configs.len() as u32;
+    let steps = per_round
+        .saturating_mul(o.repeats)
+        .saturating_add(2 * u32::from(!target.is_sim()));
     let mut normalizers = configs
         .iter()
         .map(|&config| Normalizer::new(target, o.len, config))
@@ -242,7 +257,10 @@ pub fn run(
     for round in 0..o.repeats {
         for (k, normalizer) in normalizers.iter_mut().enumerate() {
             results[k].push(run_once(&mut arrays, normalizer)?);
-            progress(round * configs.len() as u32 + k as u32 + 1, steps);
+            progress(
+                round.saturating_mul(per_round).saturating_add(k as u32 + 1),
+                steps,
+            );
         }
         if pinned {
             let once = transfer::streamed_copies(target, &mut arrays.slices(), streams, 1)?;

@@ -11,7 +11,7 @@
 //! [`Ptr::store`](crate::mem::Ptr::store). In the simulator each is the plain access, reported
 //! to the checker as one.
 
-/// A value [`stg`] and [`ldg_plain`] move: 4- or 8-byte numbers.
+/// A value [`stg`] and [`ldg_plain`] move: `u32`, `f32` or `f64`.
 pub trait Global: Copy {
     /// See [`stg`].
     ///

@@ -259,7 +259,8 @@ impl Rows {
 /// # Safety
 /// As [`search`]; `rows.offsets` holds the scan of the counts (`i + 1` is in it) and the
 /// caller has checked that their total fits ([`Rows::fit`]), `rows.kept` holds the count pass's
-/// slots (`stride` = `n`); row `i` is the calling thread's alone.
+/// slots (`stride` = `n`); row `i` is the calling thread's alone; `rows`' arrays are in global
+/// memory (read and written with `ld.global` / `st.global`).
 #[inline(always)]
 unsafe fn fill_row<T: Coord>(
     sorted: Sorted<T>,
@@ -272,7 +273,8 @@ unsafe fn fill_row<T: Coord>(
 ) {
     // SAFETY: the caller's contract.
     unsafe {
-        // The rows' arrays arrive in a struct: said to be global (`ld.global`, `st.global`).
+        // The rows' arrays arrive in a struct: said to be global (`ld.global`, `st.global`) for
+        // the offsets, the kept slots and the short rows.
         let first = ldg_plain(rows.offsets.add(i)) as usize;
         let last = ldg_plain(rows.offsets.add(i + 1)) as usize;
         // With the total fitting, the offsets are the exact scan (`first <= last <= capacity`);

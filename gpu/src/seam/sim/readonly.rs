@@ -1,7 +1,7 @@
 //! `ld.global.nc` and `ld.global` on the simulator: a plain load (only read), which the checker
 //! sees.
 
-macro_rules! ld_global_nc {
+macro_rules! ld_global {
     ($($name:ident: $t:ty;)*) => {$(
         /// A plain load.
         ///
@@ -17,7 +17,7 @@ macro_rules! ld_global_nc {
     )*};
 }
 
-ld_global_nc! {
+ld_global! {
     ld_global_nc_u32: u32;
     ld_global_nc_f32: f32;
     ld_global_nc_u64: u64;
