@@ -544,21 +544,17 @@ impl ScanScratch {
         let len = counts.len();
         let input = t.upload(counts).unwrap();
         let out = t.zeros::<u32>(len + 1).unwrap();
-        let (this, next) = (self.set, 1 - self.set);
-        let lb = LookBack {
-            words: self.words.ptr().wrapping_add(this * self.tiles),
-            ticket: self.tickets.ptr().wrapping_add(this),
-            next_words: self.words.ptr().wrapping_add(next * self.tiles),
-            next_len: self.tiles as u32,
-            next_ticket: self.tickets.ptr().wrapping_add(next),
-            total: self.total.ptr(),
-            timeouts: self.timeouts.ptr(),
+        let lb = LookBack::alternating(
+            (self.words.ptr(), self.tickets.ptr(), self.tiles),
+            self.set,
+            self.total.ptr(),
+            self.timeouts.ptr(),
             timeout_ns,
-        };
+        );
         let cfg =
             LaunchConfig::linear(blocks, threads).with_shared_bytes(scan_shared_bytes(threads));
         // SAFETY: `input` holds `len` counts, `out` `len + 1`; the scratch as `LookBack` asks
-        // (set `this` zero: fresh, or cleared by the scan before).
+        // (this scan's set zero: fresh, or cleared by the scan before).
         unsafe {
             gridsync::launch!(
                 t,
@@ -568,7 +564,7 @@ impl ScanScratch {
             )
             .unwrap();
         }
-        self.set = next;
+        self.set = 1 - self.set;
         (
             t.download(&out).unwrap(),
             t.download(&self.total).unwrap()[0],

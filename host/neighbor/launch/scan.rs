@@ -89,20 +89,14 @@ impl<'a> Scan<'a> {
                 self.capacity
             )));
         }
-        let (this, next) = (self.set.get(), 1 - self.set.get());
-        let (words, tickets) = (self.words.ptr(), self.tickets.ptr());
-        // Set `s` is `words[s * tiles..]` and `tickets[s]`, inside the buffers.
-        let lb = LookBack {
-            words: words.wrapping_add(this * self.tiles),
-            ticket: tickets.wrapping_add(this),
-            next_words: words.wrapping_add(next * self.tiles),
-            next_len: self.tiles as u32,
-            next_ticket: tickets.wrapping_add(next),
-            total: self.status.ptr(),
+        let lb = LookBack::alternating(
+            (self.words.ptr(), self.tickets.ptr(), self.tiles),
+            self.set.get(),
+            self.status.ptr(),
             // The low half of the second word (both targets are little-endian).
-            timeouts: self.status.ptr().wrapping_add(1).cast(),
-            timeout_ns: wait_bound(LOOK_BACK_TIMEOUT_NS),
-        };
+            self.status.ptr().wrapping_add(1).cast(),
+            wait_bound(LOOK_BACK_TIMEOUT_NS),
+        );
         let tiles = tiles_of(len);
         let cfg = LaunchConfig::linear(
             per_item(t, tiles * THREADS_PER_BLOCK as usize).grid.x,
@@ -119,7 +113,7 @@ impl<'a> Scan<'a> {
                 (counts, len as u32, out, lb)
             )?;
         }
-        self.set.set(next);
+        self.set.set(1 - self.set.get());
         Ok(())
     }
 

@@ -89,6 +89,34 @@ pub struct LookBack {
     pub timeout_ns: u64,
 }
 
+impl LookBack {
+    /// The look-back of a scan on one of two sets of scratch that alternate: `words` holds
+    /// `2 * tiles` words (set 0, then set 1) and `tickets` two counters (set 0's, then set 1's).
+    /// The scan uses set `set % 2` — zero at its launch — and clears the other for the next one.
+    /// `total`, `timeouts` and `timeout_ns` as the fields say.
+    #[inline]
+    pub fn alternating(
+        (words, tickets, tiles): (*mut u64, *mut u32, usize),
+        set: usize,
+        total: *mut u64,
+        timeouts: *mut u32,
+        timeout_ns: u64,
+    ) -> LookBack {
+        let (this, next) = (set % 2, 1 - set % 2);
+        // Set `s` is `words[s * tiles..]` and `tickets[s]`, inside the caller's buffers.
+        LookBack {
+            words: words.wrapping_add(this * tiles),
+            ticket: tickets.wrapping_add(this),
+            next_words: words.wrapping_add(next * tiles),
+            next_len: tiles as u32,
+            next_ticket: tickets.wrapping_add(next),
+            total,
+            timeouts,
+            timeout_ns,
+        }
+    }
+}
+
 /// Bytes of dynamic shared memory [`scan_lookback`] needs in a block of `threads` threads.
 pub const fn scan_shared_bytes(threads: u32) -> u32 {
     block_scan_shared_bytes::<u64>(threads) + 2 * size_of::<u64>() as u32
