@@ -11,7 +11,8 @@
 //! [`Ptr::store`](crate::mem::Ptr::store). In the simulator each is the plain access, reported
 //! to the checker as one.
 
-/// A value [`stg`] and [`ldg_plain`] move: `u32`, `f32` or `f64`.
+/// A value [`stg`] and [`ldg_plain`] move: `u32`, what the cell list's fills need (another
+/// type is one more `impl` beside it, over its own `st.global` / `ld.global` in the seam).
 pub trait Global: Copy {
     /// See [`stg`].
     ///
@@ -27,29 +28,19 @@ pub trait Global: Copy {
     unsafe fn ldg_plain(p: *const Self) -> Self;
 }
 
-macro_rules! global_impl {
-    ($($t:ty => $st:ident, $ld:ident;)*) => {$(
-        impl Global for $t {
-            #[inline(always)]
-            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-            unsafe fn stg(p: *mut $t, v: $t) {
-                // SAFETY: the caller's contract.
-                unsafe { crate::seam::global::$st(p, v) }
-            }
-            #[inline(always)]
-            #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
-            unsafe fn ldg_plain(p: *const $t) -> $t {
-                // SAFETY: the caller's contract.
-                unsafe { crate::seam::readonly::$ld(p) }
-            }
-        }
-    )*};
-}
-
-global_impl! {
-    u32 => st_global_u32, ld_global_u32;
-    f32 => st_global_f32, ld_global_f32;
-    f64 => st_global_f64, ld_global_f64;
+impl Global for u32 {
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn stg(p: *mut u32, v: u32) {
+        // SAFETY: the caller's contract.
+        unsafe { crate::seam::global::st_global_u32(p, v) }
+    }
+    #[inline(always)]
+    #[cfg_attr(not(target_arch = "nvptx64"), track_caller)]
+    unsafe fn ldg_plain(p: *const u32) -> u32 {
+        // SAFETY: the caller's contract.
+        unsafe { crate::seam::readonly::ld_global_u32(p) }
+    }
 }
 
 /// `*p = v`, a plain store to global memory. PTX: `st.global.<type>`.

@@ -36,6 +36,4 @@ ld_global! {
 ld_global! {
     "[`global::ldg_plain`](crate::global::ldg_plain)", (readonly, nostack, preserves_flags):
     ld_global_u32: u32 => "ld.global.u32", reg32;
-    ld_global_f32: f32 => "ld.global.f32", reg32;
-    ld_global_f64: f64 => "ld.global.f64", reg64;
 }

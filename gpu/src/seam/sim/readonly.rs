@@ -23,6 +23,4 @@ ld_global! {
     ld_global_nc_u64: u64;
     ld_global_nc_f64: f64;
     ld_global_u32: u32;
-    ld_global_f32: f32;
-    ld_global_f64: f64;
 }
