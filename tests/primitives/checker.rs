@@ -584,6 +584,59 @@ fn write_words(p: usize, words: usize) {
     }
 }
 
+#[test]
+fn a_global_access_to_shared_memory_is_a_wrong_space_with_its_line() {
+    let run = |into_shared: bool| {
+        let buf = gridsync::Target::Sim.zeros::<u32>(64).unwrap();
+        let p = buf.ptr() as usize;
+        let ((), report) = checked(Options::DEFAULT, || {
+            let cfg = LaunchConfig::linear(2, 32).with_shared_bytes(128);
+            gpu::sim::launch(&cfg, || copy_through_global(p, into_shared)).unwrap();
+        });
+        report
+    };
+    // `st.global` and `ld.global` on a global buffer: nothing to report.
+    let clean = run(false);
+    assert!(clean.is_clean(), "{clean}");
+    // The same store and load on the block's shared memory: each is a wrong space, at its line,
+    // once for the block's 32 threads and the two blocks.
+    let report = run(true);
+    let wrong: Vec<_> = report.of_kind(FindingKind::WrongSpace).collect();
+    let lines: Vec<_> = wrong.iter().map(|f| f.second.site.line()).collect();
+    assert_eq!(
+        lines,
+        [
+            line_of(THIS_RS, "unsafe { gpu::global::stg(at, i) };"),
+            line_of(THIS_RS, "let v = unsafe { gpu::global::ldg_plain(at) };"),
+        ],
+        "{report}"
+    );
+    assert!(wrong.iter().all(|f| f.count == 64 && f.first == f.second));
+    assert_eq!(wrong[0].second.bytes.space, Space::Shared, "{report}");
+    assert!(
+        report.to_string().contains("wrong space: plain store"),
+        "{report}"
+    );
+}
+
+/// Each thread stores its index with `st.global` and loads it back with `ld.global`: into the
+/// `u32`s at `p` (global, a word per thread of both blocks), or (`into_shared`, wrongly) into
+/// its block's shared memory.
+fn copy_through_global(p: usize, into_shared: bool) {
+    let i = gpu::index::thread_idx_x();
+    let at = if into_shared {
+        // SAFETY: the launch gives each block 128 bytes of shared memory, a word per thread.
+        unsafe { gpu::shared::dynamic_shared::<u32>().add(i as usize) }
+    } else {
+        let global = i + 32 * gpu::index::block_idx_x();
+        (p as *mut u32).wrapping_add(global as usize)
+    };
+    // SAFETY: `at` is this thread's word alone (in global memory, or on purpose not).
+    unsafe { gpu::global::stg(at, i) };
+    let v = unsafe { gpu::global::ldg_plain(at) };
+    std::hint::black_box(v);
+}
+
 /// The first line of this file that holds `text` (1-based).
 fn first_line_of(text: &str) -> u32 {
     THIS_RS

@@ -1,5 +1,5 @@
 //! `ld.global.nc` and `ld.global` on the simulator: a plain load (only read), which the checker
-//! sees.
+//! sees, from an address it holds to global memory.
 
 macro_rules! ld_global {
     ($($name:ident: $t:ty;)*) => {$(
@@ -11,6 +11,11 @@ macro_rules! ld_global {
         #[inline(always)]
         #[track_caller]
         pub(crate) unsafe fn $name(p: *const $t) -> $t {
+            crate::sim::check::claimed_global(
+                crate::sim::check::AccessKind::Load,
+                p as usize,
+                size_of::<$t>() as u32,
+            );
             // SAFETY: the caller's contract.
             unsafe { super::mem::read(p) }
         }

@@ -281,11 +281,18 @@ pub enum FindingKind {
     /// parity was not moved on, so the wait passed at once, without the phase it meant (a
     /// stale read may follow), or waits for one it did not mean. `first` is the earlier wait.
     StaleParity,
+    /// Not a race either: a load or store that names global memory (`ld.global`, `st.global`,
+    /// `ld.global.nc`: [`global::stg`](crate::global::stg),
+    /// [`global::ldg_plain`](crate::global::ldg_plain), [`readonly::ldg`](crate::readonly::ldg))
+    /// made to an address in a block's shared memory. On a GPU the address is taken as a
+    /// global one: the access faults, or reaches whatever global memory lies there. Both sides
+    /// are the access.
+    WrongSpace,
 }
 
 impl FindingKind {
     /// `data race`, `scope race`, `barrier divergence`, `uninitialized read`, `out of bounds`,
-    /// `arrival beyond count` or `stale parity`.
+    /// `arrival beyond count`, `stale parity` or `wrong space`.
     pub const fn name(self) -> &'static str {
         match self {
             FindingKind::DataRace => "data race",
@@ -295,6 +302,7 @@ impl FindingKind {
             FindingKind::OutOfBounds => "out of bounds",
             FindingKind::ArrivalBeyondCount => "arrival beyond count",
             FindingKind::StaleParity => "stale parity",
+            FindingKind::WrongSpace => "wrong space",
         }
     }
 }

@@ -44,9 +44,9 @@ pub use bounds::{Allocation, allocation};
 pub use clock::StopReason;
 pub(crate) use mode::{
     MBarrierUpdate, access as report_access, atomic as report_atomic, barrier_arrive,
-    barrier_leave, cluster_arrive, cluster_waited, compare_and_swap as report_compare_and_swap,
-    enter, fence as report_fence, leave, mbarrier_misuse, mbarrier_test, mbarrier_update,
-    next_launch, warp_arrive, warp_met,
+    barrier_leave, claimed_global, cluster_arrive, cluster_waited,
+    compare_and_swap as report_compare_and_swap, enter, fence as report_fence, leave,
+    mbarrier_misuse, mbarrier_test, mbarrier_update, next_launch, warp_arrive, warp_met,
 };
 pub use mode::{checked, in_checked_launch};
 pub use report::{Finding, Report};

@@ -400,6 +400,17 @@ pub(crate) fn mbarrier_test(
     })
 }
 
+/// A load or store of `width` bytes at `addr` that names global memory (`ld.global`,
+/// `st.global`, `ld.global.nc`), made where the caller was called: in a checked launch, a
+/// [`FindingKind::WrongSpace`] where `addr` is in a block's shared memory. The access itself is
+/// reported on its own ([`access`]).
+#[track_caller]
+#[inline(always)]
+pub(crate) fn claimed_global(kind: AccessKind, addr: usize, width: u32) {
+    let site = Location::caller();
+    with(|c| c.check.claimed_global(kind, bytes(addr, width), site));
+}
+
 /// A misuse of the `mbarrier` at `addr` at `site` that the simulator saw ([`FindingKind`]
 /// `ArrivalBeyondCount`), reported in a checked launch.
 pub(crate) fn mbarrier_misuse(kind: FindingKind, addr: usize, site: &'static Location<'static>) {

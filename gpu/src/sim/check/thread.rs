@@ -397,6 +397,24 @@ impl ThreadCheck {
         }
     }
 
+    /// Reports a load or store that names global memory made to `at` in shared memory
+    /// ([`FindingKind::WrongSpace`]).
+    pub fn claimed_global(&self, kind: AccessKind, at: Bytes, site: &'static Location<'static>) {
+        if at.space != Space::Shared {
+            return;
+        }
+        let access = Access {
+            thread: self.me.id,
+            site,
+            kind,
+            bytes: at,
+            mode: Mode::Plain,
+        };
+        self.launch
+            .findings
+            .race(FindingKind::WrongSpace, access, access);
+    }
+
     /// Reports an access of global memory that overruns a buffer the simulator allocated
     /// ([`FindingKind::OutOfBounds`]).
     fn bounds(&self, kind: AccessKind, at: Bytes, mode: Mode, site: &'static Location<'static>) {
