@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The sanitizer matrix: every library kernel under compute-sanitizer's memcheck, racecheck,
 # synccheck and initcheck, at shapes that take every path — rings that wrap (more fills than
-# stages), short last tiles, grids of more than one wave, partial warps, clusters.
+# stages), short last tiles, grids of more than one wave, partial warps, clusters; the cell
+# lists' fills on graphene (rows of 3) and on random points with about 14 neighbors each, past
+# the 8 a row keeps in registers (the long-row path), in grids of many waves.
 #
 #   scripts/sanitize.sh [GRIDSYNC] [OUT_DIR]
 #
@@ -49,6 +51,8 @@ rows=(
   "count-above|count-above --len 100003"
   "neighbor|neighbor --len 20000"
   "neighbor-f64|neighbor --len 20000 --double"
+  "neighbor-long-rows|neighbor --generate random --len 300007 --cutoff 2.9 --max-neighbors 64 --all-pairs-max-atoms 0"
+  "neighbor-long-rows-3d-f64|neighbor --generate random3 --len 300007 --cutoff 2.5 --max-neighbors 64 --double --all-pairs-max-atoms 0"
   "locks|locks --shape 3x96 --shape 132x256"
   "barrier|barrier --blocks 132 --threads 256 --iterations 10 --repeats 1"
 )
