@@ -384,16 +384,32 @@ fn count_above_and_dot_kernels_emit_what_their_docs_say() {
     ignore = "ptxas not found at build time (pip install nvidia-cuda-nvcc-cu12)"
 )]
 fn ptxas_accepts_every_build_without_spills() {
+    // Each build on its own architecture, and the sm_70 build (what newer devices JIT from
+    // when no closer build exists) on sm_80 and sm_90 too: five runs of ptxas, at once.
     #[cfg(not(gridsync_no_ptxas))]
-    for (arch, ptx) in BUILDS {
-        // Each build on its own architecture, and the sm_70 build (what newer devices JIT from
-        // when no closer build exists) on sm_80 and sm_90 too.
-        let mut targets = vec![*arch];
-        if *arch == "sm_70" {
-            targets.extend(["sm_80", "sm_90"]);
-        }
-        for target in targets {
-            let log = ptxas(target, ptx);
+    let logs: Vec<_> = std::thread::scope(|s| {
+        let runs: Vec<_> = BUILDS
+            .iter()
+            .flat_map(|&(arch, ptx)| {
+                let on_newer: &[&str] = if arch == "sm_70" {
+                    &["sm_80", "sm_90"]
+                } else {
+                    &[]
+                };
+                std::iter::once(arch)
+                    .chain(on_newer.iter().copied())
+                    .map(move |target| (arch, target, ptx))
+            })
+            .map(|(arch, target, ptx)| (arch, target, s.spawn(move || ptxas(target, ptx))))
+            .collect();
+        runs.into_iter()
+            .map(|(arch, target, run)| (arch, target, run.join().unwrap()))
+            .collect()
+    });
+    #[cfg(not(gridsync_no_ptxas))]
+    {
+        assert_eq!(logs.len(), BUILDS.len() + 2);
+        for (arch, target, log) in logs {
             let functions = log.matches("Function properties for").count();
             let (major, minor) = arch_capability(arch).unwrap();
             assert_eq!(
