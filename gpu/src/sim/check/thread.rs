@@ -388,12 +388,23 @@ impl ThreadCheck {
         addr: usize,
         site: &'static Location<'static>,
     ) -> Access {
+        self.own(kind, Bytes::shared(addr, 8), Mode::Plain, site)
+    }
+
+    /// An access of this thread's, as a finding shows it.
+    fn own(
+        &self,
+        kind: AccessKind,
+        bytes: Bytes,
+        mode: Mode,
+        site: &'static Location<'static>,
+    ) -> Access {
         Access {
             thread: self.me.id,
             site,
             kind,
-            bytes: Bytes::shared(addr, 8),
-            mode: Mode::Plain,
+            bytes,
+            mode,
         }
     }
 
@@ -403,13 +414,7 @@ impl ThreadCheck {
         if at.space != Space::Shared {
             return;
         }
-        let access = Access {
-            thread: self.me.id,
-            site,
-            kind,
-            bytes: at,
-            mode: Mode::Plain,
-        };
+        let access = self.own(kind, at, Mode::Plain, site);
         self.launch
             .findings
             .race(FindingKind::WrongSpace, access, access);
@@ -424,13 +429,7 @@ impl ThreadCheck {
         let Some((start, len)) = super::bounds::overrun(at.addr, at.width) else {
             return;
         };
-        let access = Access {
-            thread: self.me.id,
-            site,
-            kind,
-            bytes: at,
-            mode,
-        };
+        let access = self.own(kind, at, mode, site);
         let buffer = Access {
             bytes: Bytes::global(start, len.min(u32::MAX as usize) as u32),
             ..access
