@@ -595,11 +595,11 @@ fn a_global_access_to_shared_memory_is_a_wrong_space_with_its_line() {
         });
         report
     };
-    // `st.global` and `ld.global` on a global buffer: nothing to report.
+    // `st.global`, `ld.global` and `ld.global.nc` on a global buffer: nothing to report.
     let clean = run(false);
     assert!(clean.is_clean(), "{clean}");
-    // The same store and load on the block's shared memory: each is a wrong space, at its line,
-    // once for the block's 32 threads and the two blocks.
+    // The same store and loads on the block's shared memory: each is a wrong space, at its line,
+    // once for every thread of the two blocks.
     let report = run(true);
     let wrong: Vec<_> = report.of_kind(FindingKind::WrongSpace).collect();
     let lines: Vec<_> = wrong.iter().map(|f| f.second.site.line()).collect();
@@ -608,6 +608,7 @@ fn a_global_access_to_shared_memory_is_a_wrong_space_with_its_line() {
         [
             line_of(THIS_RS, "unsafe { gpu::global::stg(at, i) };"),
             line_of(THIS_RS, "let v = unsafe { gpu::global::ldg_plain(at) };"),
+            line_of(THIS_RS, "let w = unsafe { gpu::readonly::ldg(at) };"),
         ],
         "{report}"
     );
@@ -619,22 +620,24 @@ fn a_global_access_to_shared_memory_is_a_wrong_space_with_its_line() {
     );
 }
 
-/// Each thread stores its index with `st.global` and loads it back with `ld.global`: into the
-/// `u32`s at `p` (global, a word per thread of both blocks), or (`into_shared`, wrongly) into
-/// its block's shared memory.
+/// Each thread stores its index with `st.global`, loads it back with `ld.global`, then with
+/// `ld.global.nc`: in the `u32`s at `p` (global, a word per thread of both blocks), or
+/// (`into_shared`, wrongly) in its block's shared memory.
 fn copy_through_global(p: usize, into_shared: bool) {
     let i = gpu::index::thread_idx_x();
     let at = if into_shared {
         // SAFETY: the launch gives each block 128 bytes of shared memory, a word per thread.
         unsafe { gpu::shared::dynamic_shared::<u32>().add(i as usize) }
     } else {
-        let global = i + 32 * gpu::index::block_idx_x();
+        let global = i + gpu::index::block_dim_x() * gpu::index::block_idx_x();
         (p as *mut u32).wrapping_add(global as usize)
     };
-    // SAFETY: `at` is this thread's word alone (in global memory, or on purpose not).
+    // SAFETY (the three): `at` is this thread's word alone (in global memory, or on purpose
+    // not), which no other thread writes during the launch.
     unsafe { gpu::global::stg(at, i) };
     let v = unsafe { gpu::global::ldg_plain(at) };
-    std::hint::black_box(v);
+    let w = unsafe { gpu::readonly::ldg(at) };
+    std::hint::black_box((v, w));
 }
 
 /// The first line of this file that holds `text` (1-based).

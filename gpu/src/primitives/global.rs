@@ -9,7 +9,8 @@
 //!
 //! Not synchronization: plain (weak) accesses, as [`Ptr::load`](crate::mem::Ptr::load) and
 //! [`Ptr::store`](crate::mem::Ptr::store). In the simulator each is the plain access, reported
-//! to the checker as one.
+//! to the checker as one; given an address in shared memory, the checker reports a wrong
+//! space (`FindingKind::WrongSpace`).
 
 /// A value [`stg`] and [`ldg_plain`] move: `u32`, what the cell list's fills need (another
 /// type is one more `impl` beside it, over its own `st.global` / `ld.global` in the seam).

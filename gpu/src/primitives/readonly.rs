@@ -11,7 +11,8 @@
 //! location during the launch, so only read-only inputs qualify.
 //!
 //! In the simulator an [`ldg`] is a plain load of `size_of::<T>()` bytes, reported to the
-//! checker as one (naming the caller's line): a write racing with it is a data race.
+//! checker as one (naming the caller's line): a write racing with it is a data race, and an
+//! address in shared memory a wrong space (`FindingKind::WrongSpace`).
 
 /// A value [`ldg`] can load: 4- or 8-byte numbers.
 pub trait Ldg: Copy {

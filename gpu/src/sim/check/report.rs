@@ -54,6 +54,11 @@ impl std::fmt::Display for Finding {
                 f,
                 "\n  (more arrivals than the phase still expected: undefined on the GPU)"
             )?,
+            FindingKind::WrongSpace => write!(
+                f,
+                "\n  (st.global, ld.global or ld.global.nc given a shared address: on the GPU a \
+                 fault, or another address)"
+            )?,
             _ => {}
         }
         if self.count > 1 {
