@@ -3,7 +3,7 @@
 # synccheck and initcheck, at shapes that take every path — rings that wrap (more fills than
 # stages), short last tiles, grids of more than one wave, partial warps, clusters; the cell
 # lists' fills on graphene (rows of 3) and on random points with about 14 neighbors each, past
-# the 8 a row keeps in registers (the long-row path), in grids of many waves.
+# the 8 a row keeps in registers (the long-row path), in grids of more than one wave.
 #
 #   scripts/sanitize.sh [GRIDSYNC] [OUT_DIR]
 #

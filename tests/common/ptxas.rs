@@ -21,11 +21,13 @@ pub fn ptxas(arch: &str, ptx: &str) -> String {
         .arg(&src)
         .output()
         .unwrap_or_else(|e| panic!("running {path}: {e}"));
-    let _ = (std::fs::remove_file(src), std::fs::remove_file(cubin));
     let log = String::from_utf8_lossy(&out.stderr).into_owned();
+    // A rejected build's file stays, for the lines the report names.
     assert!(
         out.status.success(),
-        "ptxas --gpu-name {arch} rejected the PTX:\n{log}"
+        "ptxas --gpu-name {arch} rejected {}:\n{log}",
+        src.display()
     );
+    let _ = (std::fs::remove_file(src), std::fs::remove_file(cubin));
     log
 }
