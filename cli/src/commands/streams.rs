@@ -103,6 +103,19 @@ fn run_label(r: &Run) -> String {
 }
 
 pub fn print_report(r: &ExperimentReport, verbose: bool) {
+    print_setup(r);
+    print_runs(r);
+    print_bounds(r);
+    explain(r);
+    if verbose {
+        for run in &r.runs {
+            print_events(run);
+        }
+    }
+}
+
+/// The arrays, the host memory, the device, and the copies and kernels timed alone.
+fn print_setup(r: &ExperimentReport) {
     let o = &r.options;
     println!(
         "normalize a ← a / Σa: {} arrays × {} floats ({:.1} MB each, array i = i + 1), {} host \
@@ -140,6 +153,10 @@ pub fn print_report(r: &ExperimentReport, verbose: bool) {
         );
     }
     println!();
+}
+
+/// A row per run: its total, its speed-up over one stream, its overlap and its new sums.
+fn print_runs(r: &ExperimentReport) {
     let t = Table::new(
         "  {run:<34} {total ms:>9.3} {min ms:>9.3} {vs 1 str:>8} {serial ms:>9.3} {overlap:>8} \
          {H→D GB/s:>8.1} {D→H GB/s:>8.1} {last:>5}  {new sums}",
@@ -188,6 +205,11 @@ pub fn print_report(r: &ExperimentReport, verbose: bool) {
              streams' copies, so compare totals."
         );
     }
+}
+
+/// What no run can beat: the bound from the bus, and the copies alone on the runs' streams,
+/// each run set beside them.
+fn print_bounds(r: &ExperimentReport) {
     if let Some(b) = r.bound_ms {
         println!();
         println!(
@@ -231,12 +253,6 @@ pub fn print_report(r: &ExperimentReport, verbose: bool) {
                     100.0 * (p.max - 1.0)
                 );
             }
-        }
-    }
-    explain(r);
-    if verbose {
-        for run in &r.runs {
-            print_events(run);
         }
     }
 }

@@ -186,52 +186,8 @@ pub fn run(
         ));
     }
     let streams = o.streams.min(o.arrays);
-    let mut configs = Vec::new();
-    for &pipeline in &o.pipelines {
-        if streams > 1 {
-            for &schedule in &o.schedules {
-                configs.push(BatchOptions {
-                    streams,
-                    pipeline,
-                    schedule,
-                });
-            }
-        }
-        configs.push(BatchOptions {
-            streams: 1,
-            pipeline,
-            schedule: Schedule::PerStream,
-        });
-    }
-    // Every array on the host. On a GPU, a lane per stream of every configuration (they run in
-    // turn, round after round) beside the copies alone's buffer per stream; the kernels-alone
-    // timing's two arrays come after the lanes are freed. The simulator has no lanes.
-    let need = (|| {
-        let array = (o.len as u64).checked_mul(4)?;
-        let lanes = match target {
-            Target::Sim => 0,
-            Target::Gpu(_) => configs
-                .iter()
-                .try_fold(0u64, |sum, c| sum.checked_add(c.streams as u64))?,
-        };
-        let device = lanes
-            .checked_add(streams as u64)?
-            .max((streams as u64).checked_add(2)?);
-        Some(Footprint {
-            host: (o.arrays as u64).checked_add(2)?.checked_mul(array)?,
-            device: device.checked_mul(array)?,
-        })
-    })();
-    let option = format!(
-        "--arrays {} --len {} --streams {} ({} pipeline(s), {} schedule(s): a lane per stream \
-         of each)",
-        o.arrays,
-        o.len,
-        o.streams,
-        o.pipelines.len(),
-        o.schedules.len()
-    );
-    check_fits(target, &option, need)?;
+    let configs = configurations(o, streams);
+    check_room(target, o, &configs, streams)?;
     let mut arrays = match target {
         Target::Gpu(gpu) if !o.pageable => Arrays::Pinned(
             (0..o.arrays)
@@ -302,6 +258,67 @@ pub fn run(
         bound_ms,
         streamed_copies_ms,
     })
+}
+
+/// Every configuration the options ask for: each pipeline on `streams` streams in each schedule
+/// (where `streams` > 1), then on one stream.
+fn configurations(o: &ExperimentOptions, streams: usize) -> Vec<BatchOptions> {
+    let mut configs = Vec::new();
+    for &pipeline in &o.pipelines {
+        if streams > 1 {
+            for &schedule in &o.schedules {
+                configs.push(BatchOptions {
+                    streams,
+                    pipeline,
+                    schedule,
+                });
+            }
+        }
+        configs.push(BatchOptions {
+            streams: 1,
+            pipeline,
+            schedule: Schedule::PerStream,
+        });
+    }
+    configs
+}
+
+/// Refuses options whose arrays and lanes do not fit ([`check_fits`]). Every array on the host.
+/// On a GPU, a lane per stream of every configuration (they run in turn, round after round)
+/// beside the copies alone's buffer per stream; the kernels-alone timing's two arrays come
+/// after the lanes are freed. The simulator has no lanes.
+fn check_room(
+    target: &Target,
+    o: &ExperimentOptions,
+    configs: &[BatchOptions],
+    streams: usize,
+) -> Result<()> {
+    let need = (|| {
+        let array = (o.len as u64).checked_mul(4)?;
+        let lanes = match target {
+            Target::Sim => 0,
+            Target::Gpu(_) => configs
+                .iter()
+                .try_fold(0u64, |sum, c| sum.checked_add(c.streams as u64))?,
+        };
+        let device = lanes
+            .checked_add(streams as u64)?
+            .max((streams as u64).checked_add(2)?);
+        Some(Footprint {
+            host: (o.arrays as u64).checked_add(2)?.checked_mul(array)?,
+            device: device.checked_mul(array)?,
+        })
+    })();
+    let option = format!(
+        "--arrays {} --len {} --streams {} ({} pipeline(s), {} schedule(s): a lane per stream \
+         of each)",
+        o.arrays,
+        o.len,
+        o.streams,
+        o.pipelines.len(),
+        o.schedules.len()
+    );
+    check_fits(target, &option, need)
 }
 
 /// One repeat: its report and every array's sum afterwards.
