@@ -313,61 +313,113 @@ pub fn streamed_copies<T: Plain>(
     streams: usize,
     trials: u32,
 ) -> Result<Stats> {
-    let gpu = require_gpu(target)?;
-    gpu.make_current()?;
+    require_gpu(target)?;
     let len = arrays.first().map_or(0, |a| a.len());
-    if len == 0 || arrays.iter().any(|a| a.len() != len) || streams == 0 || trials == 0 {
-        return Err(Error::InvalidInput(
-            "the streamed copies need arrays of one positive length, a stream and a trial".into(),
-        ));
+    if streams == 0 || trials == 0 {
+        return Err(Error::InvalidInput(SHAPE.into()));
+    }
+    check_arrays(arrays, len)?;
+    let copies = StreamedCopies::new(target, len, streams.min(arrays.len()))?;
+    copies.time(arrays)?;
+    let ms = (0..trials)
+        .map(|_| copies.time(arrays))
+        .collect::<Result<Vec<_>>>()?;
+    Stats::of(&ms)
+}
+
+/// The copies of [`streamed_copies`] made ready once (a device buffer, a stream and an end
+/// event per stream) and timed pass by pass: for a caller that times them between other work,
+/// with nothing allocated or warmed up again in between.
+pub struct StreamedCopies<'t, T: Plain> {
+    gpu: &'t Gpu,
+    device: Vec<Buffer<T>>,
+    lanes: Vec<Stream>,
+    start: Event,
+    ends: Vec<Event>,
+}
+
+impl<'t, T: Plain> StreamedCopies<'t, T> {
+    /// A device buffer of `len` elements, a stream and an end event for each of `streams`.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] on the simulator; [`Error::InvalidInput`] for a zero length or
+    /// zero streams; a driver error (out of device memory among them).
+    pub fn new(target: &'t Target, len: usize, streams: usize) -> Result<Self> {
+        let gpu = require_gpu(target)?;
+        gpu.make_current()?;
+        if len == 0 || streams == 0 {
+            return Err(Error::InvalidInput(SHAPE.into()));
+        }
+        Ok(StreamedCopies {
+            gpu,
+            device: (0..streams)
+                .map(|_| target.zeros::<T>(len))
+                .collect::<Result<_>>()?,
+            lanes: (0..streams).map(|_| Stream::new()).collect::<Result<_>>()?,
+            start: Event::new()?,
+            ends: (0..streams).map(|_| Event::new()).collect::<Result<_>>()?,
+        })
+    }
+
+    /// One pass: array `i` copied in and straight back out on stream `i mod streams`, every
+    /// stream started together. Milliseconds from the first copy's start to the last copy's
+    /// end.
+    ///
+    /// # Errors
+    /// [`Error::InvalidInput`] for no arrays, an array of another length than the buffers', or
+    /// host memory that is not page-locked; a driver error.
+    pub fn time(&self, arrays: &mut [&mut [T]]) -> Result<f64> {
+        check_arrays(arrays, self.device[0].len())?;
+        self.gpu.make_current()?;
+        let (lanes, k) = (&self.lanes, self.lanes.len());
+        self.start.record(&lanes[0])?;
+        for lane in &lanes[1..] {
+            lane.wait_event(&self.start)?;
+        }
+        let queued = (|| -> Result<()> {
+            for (i, a) in arrays.iter_mut().enumerate() {
+                let (lane, dev) = (&lanes[i % k], &self.device[i % k]);
+                // SAFETY: every stream is synchronized below, before the arrays are touched
+                // again or the call returns (also after an error here); on one stream the copy
+                // out of array `i` follows its copy in, and array `i + k`'s copy in follows both.
+                unsafe {
+                    copy((self.gpu, lane), Direction::HostToDevice, a, dev)?;
+                    copy((self.gpu, lane), Direction::DeviceToHost, a, dev)?;
+                }
+            }
+            for (lane, end) in lanes.iter().zip(&self.ends) {
+                end.record(lane)?;
+            }
+            Ok(())
+        })();
+        for lane in lanes {
+            lane.synchronize()?;
+        }
+        queued?;
+        let mut last = 0f64;
+        for end in &self.ends {
+            last = last.max(end.elapsed_ms_since(&self.start)? as f64);
+        }
+        Ok(last)
+    }
+}
+
+/// What [`streamed_copies`] refuses: no arrays, arrays of different or zero length, zero
+/// streams or trials.
+const SHAPE: &str = "the streamed copies need arrays of one positive length, a stream and a trial";
+
+/// Arrays [`StreamedCopies`] can take: at least one, all of `len` (positive) elements, all
+/// page-locked (pageable copies would run one after another).
+fn check_arrays<T: Plain>(arrays: &[&mut [T]], len: usize) -> Result<()> {
+    if len == 0 || arrays.is_empty() || arrays.iter().any(|a| a.len() != len) {
+        return Err(Error::InvalidInput(SHAPE.into()));
     }
     if arrays.iter().any(|a| !is_pinned(a)) {
         return Err(Error::InvalidInput(
             "the streamed copies need page-locked host memory".into(),
         ));
     }
-    let k = streams.min(arrays.len());
-    let device: Vec<Buffer<T>> = (0..k)
-        .map(|_| target.zeros::<T>(len))
-        .collect::<Result<_>>()?;
-    let lanes: Vec<Stream> = (0..k).map(|_| Stream::new()).collect::<Result<_>>()?;
-    let start = Event::new()?;
-    let ends: Vec<Event> = (0..k).map(|_| Event::new()).collect::<Result<_>>()?;
-    let mut ms = Vec::new();
-    for t in 0..=trials {
-        start.record(&lanes[0])?;
-        for lane in &lanes[1..] {
-            lane.wait_event(&start)?;
-        }
-        let queued = (|| -> Result<()> {
-            for (i, a) in arrays.iter_mut().enumerate() {
-                let (lane, dev) = (&lanes[i % k], &device[i % k]);
-                // SAFETY: every stream is synchronized below, before the arrays are touched
-                // again or the call returns (also after an error here); on one stream the copy
-                // out of array `i` follows its copy in, and array `i + k`'s copy in follows both.
-                unsafe {
-                    copy((gpu, lane), Direction::HostToDevice, a, dev)?;
-                    copy((gpu, lane), Direction::DeviceToHost, a, dev)?;
-                }
-            }
-            for (lane, end) in lanes.iter().zip(&ends) {
-                end.record(lane)?;
-            }
-            Ok(())
-        })();
-        for lane in &lanes {
-            lane.synchronize()?;
-        }
-        queued?;
-        let mut last = 0f64;
-        for end in &ends {
-            last = last.max(end.elapsed_ms_since(&start)? as f64);
-        }
-        if t > 0 {
-            ms.push(last);
-        }
-    }
-    Stats::of(&ms)
+    Ok(())
 }
 
 /// The copies in, out and both at once, from pageable host memory of their own: [`run`] for

@@ -8,7 +8,7 @@
 //! its sum is known.
 
 use crate::plot::{BLUE, GREEN, ORANGE, Timeline, TimelineBar, TimelinePanel, TimelineRow};
-use gridsync::normalize::transfer::{self, Direction, TransferBench};
+use gridsync::normalize::transfer::{self, Direction, StreamedCopies, TransferBench};
 use gridsync::normalize::{
     BatchOptions, BatchReport, Normalizer, Pipeline, Schedule, source_arrays,
 };
@@ -125,7 +125,8 @@ pub struct ExperimentReport {
     pub bound_ms: Option<f64>,
     /// The many-stream runs' copies alone: every array in and straight back out on the same
     /// streams, from the same pinned arrays, no kernels (GPU, pinned memory only;
-    /// [`transfer::streamed_copies`]). No run on as many streams can end earlier.
+    /// [`StreamedCopies`], made and warmed up once, one pass at the end of each round). No run
+    /// on as many streams can end earlier.
     pub streamed_copies_ms: Option<Stats>,
 }
 
@@ -207,7 +208,15 @@ pub fn run(
         .iter()
         .map(|&config| Normalizer::new(target, o.len, config))
         .collect::<Result<Vec<_>>>()?;
-    let pinned = matches!(arrays, Arrays::Pinned(_));
+    // The copies alone: their buffers, streams and events made once and warmed up once, so
+    // that a round times one pass of copies and nothing else.
+    let alone = if matches!(arrays, Arrays::Pinned(_)) {
+        let alone = StreamedCopies::new(target, o.len, streams)?;
+        alone.time(&mut arrays.slices())?;
+        Some(alone)
+    } else {
+        None
+    };
     let mut results: Vec<Vec<Repeat>> = configs.iter().map(|_| Vec::new()).collect();
     let mut copies_alone = Vec::new();
     for round in 0..o.repeats {
@@ -218,12 +227,11 @@ pub fn run(
                 steps,
             );
         }
-        if pinned {
-            let once = transfer::streamed_copies(target, &mut arrays.slices(), streams, 1)?;
-            copies_alone.push(once.median);
+        if let Some(alone) = &alone {
+            copies_alone.push(alone.time(&mut arrays.slices())?);
         }
     }
-    drop(normalizers);
+    drop((normalizers, alone));
     let streamed_copies_ms = Stats::of(&copies_alone).ok();
     let runs = configs
         .into_iter()
