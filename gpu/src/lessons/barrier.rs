@@ -349,9 +349,12 @@ kernel! {
     /// one barrier. It looks reusable, since `atomicInc` wraps the counter back to 0 at each
     /// last arrival, but the release is a *moment* of zero: a waiter that polls only after the
     /// last block has already arrived at the next barrier (and made the counter 1) never sees
-    /// it and waits for ever — here, until the timeout. The simulator's threads, which yield
-    /// while they poll, show it almost every run; on a GPU a waiter usually polls while the last
-    /// block computes its next stage, and the bug waits for a bad day. [`GridBarrier`]'s
+    /// it and waits for ever — here, until the timeout. The simulator shows it at once with one
+    /// thread per block, as `gridsync check` runs it: the block that made the zero goes on to
+    /// the next barrier before the others, yielding between polls, look again. With larger
+    /// blocks the zero lasts while the block passes its own `__syncthreads`, and most runs pass;
+    /// on a GPU a waiter usually polls while the last block computes its next stage, and the bug
+    /// waits for a bad day. [`GridBarrier`]'s
     /// generation bit cannot be missed: it stays flipped until every block has arrived again.
     ///
     /// Source: the article's `SyncWholeDevice` with `volatile unsigned int count`. Broken when
