@@ -88,6 +88,15 @@ impl SimBarrier {
         }
     }
 
+    /// Once the generation a waiter arrived at has been released: what it returns (whether
+    /// any thread arrived with its predicate set). `None` while it is still open.
+    fn released_since(&self, generation: u64) -> Option<bool> {
+        // Acquire: pairs with the release's increment, so `released_any` and everything the
+        // arrivals wrote before they arrived are seen.
+        (self.generation.load(Ordering::Acquire) != generation)
+            .then(|| self.released_any.load(Ordering::Relaxed))
+    }
+
     /// Waits for every live thread; unwinds with [`Abort`] on deadlock or when the launch aborts.
     /// Returns whether any thread arrived with `predicate` set (`__syncthreads_or`).
     pub(super) fn wait(&self, launch: &Launch, what: &'static str, predicate: bool) -> bool {
@@ -115,13 +124,13 @@ impl SimBarrier {
         drop(s);
         for _ in 0..YIELDS {
             std::thread::yield_now();
-            if self.generation.load(Ordering::Acquire) != generation {
-                return self.released_any.load(Ordering::Relaxed);
+            if let Some(any) = self.released_since(generation) {
+                return any;
             }
         }
         s = self.lock();
-        if self.generation.load(Ordering::Acquire) != generation {
-            return self.released_any.load(Ordering::Relaxed);
+        if let Some(any) = self.released_since(generation) {
+            return any;
         }
         s.waiters.push(std::thread::current());
         loop {
@@ -142,12 +151,12 @@ impl SimBarrier {
             // A park can also return for no reason, or for a token another wait left: each
             // return looks at the generation again.
             std::thread::park_timeout(limit - idle + DEADLINE_SLACK);
-            if self.generation.load(Ordering::Acquire) != generation {
-                return self.released_any.load(Ordering::Relaxed);
+            if let Some(any) = self.released_since(generation) {
+                return any;
             }
             s = self.lock();
-            if self.generation.load(Ordering::Acquire) != generation {
-                return self.released_any.load(Ordering::Relaxed);
+            if let Some(any) = self.released_since(generation) {
+                return any;
             }
         }
     }
@@ -175,7 +184,7 @@ impl SimBarrier {
         drop(s);
         match w.block(me, self.key(), &|| launch.aborted()) {
             // Nothing ran between the release and this read but the threads it released.
-            Ok(()) => self.released_any.load(Ordering::Acquire),
+            Ok(()) => self.released_any.load(Ordering::Relaxed),
             Err(why) => {
                 self.lock().arrived -= 1;
                 launch.stuck(why, what)
