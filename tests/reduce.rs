@@ -11,6 +11,7 @@ use gridsync::gpu::lessons::reduce::{
     self as r, Element, REDUCE_PIPELINE_STAGE_BYTES, Reduction, SumF32InF64, SumI32,
     last_block_shared_bytes, reduce_pipeline_shared_bytes,
 };
+use gridsync::gpu::vector::Vector16;
 use gridsync::reduce::{
     self, Accumulate, DeviceReduction, ReduceOptions, SinglePass, SinglePassKernel, Step,
     StepLaunch, sum_abs_cpu, sum_cpu,
@@ -315,8 +316,8 @@ fn misaligned_input_is_reduced_exactly_by_the_vector_kernels() {
             assert_eq!(got, want, "f64, offset {offset}, len {len}");
         }
     }
-    assert_eq!(<f32 as Element>::LANES, 4);
-    assert_eq!(<u64 as Element>::LANES, 2);
+    assert_eq!(<<f32 as Element>::Vec16 as Vector16>::LANES, 4);
+    assert_eq!(<<u64 as Element>::Vec16 as Vector16>::LANES, 2);
 }
 
 #[test]

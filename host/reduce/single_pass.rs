@@ -12,6 +12,7 @@ use gpu::lessons::reduce::{
     Element, REDUCE_PIPELINE_STAGE_BYTES, REDUCE_PIPELINE_THREADS_PER_BLOCK,
     reduce_pipeline_shared_bytes,
 };
+use gpu::vector::Vector16;
 use serde::Serialize;
 
 /// Which single-pass kernel of a reduction.
@@ -58,7 +59,7 @@ impl<'a, R: DeviceReduction> SinglePass<'a, R> {
     ) -> Result<SinglePass<'a, R>> {
         const { assert!(align_of::<R::Acc>() <= 8) };
         let (kernel, work) = match which {
-            SinglePassKernel::Vec => (R::VEC, len.div_ceil(R::Item::LANES)),
+            SinglePassKernel::Vec => (R::VEC, len.div_ceil(<R::Item as Element>::Vec16::LANES)),
             SinglePassKernel::LastBlock => (
                 R::LAST_BLOCK.ok_or_else(|| {
                     Error::InvalidInput(format!(

@@ -1,7 +1,7 @@
 //! The last step of privatization: a histogram per lane, in 16-bit counters, laid out so that
 //! no two lanes of a warp ever touch the same shared-memory bank.
 
-use super::load::{BYTES16, Split16, for_each_body_byte, for_each_scalar};
+use super::load::{BYTES16, ByteSplit, for_each_body_byte, for_each_scalar};
 use crate::atomic::atomic_add_device;
 use crate::index::{block_dim_x, global_id_x, thread_idx_x, threads_per_grid_x};
 use crate::mem::Ptr;
@@ -136,7 +136,7 @@ kernel! {
         unsafe { zero_own(s_lanes) };
         // SAFETY: `s_lanes + t` is in the block's dynamic shared memory.
         let s_lane = unsafe { SharedU32::from_generic(s_lanes.add(t as usize).as_ptr()) };
-        let split = Split16::of(arr.as_ptr(), len as usize);
+        let split = ByteSplit::of(arr.as_ptr(), len as usize);
         // SAFETY: `i < len`; `s_lane` is this thread's.
         for_each_scalar(&split, |i| unsafe { count(s_lane, threads, arr.add(i).load() as u32) });
         // The same number of rounds in every thread of the block (a barrier ends each): thread

@@ -1,15 +1,16 @@
 //! Reading bytes sixteen at a time: [`vector`](crate::vector)'s head/body/tail split, for `u8`.
 //!
 //! A 16-byte load (`ld.global.v4.u32`) must be 16-byte aligned; a byte array need not start on
-//! a boundary (a sub-slice) nor end on one. [`Split16`] cuts it into a scalar head (up to the
+//! a boundary (a sub-slice) nor end on one. [`ByteSplit`] cuts it into a scalar head (up to the
 //! first boundary, at most 15 bytes), a body of whole [`Bytes16`], and a scalar tail (at most 15
 //! bytes).
 
 use crate::index::{global_id_x, threads_per_grid_x};
 use crate::mem::Ptr;
+use crate::vector::{Split16, Vector16};
 
 /// Bytes in one 16-byte load.
-pub const BYTES16: usize = 16;
+pub const BYTES16: usize = crate::vector::VEC16_BYTES;
 
 /// Sixteen bytes at a 16-byte-aligned address, as four little-endian words: byte `4k + j` of the
 /// load is bits `8j..8j + 8` of word `k`. Reading one through a pointer is one
@@ -19,6 +20,10 @@ pub const BYTES16: usize = 16;
 pub struct Bytes16(pub [u32; 4]);
 
 const _: () = assert!(size_of::<Bytes16>() == BYTES16 && align_of::<Bytes16>() == BYTES16);
+
+impl Vector16 for Bytes16 {
+    type Elem = u8;
+}
 
 impl Bytes16 {
     /// Calls `f` with each of the sixteen bytes, in memory order.
@@ -74,69 +79,8 @@ fn bytes_of_four(a: Bytes16, b: Bytes16, c: Bytes16, d: Bytes16, f: &mut impl Fn
 }
 
 /// How `len` bytes at some address split into a scalar head, a body of [`Bytes16`] and a scalar
-/// tail.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Split16 {
-    /// Bytes before the first 16-byte boundary.
-    pub head: usize,
-    /// Whole [`Bytes16`] after the head.
-    pub body: usize,
-    /// All bytes.
-    pub len: usize,
-}
-
-impl Split16 {
-    /// The split of `len` bytes starting at `p`.
-    #[inline(always)]
-    pub fn of(p: *const u8, len: usize) -> Split16 {
-        let misaligned = p as usize % BYTES16;
-        let head = ((BYTES16 - misaligned) % BYTES16).min(len);
-        Split16 {
-            head,
-            body: (len - head) / BYTES16,
-            len,
-        }
-    }
-
-    /// The index of the first tail byte.
-    #[inline(always)]
-    pub fn tail_start(&self) -> usize {
-        self.head + self.body * BYTES16
-    }
-
-    /// Bytes read one at a time: head plus tail (at most 30).
-    #[inline(always)]
-    pub fn scalars(&self) -> usize {
-        self.head + (self.len - self.tail_start())
-    }
-
-    /// The array index of scalar byte `k < self.scalars()`: the head first, then the tail.
-    #[inline(always)]
-    pub fn scalar_index(&self, k: usize) -> usize {
-        if k < self.head {
-            k
-        } else {
-            self.tail_start() + (k - self.head)
-        }
-    }
-
-    /// The body's `v`-th [`Bytes16`] of the array at `p`.
-    ///
-    /// # Safety
-    /// `p` is the address this split was made for, valid for `self.len` bytes; `v < self.body`.
-    #[inline(always)]
-    pub unsafe fn load(&self, p: *const u8, v: usize) -> Bytes16 {
-        // SAFETY: `p + head` is 16-byte aligned (that is what `head` is), and body element `v`
-        // ends at or before `tail_start() <= len`.
-        unsafe {
-            Ptr::new(p.cast_mut())
-                .add(self.head)
-                .cast::<Bytes16>()
-                .add(v)
-                .load()
-        }
-    }
-}
+/// tail: [`vector::Split16`](crate::vector::Split16) for bytes.
+pub type ByteSplit = Split16<Bytes16>;
 
 /// 16-byte loads each thread of [`for_each_body_byte`] has in flight: 64 bytes per thread, over
 /// 20 KiB per SM at 12 warps — most of what HBM's latency × bandwidth per SM needs (about
@@ -153,7 +97,7 @@ pub const LOADS_IN_FLIGHT: usize = 4;
 /// `split` was made for `arr`, which holds `split.len` bytes; `end <= split.body`.
 #[inline(always)]
 pub unsafe fn for_each_body_byte(
-    split: &Split16,
+    split: &ByteSplit,
     arr: *const u8,
     start: usize,
     end: usize,
@@ -204,7 +148,7 @@ pub unsafe fn for_each_strided_byte(
 
 /// Calls `f(k)` for this thread's scalar bytes of `split` (grid-stride over its head and tail).
 #[inline(always)]
-pub fn for_each_scalar(split: &Split16, mut f: impl FnMut(usize)) {
+pub fn for_each_scalar(split: &ByteSplit, mut f: impl FnMut(usize)) {
     let stride = threads_per_grid_x();
     let mut k = global_id_x();
     while k < split.scalars() {

@@ -45,7 +45,7 @@ pub mod wide;
 
 pub use lane::{LANE_COUNTER_MAX, LANE_FLUSH_LOADS, LANE_WORDS, histogram_lane, lane_shared_bytes};
 pub use load::{
-    BYTES16, Bytes16, LOADS_IN_FLIGHT, Split16, for_each_body_byte, for_each_strided_byte,
+    BYTES16, ByteSplit, Bytes16, LOADS_IN_FLIGHT, for_each_body_byte, for_each_strided_byte,
 };
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]
 pub use pipeline::{

@@ -2,7 +2,7 @@
 //! ring of shared-memory stages with bulk copies; the block's other warps count the bytes of the
 //! stages that have landed, into 32-bit counters of their lane index.
 
-use super::load::{BYTES16, Bytes16, Split16, for_each_strided_byte};
+use super::load::{BYTES16, ByteSplit, Bytes16, for_each_strided_byte};
 use crate::atomic::atomic_add_device;
 use crate::index::{block_dim_x, block_idx_x, thread_idx_x};
 use crate::mem::Ptr;
@@ -127,7 +127,7 @@ kernel! {
         }
         sync_threads(); // the counters are zero and the ring's barriers initialized
 
-        let split = Split16::of(arr.as_ptr(), len as usize);
+        let split = ByteSplit::of(arr.as_ptr(), len as usize);
         // SAFETY: `arr + head` is 16-byte aligned; the body's `split.body` vectors follow it.
         let body = unsafe { arr.add(split.head) }.as_ptr();
         let body_bytes = split.body * BYTES16;

@@ -1,6 +1,6 @@
 //! Privatizing further than the source: a histogram per warp, then per warp with 16-byte loads.
 
-use super::load::{Split16, for_each_body_byte, for_each_scalar};
+use super::load::{ByteSplit, for_each_body_byte, for_each_scalar};
 use crate::atomic::atomic_add_device;
 use crate::index::{block_dim_x, global_id_x, grid_stride, thread_idx_x};
 use crate::mem::Ptr;
@@ -138,7 +138,7 @@ kernel! {
         let arr = Ptr::new(arr.cast_mut());
         // SAFETY: the launch gave the shared memory; every thread calls it.
         let (s_hist, s_warp) = unsafe { zero_warp_histograms() };
-        let split = Split16::of(arr.as_ptr(), len as usize);
+        let split = ByteSplit::of(arr.as_ptr(), len as usize);
         // SAFETY: `i < len`; `s_warp` is this warp's histogram.
         for_each_scalar(&split, |i| unsafe { count(s_warp, arr.add(i).load() as u32) });
         // SAFETY: `split` is `arr`'s; `s_warp` is this warp's histogram.

@@ -16,7 +16,7 @@
 //! Shared-memory counters are `u32`: a block or cluster counts at most its share of `len`
 //! values, which the host keeps below 2³² per launch.
 
-use super::load::{BYTES16, Bytes16, Split16};
+use super::load::{BYTES16, ByteSplit, Bytes16};
 use crate::atomic::{Scope, StoreOrder, red_add};
 use crate::index::{block_dim_x, block_idx_y, global_id_x, thread_idx_x, threads_per_grid_x};
 use crate::mem::Ptr;
@@ -41,7 +41,7 @@ pub const WIDE_THREADS_PER_BLOCK: u32 = 1024;
 unsafe fn for_each_value(values: *const u16, len: usize, mut f: impl FnMut(u32)) {
     let values = Ptr::new(values.cast_mut());
     let bytes = values.cast::<u8>().as_ptr();
-    let split = Split16::of(bytes, 2 * len);
+    let split = ByteSplit::of(bytes, 2 * len);
     let stride = threads_per_grid_x();
     // SAFETY: every `v` passed is below `split.body`.
     let load = |v: usize| unsafe { split.load(bytes, v) };

@@ -28,7 +28,6 @@ pub mod last_block;
 pub mod ops;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]
 pub mod pipeline;
-pub mod split;
 pub mod tree;
 pub mod vec;
 pub mod warp;
@@ -37,7 +36,6 @@ pub use last_block::*;
 pub use ops::*;
 #[cfg(any(not(target_arch = "nvptx64"), target_feature = "sm_90"))]
 pub use pipeline::*;
-pub use split::*;
 pub use tree::*;
 pub use vec::*;
 pub use warp::*;

@@ -17,15 +17,14 @@
 //! sets the rounding, and the kernels fix that order by the launch shape alone (never by timing),
 //! which is what makes the single-pass kernels deterministic.
 
+use crate::vector::Vector16;
 use crate::warp::{Shuffle, WarpValue};
 use core::ops::Add;
 
 /// A value the vector kernels read 16 bytes at a time.
 pub trait Element: Copy {
     /// 16 bytes of `Self`, 16-byte aligned: CUDA's `float4`, `int4`, `double2`, `ulonglong2`.
-    type Vec16: Copy;
-    /// Elements in one [`Element::Vec16`].
-    const LANES: usize;
+    type Vec16: Vector16<Elem = Self>;
     /// `lift` each lane and `combine` them as a tree: `(l0 ∘ l1) ∘ (l2 ∘ l3)`.
     fn tree<A>(v: Self::Vec16, lift: impl Fn(Self) -> A, combine: impl Fn(A, A) -> A) -> A;
 }
@@ -37,11 +36,14 @@ pub trait Element: Copy {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Vec16<T, const N: usize>(pub [T; N]);
 
+impl<T: Copy, const N: usize> Vector16 for Vec16<T, N> {
+    type Elem = T;
+}
+
 macro_rules! element {
     ($($t:ty, 4;)*) => {$(
         impl Element for $t {
             type Vec16 = Vec16<$t, 4>;
-            const LANES: usize = 4;
             #[inline(always)]
             fn tree<A>(v: Vec16<$t, 4>, lift: impl Fn($t) -> A, combine: impl Fn(A, A) -> A) -> A {
                 let [a, b, c, d] = v.0;
@@ -53,7 +55,6 @@ macro_rules! element {
     ($($t:ty, 2;)*) => {$(
         impl Element for $t {
             type Vec16 = Vec16<$t, 2>;
-            const LANES: usize = 2;
             #[inline(always)]
             fn tree<A>(v: Vec16<$t, 2>, lift: impl Fn($t) -> A, combine: impl Fn(A, A) -> A) -> A {
                 let [a, b] = v.0;

@@ -4,13 +4,13 @@
 
 use super::last_block::{finish_in_last_block, last_block_shared_bytes};
 use super::ops::{Element, Reduction};
-use super::split::Split16;
 use super::vec::combine_strided;
 use crate::index::{block_dim_x, block_idx_x, thread_idx_x};
 use crate::mem::Ptr;
 use crate::pipeline::BulkRing;
 use crate::shared::dynamic_shared;
 use crate::sync::sync_threads;
+use crate::vector::Split16;
 use crate::warp::WARP_SIZE;
 
 /// Stages in the ring of the (f) kernels.
@@ -65,7 +65,7 @@ unsafe fn pipeline_reduce<R: Reduction>(
     sync_threads(); // the ring's barriers are initialized before anyone uses them
 
     let x = Ptr::new(x.cast_mut());
-    let split = Split16::of(x.as_ptr(), n as usize);
+    let split = Split16::<<R::Item as Element>::Vec16>::of(x.as_ptr(), n as usize);
     let body_bytes = split.body * 16;
     // SAFETY: `x + head` is 16-byte aligned; the body follows it.
     let body = unsafe { x.add(split.head) }.as_ptr().cast::<u8>();

@@ -2,11 +2,10 @@
 //! fast one, for every element type and reduction the library exposes.
 
 use super::last_block::finish_in_last_block;
-use super::ops::Reduction;
-use super::split::Split16;
+use super::ops::{Element, Reduction};
 use crate::index::{global_id_x, threads_per_grid_x};
 use crate::mem::Ptr;
-use crate::vector::grid_stride_each;
+use crate::vector::{Split16, grid_stride_each};
 
 /// 16-byte loads each thread issues back to back before it combines any: 64 bytes in flight per
 /// thread, over 100 KiB per SM at full occupancy — more than an H200's memory latency ×
@@ -32,7 +31,7 @@ unsafe fn vec_reduce<R: Reduction>(
     result: *mut R::Out,
 ) {
     let x = Ptr::new(x.cast_mut());
-    let split = Split16::of(x.as_ptr(), n as usize);
+    let split = Split16::<<R::Item as Element>::Vec16>::of(x.as_ptr(), n as usize);
     let mut acc = R::identity();
     grid_stride_each(split.scalars(), |k| {
         // SAFETY: `scalar_index(k) < n` for `k < scalars()`.
@@ -53,7 +52,7 @@ unsafe fn vec_reduce<R: Reduction>(
 #[inline(always)]
 pub(super) fn combine_strided<R: Reduction>(
     mut acc: R::Acc,
-    load: impl Fn(usize) -> <R::Item as super::ops::Element>::Vec16,
+    load: impl Fn(usize) -> <R::Item as Element>::Vec16,
     start: usize,
     end: usize,
     stride: usize,
