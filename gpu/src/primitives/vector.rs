@@ -218,9 +218,7 @@ mod tests {
                 }
                 assert!(len - s.tail_start() < lanes, "{s:?}");
                 let mut seen = vec![false; len];
-                for v in s.head..s.tail_start() {
-                    seen[v] = true;
-                }
+                seen[s.head..s.tail_start()].fill(true);
                 for k in 0..s.scalars() {
                     let i = s.scalar_index(k);
                     assert!(!seen[i], "{s:?}: {i} twice");
