@@ -182,3 +182,47 @@ proptest! {
         prop_assert_eq!(back, list);
     }
 }
+
+proptest! {
+    #![proptest_config(config(256))]
+
+    /// `histogram::first_difference` names the first bin the two histograms disagree on (a bin
+    /// only one has counts as disagreeing), and `None` exactly when they are equal.
+    #[test]
+    fn the_first_different_bin_is_the_first_disagreement(
+        got in vec(0u64..3, 0..12),
+        want in vec(0u64..3, 0..12),
+    ) {
+        match gridsync::histogram::first_difference(&got, &want) {
+            None => prop_assert_eq!(&got, &want),
+            Some(b) => {
+                prop_assert_ne!(got.get(b), want.get(b));
+                prop_assert!((0..b).all(|i| got.get(i) == want.get(i)));
+            }
+        }
+    }
+
+    /// `Step::distinct_results` counts the results bit for bit (0.0 and -0.0 apart), and is an
+    /// error exactly for a deterministic step with more than one.
+    #[test]
+    fn distinct_results_are_counted_and_refused_where_the_step_is_deterministic(
+        values in vec(prop_oneof![Just(1.0f64), Just(-0.0), Just(0.0), Just(f64::NAN)], 1..6),
+    ) {
+        use gridsync::reduce::Step;
+        let mut bits: Vec<u64> = values.iter().map(|v| v.to_bits()).collect();
+        bits.sort_unstable();
+        bits.dedup();
+        for step in [Step::Vec, Step::Atomic] {
+            match step.distinct_results("k", &values) {
+                Ok(n) => {
+                    prop_assert_eq!(n, bits.len());
+                    prop_assert!(n == 1 || !step.deterministic());
+                }
+                Err(e) => {
+                    prop_assert!(step.deterministic() && bits.len() > 1);
+                    prop_assert!(e.to_string().contains("k is deterministic"), "{}", e);
+                }
+            }
+        }
+    }
+}

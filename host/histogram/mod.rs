@@ -319,17 +319,20 @@ pub fn read_gb_per_s(bytes: usize, ms: f64) -> f64 {
     bytes as f64 / (ms * 1e-3) / 1e9
 }
 
+/// The first bin at which two histograms differ (a bin only one of them has counts as
+/// differing), or `None` if they are equal.
+pub fn first_difference(got: &[u64], want: &[u64]) -> Option<usize> {
+    (0..got.len().max(want.len())).find(|&b| got.get(b) != want.get(b))
+}
+
 /// Checks a kernel's histogram against the CPU's.
 ///
 /// # Errors
 /// [`Error::Mismatch`] naming the first bin that differs.
 pub fn check(kernel: HistKernel, got: &[u64], want: &[u64]) -> Result<()> {
-    if got == want {
+    let Some(first) = first_difference(got, want) else {
         return Ok(());
-    }
-    let first = (0..want.len().max(got.len()))
-        .find(|&b| got.get(b) != want.get(b))
-        .unwrap_or(0);
+    };
     Err(Error::Mismatch(format!(
         "{}: bin {first} holds {:?}, the CPU's {:?} ({} bins against {})",
         kernel.name(),

@@ -143,6 +143,26 @@ impl Step {
         !matches!(self, Step::Atomic | Step::Warp)
     }
 
+    /// How many different results, bit for bit, `values` (of repeated runs of kernel `name` on
+    /// one input) holds.
+    ///
+    /// # Errors
+    /// [`Error::Mismatch`] naming the kernel if the step is [`Step::deterministic`] and gave
+    /// more than one.
+    pub fn distinct_results(self, name: &str, values: &[f64]) -> Result<usize> {
+        let mut bits: Vec<u64> = values.iter().map(|v| v.to_bits()).collect();
+        bits.sort_unstable();
+        bits.dedup();
+        if self.deterministic() && bits.len() > 1 {
+            return Err(Error::Mismatch(format!(
+                "{name} is deterministic by construction, yet gave {} different results on one \
+                 input",
+                bits.len()
+            )));
+        }
+        Ok(bits.len())
+    }
+
     /// One line on how it reduces.
     pub const fn what(self) -> &'static str {
         match self {

@@ -123,15 +123,7 @@ pub fn run(
             values.push(v);
             times.extend(ms);
         }
-        let mut bits: Vec<u64> = values.iter().map(|v| v.to_bits()).collect();
-        bits.sort_unstable();
-        bits.dedup();
-        if step.deterministic() && bits.len() > 1 {
-            return Err(Error::Mismatch(format!(
-                "{} is deterministic by construction, yet gave {values:?}",
-                launch.kernel().name()
-            )));
-        }
+        let distinct_results = step.distinct_results(launch.kernel().name(), &values)?;
         let ms = if times.is_empty() {
             None
         } else {
@@ -145,8 +137,8 @@ pub fn run(
             accumulate: step.takes_accumulate().then_some(opts.accumulate),
             value: values[0],
             rel_error: relative_error(values[0], expected),
-            same_bits: bits.len() == 1,
-            distinct_results: bits.len(),
+            same_bits: distinct_results == 1,
+            distinct_results,
             deterministic_by_design: step.deterministic(),
             launch: TimedLaunch::new(&cfg, ms, 4.0 * len as f64),
         });

@@ -140,14 +140,21 @@ pub fn check_elements(target: &Target, option: &str, count: usize, each: Footpri
 /// # Errors
 /// [`Error::Io`] if the file's size cannot be read; [`Error::TooLarge`] naming the file.
 pub fn check_file(path: &std::path::Path, per_byte: u64) -> Result<()> {
-    let len = std::fs::metadata(path)
-        .map_err(|source| Error::Io {
-            path: path.to_path_buf(),
-            source,
-        })?
-        .len();
+    let len = file_len(path)?;
     let what = format!("{} ({len} bytes)", path.display());
     check_host(&what, len.saturating_mul(per_byte))
+}
+
+/// The size of the file at `path`, in bytes.
+///
+/// # Errors
+/// [`Error::Io`] naming the file if its size cannot be read.
+pub fn file_len(path: &std::path::Path) -> Result<u64> {
+    let meta = std::fs::metadata(path).map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok(meta.len())
 }
 
 /// Checks that `bytes` of host memory, asked for by `option`, fit in what the host has

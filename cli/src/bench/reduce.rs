@@ -13,7 +13,7 @@
 use super::sized::{SizedTopic, run_sized};
 use super::{KernelTiming, SizedBench, SizedBenchOptions};
 use gridsync::reduce::{Accumulate, BOOK_VALUE, Step, StepLaunch, book_input, relative_error};
-use gridsync::runtime::error::{Error, Result};
+use gridsync::runtime::error::Result;
 use gridsync::runtime::launch::Target;
 use serde::Serialize;
 
@@ -100,15 +100,7 @@ pub fn run(
             let (timing, values) = size.time(name, launch.config(), |timer| {
                 launch.run_timed(x, len, Some(timer))
             })?;
-            let mut bits: Vec<u64> = values.iter().map(|v| v.to_bits()).collect();
-            bits.sort_unstable();
-            bits.dedup();
-            if step.deterministic() && bits.len() > 1 {
-                return Err(Error::Mismatch(format!(
-                    "{name} gave {} different results on one input",
-                    bits.len()
-                )));
-            }
+            let distinct_results = step.distinct_results(name, &values)?;
             let value = values.first().copied().unwrap_or(f64::NAN);
             Ok(KernelBench {
                 step,
@@ -116,7 +108,7 @@ pub fn run(
                 timing,
                 value,
                 rel_error: relative_error(value, BOOK_VALUE as f64 * len as f64),
-                distinct_results: bits.len(),
+                distinct_results,
             })
         },
     )?;

@@ -7,7 +7,7 @@ use super::MultiOp;
 use gpu::lessons::reduce::{MaxF32, MinF32, SumF32InF64};
 use gridsync::count_above::count_above_cpu;
 use gridsync::histogram::wide::{BINS as WIDE_BINS, histogram_u16_cpu};
-use gridsync::histogram::{Bins, histogram_cpu, uniform_bytes_range};
+use gridsync::histogram::{Bins, first_difference, histogram_cpu, uniform_bytes_range};
 use gridsync::inputs::{
     MULTI_SEED, is_raw_f32, parse_raw_f32, parse_raw_u16, uniform_f32_range, uniform_u16_range,
 };
@@ -38,12 +38,7 @@ pub enum RankInput {
 
 /// The elements of a file of `bytes` bytes holding items of `size` bytes.
 fn file_elements(path: &Path, size: usize) -> Result<usize> {
-    let bytes = std::fs::metadata(path)
-        .map_err(|source| Error::Io {
-            path: path.to_path_buf(),
-            source,
-        })?
-        .len();
+    let bytes = gridsync::runtime::memory::file_len(path)?;
     if size == 4 && !is_raw_f32(path) {
         return Err(Error::InvalidInput(format!(
             "{}: ranks read raw little-endian f32 files (.f32 or .bin) by byte range; a text \
@@ -451,12 +446,9 @@ fn extreme_row<R: DeviceReduction<Item = f32, Out = f32>>(
 
 /// `got` against the CPU's bins, naming the first that differs.
 fn same_bins(world: &World, got: &[u64], want: &[u64]) -> Result<()> {
-    if got == want {
+    let Some(b) = first_difference(got, want) else {
         return Ok(());
-    }
-    let b = (0..got.len().max(want.len()))
-        .find(|&b| got.get(b) != want.get(b))
-        .unwrap_or(0);
+    };
     Err(Error::Mismatch(format!(
         "rank {}: bin {b} = {:?}, CPU {:?}",
         world.rank().rank,
