@@ -79,9 +79,10 @@ const TOPIC: SizedTopic<(Step, Accumulate)> = SizedTopic {
 /// Runs the benchmark; `progress` gets (steps done, steps), a step being one launch or copy.
 ///
 /// # Errors
-/// [`Error::Unsupported`] on the simulator; [`Error::InvalidInput`] for zero trials, zero blocks
-/// per SM or an empty size; [`Error::Mismatch`] if a deterministic kernel's trials differ; a
-/// driver error.
+/// [`Error::Unsupported`](gridsync::Error::Unsupported) on the simulator;
+/// [`Error::InvalidInput`](gridsync::Error::InvalidInput) for zero trials, zero blocks per SM or
+/// an empty size; [`Error::Mismatch`](gridsync::Error::Mismatch) if a deterministic kernel's
+/// trials differ ([`Step::distinct_results`]); a driver error.
 pub fn run(
     target: &Target,
     opts: &SizedBenchOptions,
