@@ -16,10 +16,8 @@ use crate::index::{global_id_x, threads_per_grid_x};
 use crate::mem::Ptr;
 use core::marker::PhantomData;
 
-/// The floats of one 16-byte load.
-pub const F32X4_LANES: usize = 4;
-/// The alignment, in bytes, a 16-byte load needs.
-pub const F32X4_ALIGN: usize = VEC16_BYTES;
+/// Bytes in one 16-byte vector, and the alignment its load needs.
+pub const VEC16_BYTES: usize = 16;
 
 /// Four `f32` at a 16-byte-aligned address: CUDA's `float4`. Reading one through a pointer is
 /// a single `ld.global.v4.f32` (LLVM's load-store vectorizer merges the four lanes because the
@@ -28,7 +26,7 @@ pub const F32X4_ALIGN: usize = VEC16_BYTES;
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct F32x4(pub [f32; 4]);
 
-const _: () = assert!(size_of::<F32x4>() == F32X4_ALIGN && align_of::<F32x4>() == F32X4_ALIGN);
+const _: () = assert!(size_of::<F32x4>() == VEC16_BYTES && align_of::<F32x4>() == VEC16_BYTES);
 
 /// A 16-byte vector of a whole number of elements, 16-byte aligned: what a [`Split16`] loads
 /// from its body ([`F32x4`] here; the lessons' byte and reduction vectors too).
@@ -38,9 +36,6 @@ pub trait Vector16: Copy {
     /// Elements in one vector.
     const LANES: usize = VEC16_BYTES / size_of::<Self::Elem>();
 }
-
-/// Bytes in one 16-byte vector.
-pub const VEC16_BYTES: usize = 16;
 
 impl Vector16 for F32x4 {
     type Elem = f32;
